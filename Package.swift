@@ -1,0 +1,37 @@
+// swift-tools-version: 6.0
+// mixfx: an audio effects engine and mixer CLI. Layers are targets; each imports only layers below.
+//
+//   MixFXDSP      pure maths: ProcessSpec, Biquad, ShelfEQ, FFT, Resampler, PitchShifter (no Foundation)
+//   MixFXEngine   parameters, nodes, graph, validation, the render kernel
+//   MixFXIO       libsndfile files, offline renderer
+//   MixFXPresets  JSON presets: schema, validation, session building
+//   MixFX         umbrella module for embedders (`import MixFX`)
+//   MixFXCLI      the `mixfx` commands; `mixfx` is a three-line main.swift
+import PackageDescription
+
+let package = Package(
+    name: "mixfx",
+    products: [
+        .library(name: "MixFX", targets: ["MixFX"]),
+        .executable(name: "mixfx", targets: ["mixfx"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .target(name: "MixFXDSP"),
+        .target(name: "MixFXEngine", dependencies: ["MixFXDSP"]),
+        .target(name: "MixFXIO", dependencies: ["MixFXEngine", "CSndFile"]),
+        .target(name: "MixFXPresets", dependencies: ["MixFXEngine"]),
+        .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXIO", "MixFXPresets"]),
+        .target(name: "MixFXCLI", dependencies: ["MixFX"]),
+        .executableTarget(name: "mixfx", dependencies: ["MixFXCLI"]),
+        .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
+        .executableTarget(name: "mixfx-bench", dependencies: ["MixFX"], path: "Benchmarks/MixFXBench"),
+        .executableTarget(name: "mixfx-demo-gen", dependencies: ["MixFXIO"], path: "Demo/Generator"),
+        .target(name: "TestSupport", dependencies: ["MixFX"], path: "Tests/TestSupport"),
+        .testTarget(name: "MixFXDSPTests", dependencies: ["MixFXDSP", "TestSupport"]),
+        .testTarget(name: "MixFXEngineTests", dependencies: ["MixFX", "TestSupport"]),
+        .testTarget(name: "MixFXCLITests", dependencies: ["MixFXCLI", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

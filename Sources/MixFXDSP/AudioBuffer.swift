@@ -1,0 +1,30 @@
+/// Planar (one array per channel) `Float` audio owned by this object. Allocates only in `init`.
+///
+/// The render path reads and writes through `channel(_:)` pointers; nothing here allocates after
+/// construction.
+public final class AudioBuffer: @unchecked Sendable {
+    public let channelCount: Int
+    public let capacityFrames: Int
+    private let storage: UnsafeMutablePointer<Float>
+
+    public init(channelCount: Int, capacityFrames: Int) {
+        precondition(channelCount > 0 && capacityFrames >= 0)
+        self.channelCount = channelCount
+        self.capacityFrames = capacityFrames
+        storage = .allocate(capacity: max(1, channelCount * capacityFrames))
+        storage.initialize(repeating: 0, count: max(1, channelCount * capacityFrames))
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The first sample of channel `index`; `capacityFrames` samples follow.
+    @inline(__always)
+    public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
+        storage + index * capacityFrames
+    }
+
+    /// Sets `frameCount` frames of every channel to zero.
+    public func clear(frameCount: Int) {
+        for c in 0..<channelCount { channel(c).update(repeating: 0, count: frameCount) }
+    }
+}

@@ -1,0 +1,128 @@
+/// Streaming sample-rate converter between two integer rates, band-limited with a `SincTable`.
+///
+/// Output frame n is the input interpolated at position n·inRate/outRate (computed exactly in
+/// integers), so the output is aligned with the input at sample 0 and a finite input of L frames
+/// gives exactly ceil(L·outRate/inRate) frames. The caller pushes input with `write` and pulls
+/// output with `read`; after `finish()` missing input is taken as silence.
+public final class Resampler: @unchecked Sendable {
+    public let inRate: Int
+    public let outRate: Int
+    public let channelCount: Int
+    public let maxWriteFrames: Int
+    private let table: SincTable
+    private let capacity: Int
+    private let buffers: UnsafeMutablePointer<Float>
+    private var bufferStart = 0      // absolute input index of buffers[0]
+    private var bufferFill = 0       // frames held
+    private var outIndex = 0         // next output frame
+    private var inputFrames = 0      // input frames received
+    private var finished = false
+
+    public init(inRate: Int, outRate: Int, channelCount: Int, maxWriteFrames: Int,
+                quality: ResamplerQuality = .mastering) {
+        precondition(inRate > 0 && outRate > 0 && channelCount > 0)
+        self.inRate = inRate
+        self.outRate = outRate
+        self.channelCount = channelCount
+        self.maxWriteFrames = maxWriteFrames
+        table = SincTable(scale: Double(outRate) / Double(inRate), quality: quality)
+        capacity = 2 * table.taps + 2 * maxWriteFrames + 16
+        buffers = .allocate(capacity: capacity * channelCount)
+        reset()
+    }
+
+    deinit { buffers.deallocate() }
+
+    /// Frames of input the output lags behind (what a live caller must feed before output flows).
+    public var latencyInputFrames: Int { table.rightFrames }
+
+    public func reset() {
+        buffers.initialize(repeating: 0, count: capacity * channelCount)
+        // Left history before sample 0 is silence.
+        bufferStart = -table.leftFrames
+        bufferFill = table.leftFrames
+        outIndex = 0
+        inputFrames = 0
+        finished = false
+    }
+
+    /// Output frames a finite input of `inputFrames` frames yields.
+    public static func outputFrameCount(inputFrames: Int, inRate: Int, outRate: Int) -> Int {
+        (inputFrames * outRate + inRate - 1) / inRate
+    }
+
+    /// Appends up to `maxWriteFrames` frames of planar input.
+    public func write(_ channels: [UnsafePointer<Float>], frameCount: Int) {
+        write(frameCount: frameCount) { c in channels[c] }
+    }
+
+    public func write(frameCount: Int, channel: (Int) -> UnsafePointer<Float>) {
+        precondition(frameCount <= maxWriteFrames && !finished)
+        compact()
+        for c in 0..<channelCount {
+            (buffers + c * capacity + bufferFill).update(from: channel(c), count: frameCount)
+        }
+        bufferFill += frameCount
+        inputFrames += frameCount
+    }
+
+    /// No more input: the rest of the output is computed against silence.
+    public func finish() {
+        guard !finished else { return }
+        compact()
+        let pad = table.rightFrames + 1
+        for c in 0..<channelCount { (buffers + c * capacity + bufferFill).update(repeating: 0, count: pad) }
+        bufferFill += pad
+        finished = true
+    }
+
+    /// True once every output frame of a finished input has been read.
+    public var isDrained: Bool {
+        finished && outIndex >= Resampler.outputFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
+    }
+
+    /// Whether `write` is needed before `read` can give another frame.
+    public var needsInput: Bool { !finished && !canProduce() }
+
+    @inline(__always)
+    private func canProduce() -> Bool {
+        let i = outIndex * inRate / outRate
+        if finished {
+            return outIndex < Resampler.outputFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
+        }
+        return i + table.rightFrames < bufferStart + bufferFill
+    }
+
+    /// Writes up to `maxFrames` output frames into `output` channels starting at `offset`;
+    /// returns how many were written.
+    public func read(into output: (Int) -> UnsafeMutablePointer<Float>, offset: Int, maxFrames: Int) -> Int {
+        var n = 0
+        while n < maxFrames && canProduce() {
+            let num = outIndex * inRate
+            let i = num / outRate
+            let frac = Double(num - i * outRate) / Double(outRate)
+            for c in 0..<channelCount {
+                let base = buffers + c * capacity
+                output(c)[offset + n] = table.interpolate(base, index: i - bufferStart, fraction: frac)
+            }
+            outIndex += 1
+            n += 1
+        }
+        return n
+    }
+
+    private func compact() {
+        let firstNeeded = outIndex * inRate / outRate - table.leftFrames + 1
+        let drop = firstNeeded - bufferStart
+        if drop > 0 && bufferFill + maxWriteFrames + table.rightFrames + 2 > capacity {
+            let keep = bufferFill - drop
+            for c in 0..<channelCount {
+                let base = buffers + c * capacity
+                base.update(from: base + drop, count: keep)
+            }
+            bufferStart += drop
+            bufferFill = keep
+        }
+        precondition(bufferFill + maxWriteFrames + table.rightFrames + 2 <= capacity)
+    }
+}

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings of one shelf band.
+public struct ShelfBandSettings: Sendable, Equatable {
+    public var frequencyHz: Double
+    public var gainDB: Double
+    /// RBJ shelf slope S, 0 < S ≤ 1 (1 = the steepest slope without overshoot).
+    public var slope: Double
+    public var bypass: Bool
+
+    public init(frequencyHz: Double, gainDB: Double = 0, slope: Double = 1, bypass: Bool = false) {
+        self.frequencyHz = frequencyHz
+        self.gainDB = gainDB
+        self.slope = slope
+        self.bypass = bypass
+    }
+
+    /// True when the band changes nothing (bypassed, or exactly 0 dB).
+    public var isNeutral: Bool { bypass || gainDB == 0 }
+}
+
+/// Settings of the two-band shelf EQ: a bass (low) shelf, a treble (high) shelf, a global gain.
+public struct ShelfEQSettings: Sendable, Equatable {
+    public var bass: ShelfBandSettings
+    public var treble: ShelfBandSettings
+    public var globalGainDB: Double
+
+    /// The defaults of the app mixfx grew from: bass at 55 Hz, treble at 5800 Hz, both flat.
+    public init(bass: ShelfBandSettings = .init(frequencyHz: 55),
+                treble: ShelfBandSettings = .init(frequencyHz: 5800),
+                globalGainDB: Double = 0) {
+        self.bass = bass
+        self.treble = treble
+        self.globalGainDB = globalGainDB
+    }
+
+    public var isNeutral: Bool { bass.isNeutral && treble.isNeutral && globalGainDB == 0 }
+}
+
+/// The two-band shelf EQ processor: RBJ low shelf → RBJ high shelf → global gain, both channels
+/// of a stereo signal in SIMD lanes.
+///
+/// A neutral band is skipped (not run with identity coefficients), so 0 dB is bit-exact.
+public struct ShelfEQ: Sendable {
+    public private(set) var settings = ShelfEQSettings()
+    private var sampleRate: Double = 48_000
+    private var low = StereoBiquad()
+    private var high = StereoBiquad()
+    private var globalGain: Float = 1
+
+    public init() {}
+
+    public var latencyFrames: Int { 0 }
+
+    public mutating func prepare(_ spec: ProcessSpec) {
+        precondition(spec.channelCount <= 2, "ShelfEQ runs one or two channels")
+        sampleRate = spec.sampleRate
+        update(settings)
+        reset()
+    }
+
+    public mutating func reset() {
+        low.reset()
+        high.reset()
+    }
+
+    /// Recomputes the coefficients for new settings; the filter state is kept, so a small change
+    /// between blocks does not click. Call on the render side only.
+    public mutating func update(_ newSettings: ShelfEQSettings) {
+        settings = newSettings
+        let nyquistGuard = sampleRate * 0.499
+        low.coefficients = .shelf(.low, frequencyHz: min(settings.bass.frequencyHz, nyquistGuard),
+                                  gainDB: settings.bass.gainDB, slope: settings.bass.slope,
+                                  sampleRate: sampleRate)
+        high.coefficients = .shelf(.high, frequencyHz: min(settings.treble.frequencyHz, nyquistGuard),
+                                   gainDB: settings.treble.gainDB, slope: settings.treble.slope,
+                                   sampleRate: sampleRate)
+        globalGain = Float(pow(10, settings.globalGainDB / 20))
+    }
+
+    /// Filters `frameCount` frames in place. `right` may equal `left` for a mono signal.
+    public mutating func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
+                                 frameCount: Int) {
+        let runLow = !settings.bass.isNeutral, runHigh = !settings.treble.isNeutral
+        if runLow || runHigh {
+            let r = right ?? left
+            for i in 0..<frameCount {
+                var x = SIMD2<Double>(Double(left[i]), Double(r[i]))
+                if runLow { x = low.tick(x) }
+                if runHigh { x = high.tick(x) }
+                left[i] = Float(x[0])
+                if right != nil { r[i] = Float(x[1]) }
+            }
+            low.flushDenormals()
+            high.flushDenormals()
+        }
+        if settings.globalGainDB != 0 {
+            let g = globalGain
+            for i in 0..<frameCount { left[i] *= g }
+            if let right { for i in 0..<frameCount { right[i] *= g } }
+        }
+    }
+}

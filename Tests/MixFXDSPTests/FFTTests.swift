@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+@testable import MixFXDSP
+import TestSupport
+
+@Suite struct FFTTests {
+    @Test(arguments: [8, 64, 1024, 4096])
+    func forwardMatchesNaiveDFT(size: Int) {
+        let x = Signals.noise(frames: size)
+        let fft = RealFFT(size: size)
+        var re = [Float](repeating: 0, count: size / 2 + 1), im = re
+        fft.forward(x, re: &re, im: &im)
+        var worst = 0.0
+        for k in stride(from: 0, through: size / 2, by: max(1, size / 64)) {
+            var r = 0.0, i = 0.0
+            for t in 0..<size {
+                let a = -2 * Double.pi * Double(k * t % size) / Double(size)
+                r += Double(x[t]) * cos(a); i += Double(x[t]) * sin(a)
+            }
+            worst = max(worst, hypot(r - Double(re[k]), i - Double(im[k])))
+        }
+        #expect(worst < 1e-4 * Double(size).squareRoot())
+    }
+
+    @Test func inverseRoundTrip() {
+        let n = 2048
+        let x = Signals.noise(frames: n)
+        let fft = RealFFT(size: n)
+        var re = [Float](repeating: 0, count: n / 2 + 1), im = re
+        var y = [Float](repeating: 0, count: n)
+        fft.forward(x, re: &re, im: &im)
+        fft.inverse(re: re, im: im, output: &y)
+        let err = zip(x, y).map { abs($0 - $1) }.max()!
+        #expect(err < 1e-5)
+    }
+}
