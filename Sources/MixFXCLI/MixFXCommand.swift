@@ -1,0 +1,44 @@
+import Foundation
+import MixFX
+
+/// The `mixfx` tool: dispatches to the subcommands. `main.swift` calls `MixFXCommand.main()`.
+public enum MixFXCommand {
+    public static let version = "0.1.0"
+
+    static let help = """
+    mixfx \(version): audio effects engine and mixer
+
+    usage: mixfx render TRACK... [-o OUT] [options]   mix tracks through EQ and pitch into a file
+           mixfx presets                              list presets
+           mixfx preset show NAME                     print a preset
+           mixfx --version | --help
+
+    `mixfx COMMAND --help` describes each command.
+    """
+
+    /// Runs the tool with `arguments` (without the program name); returns the exit status.
+    public static func run(_ arguments: [String]) -> Int32 {
+        do throws(CLIError) {
+            guard let first = arguments.first else {
+                Terminal.printError(help)
+                return 2
+            }
+            let rest = Array(arguments.dropFirst())
+            switch first {
+            case "-h", "--help", "help": print(help); return 0
+            case "--version", "-V", "version": print("mixfx \(version)"); return 0
+            case "render": return try RenderCommand.run(rest)
+            case "presets": return try PresetsCommand.list(rest)
+            case "preset": return try PresetsCommand.preset(rest)
+            default: throw .usage("unknown command '\(first)' (commands: render, presets, preset; see mixfx --help)")
+            }
+        } catch {
+            Terminal.printError("mixfx: error: \(error.message)")
+            return error.exitCode
+        }
+    }
+
+    public static func main() -> Never {
+        exit(run(Array(CommandLine.arguments.dropFirst())))
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import MixFX
+
+/// `mixfx render`: mixes the tracks through their EQ and pitch shifter into one file.
+struct RenderCommand {
+    static let help = """
+    usage: mixfx render TRACK... [-o OUT] [--preset NAME|FILE] [--bass DB] [--treble DB] [--pitch CENTS]
+                        [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
+                        [--track N:key=value,...]... [--sample-format s16|s24|s32|f32] [--rate HZ]
+                        [--force] [--dry-run] [--print-preset] [--quiet] [--json]
+
+    Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, AIFF, ...) through
+    player -> shelf EQ -> pitch shifter -> mixer into OUT, faster than real time. The mix is as
+    long as the longest track, aligned at sample 0; the mixer is a plain sum (no hidden 1/N).
+
+    output:
+      -o, --output OUT        output file (default mix.wav); the extension picks the container:
+                              \(Container.extensionsText)
+      --sample-format F       s16, s24, s32 or f32 (default: the most precise input, at least s16;
+                              FLAC holds s16/s24, Ogg/Vorbis is lossy). Integer output never wraps:
+                              out-of-range samples are clamped and counted.
+      --rate HZ               output sample rate (default: the highest input rate); other rates are
+                              converted with a band-limited resampler
+      --force                 overwrite OUT if it exists (never allowed when OUT is an input)
+
+    settings (for every track; a preset first, then these flags, then --track):
+    \(settingsHelp())
+      --master-volume V       mixer output volume, linear (\(ParameterID.masterVolume.spec.allowedText))
+      --preset NAME|FILE      start from a preset (see `mixfx presets`)
+      --track N:key=value,... settings for track N (1-based); keys: \(trackFlagKeys.map(\.key).joined(separator: ", "))
+                              e.g. --track 2:pitch=-300,volume=0.8
+
+    reporting:
+      --dry-run               print the resolved session and write nothing
+      --print-preset          print the effective settings as a preset (JSON) and write nothing;
+                              `--preset that.json` renders the same mix again
+      --quiet                 no progress bar and no summary
+      --json                  print the summary (or the dry run) as JSON on stdout
+
+    exit status: 0 done, 1 failed (nothing written), 2 usage error
+    """
+
+    static func settingsHelp() -> String {
+        trackFlagKeys.map { key, id in
+            let spec = id.spec
+            let left = "  --\(key) \(spec.isBoolean ? "on|off" : "X")"
+            return left.padding(toLength: 26, withPad: " ", startingAt: 0)
+                + "\(spec.summary) (\(spec.allowedText); default \(spec.isBoolean ? "off" : fmt(spec.defaultValue)))"
+        }.joined(separator: "\n")
+    }
+
+    var session = SessionOptions()
+    var output = "mix.wav"
+    var force = false, dryRun = false, quiet = false, json = false, printPreset = false
+
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        var cmd = RenderCommand()
+        var args = Arguments(argv)
+        while let (name, inline) = args.nextOption() {
+            switch name {
+            case "-h", "--help": print(help); return 0
+            case "-o", "--output": cmd.output = try args.value(for: name, inline: inline)
+            case "--force": cmd.force = true
+            case "--dry-run": cmd.dryRun = true
+            case "--quiet", "-q": cmd.quiet = true
+            case "--json": cmd.json = true
+            case "--print-preset": cmd.printPreset = true
+            default:
+                if try !cmd.session.parse(name, inline: inline, &args) {
+                    throw .usage("render: unknown option \(name) (see mixfx render --help)")
+                }
+            }
+        }
+        cmd.session.inputs = args.positionals
+        guard !cmd.session.inputs.isEmpty else { throw .usage("render: no tracks given (usage: mixfx render TRACK... [-o OUT])") }
+        return try cmd.execute()
+    }
+
+    func execute() throws(CLIError) -> Int32 {
+        var warnings: [String] = []
+        let preset = try session.loadPreset(warnings: &warnings)
+        for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
+        let resolved = try session.resolve(preset: preset)
+        if printPreset {
+            print(String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self))
+            return 0
+        }
+        for input in resolved.inputs where !FileManager.default.fileExists(atPath: input) {
+            throw .failure("cannot open '\(input)': no such file")
+        }
+        let (engine, _) = try resolved.makeEngine()
+        var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
+        let outputExists = FileManager.default.fileExists(atPath: output)
+        renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
+        let plan: (OutputFormat, EngineLayout)
+        do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error) }
+        if dryRun {
+            printDryRun(resolved, format: plan.0, layout: plan.1, outputExists: outputExists && !force)
+            return 0
+        }
+        renderer.overwrite = force
+        let bar = !quiet && Terminal.isTerminal(2) ? ProgressBar() : nil
+        renderer.progress = { done, total in bar?.update(done: done, total: total) }
+        Terminal.installInterruptHandler()
+        renderer.isCancelled = { interruptRequested.load(ordering: .relaxed) }
+        let report: RenderReport
+        do { report = try renderer.render(engine) } catch {
+            bar?.finish()
+            throw RenderCommand.map(error)
+        }
+        bar?.finish()
+        if json {
+            print(summaryJSON(report))
+        } else if !quiet {
+            print(summaryText(report))
+        }
+        if report.clippedSamples > 0 && !quiet {
+            let cut = report.peakDBFS + 0.1
+            Terminal.printError(String(format: "mixfx: warning: %d samples clipped; lower the level by at least %.1f dB (e.g. --master-volume %.3f)",
+                                       report.clippedSamples, cut, resolvedMaster(resolved) * pow(10, -cut / 20)))
+        }
+        return 0
+    }
+
+    private func resolvedMaster(_ r: ResolvedSession) -> Double { r.masterVolume }
+
+    static func map(_ error: RenderError) -> CLIError {
+        switch error {
+        case .outputExists, .outputIsInput, .unsupportedOutput: .usage(error.description)
+        case .engine(.parameterOutOfRange): .usage(error.description)
+        default: .failure(error.description)
+        }
+    }
+
+    private func printDryRun(_ r: ResolvedSession, format: OutputFormat, layout: EngineLayout, outputExists: Bool) {
+        if json {
+            var tracks: [[String: Any]] = []
+            for (i, t) in layout.tracks.enumerated() {
+                let f = t.player.source.format
+                var settings: [String: Any] = [:]
+                for (id, v) in r.tracks[i] { settings[id.rawValue] = v }
+                tracks.append(["input": r.inputs[i], "sampleRateHz": f.sampleRate, "channels": f.channelCount,
+                               "frames": f.frameCount, "settings": settings])
+            }
+            let obj: [String: Any] = [
+                "dryRun": true, "output": output, "container": format.container.rawValue,
+                "sampleFormat": format.storedSampleFormat?.rawValue ?? "lossy",
+                "sampleRateHz": format.sampleRate, "channels": format.channelCount,
+                "frames": layout.frameCount, "durationSeconds": Double(layout.frameCount) / Double(format.sampleRate),
+                "masterVolume": r.masterVolume, "tracks": tracks, "outputExists": outputExists,
+            ]
+            printJSON(obj)
+            return
+        }
+        var lines = ["dry run: nothing written"]
+        lines.append("output   \(output)  (\(describe(format)), \(seconds(layout.frameCount, format.sampleRate)), \(layout.frameCount) frames)")
+        lines.append("master   volume \(fmt(r.masterVolume))")
+        for (i, t) in layout.tracks.enumerated() {
+            let f = t.player.source.format
+            let v = r.tracks[i]
+            lines.append("track \(i + 1)  \(r.inputs[i])  (\(f.sampleRate) Hz, \(f.channelCount == 1 ? "mono" : "stereo"), \(seconds(f.frameCount, f.sampleRate))\(f.sampleRate != format.sampleRate ? ", resampled to \(format.sampleRate) Hz" : ""))")
+            lines.append("         bass \(db(v[.bassGainDB]!)) @ \(fmt(v[.bassFrequencyHz]!)) Hz S=\(fmt(v[.bassSlope]!))\(v[.bassBypass]! != 0 ? " (bypassed)" : "")"
+                         + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
+                         + " | eq gain \(db(v[.eqGlobalGainDB]!))")
+            lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!)))"
+                         + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))")
+        }
+        if outputExists { lines.append("note     \(output) exists: the render needs --force") }
+        print(lines.joined(separator: "\n"))
+    }
+
+    private func summaryText(_ r: RenderReport) -> String {
+        [
+            "wrote    \(r.outputPath)  (\(describe(r.format)))",
+            "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
+            "peak     \(r.peak > 0 ? String(format: "%.2f dBFS", r.peakDBFS) : "silent")",
+            "clipped  \(r.clippedSamples) samples",
+            String(format: "speed    %.1f× real time (%.2f s)", r.speedTimesRealTime, r.elapsedSeconds),
+        ].joined(separator: "\n")
+    }
+
+    private func summaryJSON(_ r: RenderReport) -> String {
+        let obj: [String: Any] = [
+            "output": r.outputPath, "container": r.format.container.rawValue,
+            "sampleFormat": r.format.storedSampleFormat?.rawValue ?? "lossy",
+            "sampleRateHz": r.format.sampleRate, "channels": r.format.channelCount,
+            "frames": r.frameCount, "durationSeconds": r.durationSeconds,
+            "peak": Double(r.peak), "peakDBFS": r.peak > 0 ? r.peakDBFS as Any : NSNull(),
+            "clippedSamples": r.clippedSamples, "elapsedSeconds": r.elapsedSeconds,
+            "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0,
+            "trackLatencyFrames": r.trackLatencyFrames,
+        ]
+        return jsonText(obj)
+    }
+
+    private func describe(_ f: OutputFormat) -> String {
+        "\(f.container.rawValue), \(f.storedSampleFormat?.rawValue ?? "lossy"), \(f.sampleRate) Hz, \(f.channelCount == 1 ? "mono" : "stereo")"
+    }
+}
+
+func printJSON(_ obj: [String: Any]) { print(jsonText(obj)) }
+
+func jsonText(_ obj: [String: Any]) -> String {
+    let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    return String(decoding: data, as: UTF8.self)
+}
+
+func fmt(_ v: Double) -> String {
+    v.rounded() == v && abs(v) < 1e12 ? String(Int(v)) : String(format: "%g", v)
+}
+
+func db(_ v: Double) -> String { (v > 0 ? "+" : "") + fmt(v) + " dB" }
+
+func seconds(_ frames: Int, _ rate: Int) -> String { String(format: "%.3f s", Double(frames) / Double(rate)) }

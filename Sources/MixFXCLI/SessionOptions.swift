@@ -1,0 +1,160 @@
+import Foundation
+import MixFX
+
+/// Flags that set a track parameter: `--bass 4` for every track, `--track 2:bass=4` for one.
+/// The ranges come from `ParameterID.spec`.
+let trackFlagKeys: [(key: String, id: ParameterID)] = [
+    ("bass", .bassGainDB), ("treble", .trebleGainDB), ("pitch", .pitchCents),
+    ("bass-freq", .bassFrequencyHz), ("treble-freq", .trebleFrequencyHz),
+    ("bass-slope", .bassSlope), ("treble-slope", .trebleSlope),
+    ("bass-bypass", .bassBypass), ("treble-bypass", .trebleBypass),
+    ("eq-gain", .eqGlobalGainDB), ("overlap", .pitchOverlap),
+    ("volume", .volume), ("pan", .pan),
+]
+
+/// Everything that describes a session on the command line (shared by `render` and future
+/// commands that play a session): inputs, preset, flags, output format.
+struct SessionOptions {
+    var inputs: [String] = []
+    var presetName: String?
+    var globalValues: [ParameterID: Double] = [:]
+    var trackValues: [(track: Int, values: [ParameterID: Double], text: String)] = []
+    var masterVolume: Double?
+    var sampleFormat: SampleFormat?
+    var sampleRate: Int?
+
+    /// Tries to consume one session flag; false when `name` is not one.
+    mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
+        if name.hasPrefix("--"), let entry = trackFlagKeys.first(where: { "--" + $0.key == name }) {
+            let text = try args.value(for: name, inline: inline)
+            globalValues[entry.id] = try SessionOptions.value(text, id: entry.id, flag: name)
+            return true
+        }
+        switch name {
+        case "--preset":
+            presetName = try args.value(for: name, inline: inline)
+        case "--track":
+            let text = try args.value(for: name, inline: inline)
+            trackValues.append(try SessionOptions.parseTrack(text))
+        case "--master-volume":
+            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+            if let p = ParameterID.masterVolume.spec.problem(with: v) {
+                throw .usage("\(name): \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")
+            }
+            masterVolume = v
+        case "--sample-format":
+            let text = try args.value(for: name, inline: inline)
+            guard let f = SampleFormat(rawValue: text) else {
+                throw .usage("--sample-format: '\(text)' is not one of s16, s24, s32, f32")
+            }
+            sampleFormat = f
+        case "--rate":
+            let text = try args.value(for: name, inline: inline)
+            guard let r = Int(text), r >= 8000, r <= 384_000 else {
+                throw .usage("--rate: '\(text)' is not a whole number of Hz from 8000 to 384000")
+            }
+            sampleRate = r
+        default:
+            return false
+        }
+        return true
+    }
+
+    static func value(_ text: String, id: ParameterID, flag: String) throws(CLIError) -> Double {
+        let spec = id.spec
+        let v: Double
+        if spec.isBoolean {
+            switch text.lowercased() {
+            case "on", "true", "yes", "1": v = 1
+            case "off", "false", "no", "0": v = 0
+            default: throw .usage("\(flag): '\(text)' is not on or off")
+            }
+        } else {
+            v = try parseNumber(text, flag: flag)
+        }
+        if let p = spec.problem(with: v) { throw .usage("\(flag): \(p) (allowed: \(spec.allowedText))") }
+        return v
+    }
+
+    /// `N:key=value,key=value`
+    static func parseTrack(_ text: String) throws(CLIError) -> (Int, [ParameterID: Double], String) {
+        let flag = "--track \(text)"
+        guard let colon = text.firstIndex(of: ":"), let n = Int(text[..<colon]), n >= 1 else {
+            throw .usage("\(flag): expected N:key=value,... with N a track number from 1 (e.g. --track 2:pitch=-300,volume=0.8)")
+        }
+        var values: [ParameterID: Double] = [:]
+        for item in text[text.index(after: colon)...].split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let entry = trackFlagKeys.first(where: { $0.key == parts[0] }) else {
+                throw .usage("\(flag): '\(item)' is not key=value with a key from \(trackFlagKeys.map(\.key).joined(separator: ", "))")
+            }
+            values[entry.id] = try value(parts[1], id: entry.id, flag: "\(flag): \(parts[0])")
+        }
+        guard !values.isEmpty else { throw .usage("\(flag): no settings after the colon") }
+        return (n, values, text)
+    }
+
+    /// The preset the session starts from (empty when none is named).
+    func loadPreset(warnings: inout [String]) throws(CLIError) -> Preset {
+        guard let presetName else { return Preset(name: "none") }
+        do {
+            return try PresetLibrary().load(presetName, warnings: &warnings).0
+        } catch {
+            throw .usage(error.description)
+        }
+    }
+
+    /// Per-track values after preset, global flags, then per-track flags.
+    func resolve(preset: Preset) throws(CLIError) -> ResolvedSession {
+        for t in trackValues where t.track > inputs.count {
+            throw .usage("--track \(t.text): there are \(inputs.count) track(s); track numbers go from 1 to \(inputs.count)")
+        }
+        var tracks: [[ParameterID: Double]] = []
+        for i in 0..<inputs.count {
+            var v = preset.values(forTrack: i)
+            v.merge(globalValues) { $1 }
+            for t in trackValues where t.track == i + 1 { v.merge(t.values) { $1 } }
+            tracks.append(v)
+        }
+        var format = sampleFormat
+        if format == nil, let s = preset.sampleFormat { format = SampleFormat(rawValue: s) }
+        return ResolvedSession(inputs: inputs, tracks: tracks,
+                               masterVolume: masterVolume ?? preset.masterVolume ?? ParameterID.masterVolume.spec.defaultValue,
+                               sampleFormat: format, sampleRate: sampleRate ?? preset.sampleRateHz)
+    }
+}
+
+/// A fully resolved session: every parameter of every track.
+struct ResolvedSession {
+    var inputs: [String]
+    var tracks: [[ParameterID: Double]]
+    var masterVolume: Double
+    var sampleFormat: SampleFormat?
+    var sampleRate: Int?
+
+    /// Opens the inputs and builds the engine.
+    func makeEngine() throws(CLIError) -> (AudioEngine, [Track]) {
+        let engine = AudioEngine()
+        var made: [Track] = []
+        for (i, path) in inputs.enumerated() {
+            let reader: SoundFileReader
+            do { reader = try SoundFileReader(path: path) } catch { throw .failure(error.description) }
+            let track = engine.addTrack(source: reader, name: "track \(i + 1) (\(path))")
+            track.apply(tracks[i])
+            made.append(track)
+        }
+        engine.mainMixer.outputVolume = masterVolume
+        engine.outputSampleRate = sampleRate
+        return (engine, made)
+    }
+
+    /// The effective settings as a preset that loads back to the same render.
+    func effectivePreset() -> Preset {
+        var p = Preset(name: "effective", description: "Effective settings of a mixfx render of \(inputs.count) track(s).")
+        p.tracks = tracks
+        p.masterVolume = masterVolume
+        p.sampleFormat = sampleFormat?.rawValue
+        p.sampleRateHz = sampleRate
+        return p
+    }
+}

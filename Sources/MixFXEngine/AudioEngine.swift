@@ -1,0 +1,185 @@
+import MixFXDSP
+
+/// One track of a compiled graph: a player and the effect nodes between it and the mixer.
+public struct TrackLayout: Sendable {
+    public let player: PlayerNode
+    public let effects: [AudioNode]
+}
+
+/// The graph after validation: what will be rendered, at what rate and channel count.
+public struct EngineLayout: Sendable {
+    public let tracks: [TrackLayout]
+    public let mixer: MixerNode
+    /// The output rate: `AudioEngine.outputSampleRate`, or the highest input rate.
+    public let sampleRate: Int
+    /// 2 when any input is stereo, else 1.
+    public let channelCount: Int
+    /// Frames of the mix at the output rate: as long as the longest track.
+    public let frameCount: Int
+    /// Per track, frames at the output rate.
+    public let trackFrameCounts: [Int]
+}
+
+/// The nodes of a classic track, as made by `AudioEngine.addTrack(source:)`.
+public struct Track: Sendable {
+    public let player: PlayerNode
+    public let eq: ShelfEQNode
+    public let timePitch: TimePitchNode
+}
+
+/// A graph of nodes in AVAudioEngine's spirit: attach nodes, connect them into chains that start
+/// at a player and end at `mainMixer`, validate, then render (`makeKernel`, or
+/// `MixFXIO.OfflineRenderer`).
+///
+/// Control side: use one engine from one thread (or serialise access yourself). Node parameters
+/// are atomics and may be set from any thread at any time.
+public final class AudioEngine {
+    /// The mixer every chain ends at.
+    public let mainMixer = MixerNode()
+    /// The output sample rate; nil means the highest rate among the inputs.
+    public var outputSampleRate: Int?
+
+    private var nodes: [AudioNode] = []
+    private var outputOf: [ObjectIdentifier: AudioNode] = [:]
+
+    public init() { nodes.append(mainMixer) }
+
+    /// The attached nodes, in attach order.
+    public var attachedNodes: [AudioNode] { nodes }
+
+    public func attach(_ node: AudioNode) {
+        if !isAttached(node) { nodes.append(node) }
+    }
+
+    public func isAttached(_ node: AudioNode) -> Bool { nodes.contains { $0 === node } }
+
+    /// Feeds `source`'s output into `destination`. A node has one output; effect nodes take one
+    /// input; the mixer takes any number.
+    public func connect(_ source: AudioNode, to destination: AudioNode) throws(EngineError) {
+        guard isAttached(source) else { throw .nodeNotAttached(node: source.name) }
+        guard isAttached(destination) else { throw .nodeNotAttached(node: destination.name) }
+        if source === mainMixer { throw .mixerHasOutput }
+        if outputOf[ObjectIdentifier(source)] != nil { throw .alreadyConnected(node: source.name) }
+        if !(destination is MixerNode) && outputOf.values.contains(where: { $0 === destination }) {
+            throw .alreadyConnected(node: destination.name)
+        }
+        // No cycles: walking from destination must not reach source.
+        var walk: AudioNode? = destination
+        while let n = walk {
+            if n === source { throw .cycle(node: source.name) }
+            walk = outputOf[ObjectIdentifier(n)]
+        }
+        outputOf[ObjectIdentifier(source)] = destination
+    }
+
+    public func disconnectOutput(of node: AudioNode) {
+        outputOf[ObjectIdentifier(node)] = nil
+    }
+
+    /// Attaches and connects player → EQ → time-pitch → mixer for `source`.
+    @discardableResult
+    public func addTrack(source: any AudioSource, name: String? = nil) -> Track {
+        let label = name ?? source.name
+        let track = Track(player: PlayerNode(source: source, name: label),
+                          eq: ShelfEQNode(name: "\(label) EQ"),
+                          timePitch: TimePitchNode(name: "\(label) time-pitch"))
+        attach(track.player); attach(track.eq); attach(track.timePitch)
+        // These connections are between fresh nodes and cannot fail.
+        try? connect(track.player, to: track.eq)
+        try? connect(track.eq, to: track.timePitch)
+        try? connect(track.timePitch, to: mainMixer)
+        return track
+    }
+
+    /// Checks the graph and every parameter, and works out the output format.
+    public func validate() throws(EngineError) -> EngineLayout {
+        var tracks: [TrackLayout] = []
+        var onPath = Set<ObjectIdentifier>([ObjectIdentifier(mainMixer)])
+        for case let player as PlayerNode in nodes {
+            var effects: [AudioNode] = []
+            var walk = outputOf[ObjectIdentifier(player)]
+            onPath.insert(ObjectIdentifier(player))
+            while let n = walk, !(n is MixerNode) {
+                effects.append(n)
+                onPath.insert(ObjectIdentifier(n))
+                walk = outputOf[ObjectIdentifier(n)]
+            }
+            guard walk != nil else { throw .unconnectedNode(node: (effects.last ?? player).name) }
+            tracks.append(TrackLayout(player: player, effects: effects))
+        }
+        if let stray = nodes.first(where: { !onPath.contains(ObjectIdentifier($0)) }) {
+            throw .unconnectedNode(node: stray.name)
+        }
+        guard !tracks.isEmpty else { throw .noTracks }
+        for node in nodes {
+            for p in node.parameters {
+                if let problem = p.id.spec.problem(with: p.value) {
+                    throw .parameterOutOfRange(node: node.name, parameter: p.id, problem: problem,
+                                               allowed: p.id.spec.allowedText)
+                }
+            }
+        }
+        for t in tracks {
+            let f = t.player.source.format
+            guard f.channelCount == 1 || f.channelCount == 2 else {
+                throw .unsupportedFormat(source: t.player.source.name,
+                                         reason: "\(f.channelCount) channels (mixfx mixes mono and stereo sources)")
+            }
+            guard f.sampleRate >= 1000 && f.sampleRate <= 768_000 else {
+                throw .unsupportedFormat(source: t.player.source.name, reason: "sample rate \(f.sampleRate) Hz")
+            }
+        }
+        let rate = outputSampleRate ?? tracks.map { $0.player.source.format.sampleRate }.max()!
+        guard rate >= 8000 && rate <= 384_000 else {
+            throw .unsupportedFormat(source: "output", reason: "sample rate \(rate) Hz (allowed: 8000 to 384000)")
+        }
+        for t in tracks {
+            for case let eq as ShelfEQNode in t.effects {
+                for p in [eq.bassFrequency, eq.trebleFrequency] where p.value >= Double(rate) / 2 {
+                    throw .parameterOutOfRange(node: eq.name, parameter: p.id,
+                                               problem: "\(p.value) Hz is not below the Nyquist frequency \(Double(rate) / 2) Hz",
+                                               allowed: "20 Hz up to below half the output sample rate")
+                }
+            }
+        }
+        let lengths = tracks.map {
+            Resampler.outputFrameCount(inputFrames: $0.player.source.format.frameCount,
+                                       inRate: $0.player.source.format.sampleRate, outRate: rate)
+        }
+        let channels = tracks.contains { $0.player.source.format.channelCount == 2 } ? 2 : 1
+        return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
+                            frameCount: lengths.max() ?? 0, trackFrameCounts: lengths)
+    }
+
+    /// Validates and builds the render kernel (allocates everything it will need).
+    public func makeKernel(maximumFrameCount: Int = 4096) throws(EngineError) -> RenderKernel {
+        RenderKernel(layout: try validate(), maximumFrameCount: maximumFrameCount)
+    }
+}
+
+extension Track {
+    /// The node parameter a track-level `ParameterID` controls (nil for `.masterVolume`).
+    public func parameter(_ id: ParameterID) -> AudioParameter? {
+        switch id {
+        case .bassGainDB: eq.bassGain
+        case .bassFrequencyHz: eq.bassFrequency
+        case .bassSlope: eq.bassSlopeParameter
+        case .bassBypass: eq.bassBypassParameter
+        case .trebleGainDB: eq.trebleGain
+        case .trebleFrequencyHz: eq.trebleFrequency
+        case .trebleSlope: eq.trebleSlopeParameter
+        case .trebleBypass: eq.trebleBypassParameter
+        case .eqGlobalGainDB: eq.globalGain
+        case .pitchCents: timePitch.pitchParameter
+        case .pitchOverlap: timePitch.overlapParameter
+        case .volume: player.volumeParameter
+        case .pan: player.panParameter
+        case .masterVolume: nil
+        }
+    }
+
+    /// Sets every value in `values` on this track's nodes. Any thread.
+    public func apply(_ values: [ParameterID: Double]) {
+        for (id, v) in values { parameter(id)?.value = v }
+    }
+}

@@ -1,0 +1,29 @@
+import Synchronization
+
+/// One parameter value that any thread may set and the render thread reads once per block.
+/// The value is a `Double` stored as bits in a relaxed atomic: no locks, no allocation.
+public final class AudioParameter: Sendable {
+    public let id: ParameterID
+    private let bits: Atomic<UInt64>
+
+    public init(_ id: ParameterID, value: Double? = nil) {
+        self.id = id
+        bits = Atomic((value ?? id.spec.defaultValue).bitPattern)
+    }
+
+    /// The value as set (possibly out of range: `AudioEngine.validate()` reports that).
+    /// Any thread.
+    public var value: Double {
+        get { Double(bitPattern: bits.load(ordering: .relaxed)) }
+        set { bits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// The value clamped into the parameter's range; what the render side uses.
+    @inline(__always)
+    public var clampedValue: Double {
+        let spec = id.spec
+        let v = value
+        guard v.isFinite else { return spec.defaultValue }
+        return min(max(v, spec.minimum), spec.maximum)
+    }
+}

@@ -1,0 +1,60 @@
+import MixFXDSP
+
+/// The format of a source of audio frames.
+public struct SourceFormat: Sendable, Equatable {
+    public var sampleRate: Int
+    public var channelCount: Int
+    /// Frames in the whole source.
+    public var frameCount: Int
+    /// Bits of precision per sample (16, 24, 32; 32 for float), used to pick a default output format.
+    public var bitsPerSample: Int
+
+    public init(sampleRate: Int, channelCount: Int, frameCount: Int, bitsPerSample: Int = 32) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.frameCount = frameCount
+        self.bitsPerSample = bitsPerSample
+    }
+}
+
+/// Something a player node reads frames from: a sound file (see `MixFXIO.SoundFileReader`) or
+/// memory. Read on the thread that renders.
+public protocol AudioSource: AnyObject, Sendable {
+    var format: SourceFormat { get }
+    /// A name for messages (the file path).
+    var name: String { get }
+    /// Reads up to `frameCount` frames into `buffer` (planar, `format.channelCount` channels)
+    /// at `offset`; returns the frames read, 0 at the end.
+    func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int
+    /// Moves the read position to `frame`.
+    func seek(toFrame frame: Int) throws
+}
+
+/// A source holding planar samples in memory (tests, generated signals, embedders).
+public final class MemorySource: AudioSource, @unchecked Sendable {
+    public let format: SourceFormat
+    public let name: String
+    private let channels: [[Float]]
+    private var position = 0
+
+    public init(channels: [[Float]], sampleRate: Int, name: String = "memory") {
+        precondition(!channels.isEmpty && channels.allSatisfy { $0.count == channels[0].count })
+        self.channels = channels
+        self.name = name
+        format = SourceFormat(sampleRate: sampleRate, channelCount: channels.count, frameCount: channels[0].count)
+    }
+
+    public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
+        let n = min(frameCount, format.frameCount - position)
+        guard n > 0 else { return 0 }
+        for c in 0..<format.channelCount {
+            channels[c].withUnsafeBufferPointer { src in
+                (buffer.channel(c) + offset).update(from: src.baseAddress! + position, count: n)
+            }
+        }
+        position += n
+        return n
+    }
+
+    public func seek(toFrame frame: Int) throws { position = min(max(0, frame), format.frameCount) }
+}

@@ -1,0 +1,27 @@
+/// What can be wrong with a graph or its settings. Thrown on the control side, before rendering.
+public enum EngineError: Error, Equatable, CustomStringConvertible {
+    case nodeNotAttached(node: String)
+    case unconnectedNode(node: String)
+    case alreadyConnected(node: String)
+    case cycle(node: String)
+    case noTracks
+    case mixerHasOutput
+    case parameterOutOfRange(node: String, parameter: ParameterID, problem: String, allowed: String)
+    case unsupportedFormat(source: String, reason: String)
+    case sourceFailed(source: String, message: String)
+
+    public var description: String {
+        switch self {
+        case .nodeNotAttached(let n): "node '\(n)' is not attached to the engine"
+        case .unconnectedNode(let n): "node '\(n)' is attached but not connected on a path from a player to the mixer"
+        case .alreadyConnected(let n): "node '\(n)' already has an output connection (a chain cannot branch)"
+        case .cycle(let n): "connecting '\(n)' would make a cycle"
+        case .noTracks: "the session has no tracks: connect at least one player to the mixer"
+        case .mixerHasOutput: "the mixer is the end of the graph and cannot feed another node"
+        case .parameterOutOfRange(let n, let p, let problem, let allowed):
+            "\(n): \(p.rawValue): \(problem) (allowed: \(allowed))"
+        case .unsupportedFormat(let s, let r): "\(s): \(r)"
+        case .sourceFailed(let s, let m): "\(s): \(m)"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import MixFXDSP
+
+/// A node of the graph. Nodes hold parameters only; the render side owns all signal state.
+/// Parameter properties may be set from any thread (they are atomics).
+public class AudioNode: @unchecked Sendable {
+    /// A name for messages ("track 2 EQ").
+    public let name: String
+    init(nodeName: String) { name = nodeName }
+
+    /// The node's parameters, for validation and listing.
+    public var parameters: [AudioParameter] { [] }
+}
+
+/// Plays one source (a file). Its `volume` and `pan` are applied where its chain enters the
+/// mixer, whatever effect nodes lie between (unlike AVAudioEngine, where they are lost behind
+/// effect nodes).
+public final class PlayerNode: AudioNode, @unchecked Sendable {
+    public let source: any AudioSource
+    public let volumeParameter = AudioParameter(.volume)
+    public let panParameter = AudioParameter(.pan)
+
+    public init(source: any AudioSource, name: String? = nil) {
+        self.source = source
+        super.init(nodeName: name ?? source.name)
+    }
+
+    /// Linear gain at the mixer input, 0…16 (1 = unity). Any thread.
+    public var volume: Double {
+        get { volumeParameter.value }
+        set { volumeParameter.value = newValue }
+    }
+    /// −1 (left) … +1 (right); see `PanLaw`. Any thread.
+    public var pan: Double {
+        get { panParameter.value }
+        set { panParameter.value = newValue }
+    }
+
+    public override var parameters: [AudioParameter] { [volumeParameter, panParameter] }
+}
+
+/// Two-band shelf EQ (RBJ low shelf + high shelf) with a global gain; see `ShelfEQ`.
+public final class ShelfEQNode: AudioNode, @unchecked Sendable {
+    public let bassGain = AudioParameter(.bassGainDB)
+    public let bassFrequency = AudioParameter(.bassFrequencyHz)
+    public let bassSlopeParameter = AudioParameter(.bassSlope)
+    public let bassBypassParameter = AudioParameter(.bassBypass)
+    public let trebleGain = AudioParameter(.trebleGainDB)
+    public let trebleFrequency = AudioParameter(.trebleFrequencyHz)
+    public let trebleSlopeParameter = AudioParameter(.trebleSlope)
+    public let trebleBypassParameter = AudioParameter(.trebleBypass)
+    public let globalGain = AudioParameter(.eqGlobalGainDB)
+
+    public init(name: String = "EQ") { super.init(nodeName: name) }
+
+    /// All settings at once. Any thread (each field is its own atomic).
+    public var settings: ShelfEQSettings {
+        get {
+            ShelfEQSettings(
+                bass: .init(frequencyHz: bassFrequency.clampedValue, gainDB: bassGain.clampedValue,
+                            slope: bassSlopeParameter.clampedValue, bypass: bassBypassParameter.value != 0),
+                treble: .init(frequencyHz: trebleFrequency.clampedValue, gainDB: trebleGain.clampedValue,
+                              slope: trebleSlopeParameter.clampedValue, bypass: trebleBypassParameter.value != 0),
+                globalGainDB: globalGain.clampedValue)
+        }
+        set {
+            bassFrequency.value = newValue.bass.frequencyHz
+            bassGain.value = newValue.bass.gainDB
+            bassSlopeParameter.value = newValue.bass.slope
+            bassBypassParameter.value = newValue.bass.bypass ? 1 : 0
+            trebleFrequency.value = newValue.treble.frequencyHz
+            trebleGain.value = newValue.treble.gainDB
+            trebleSlopeParameter.value = newValue.treble.slope
+            trebleBypassParameter.value = newValue.treble.bypass ? 1 : 0
+            globalGain.value = newValue.globalGainDB
+        }
+    }
+
+    public override var parameters: [AudioParameter] {
+        [bassGain, bassFrequency, bassSlopeParameter, bassBypassParameter,
+         trebleGain, trebleFrequency, trebleSlopeParameter, trebleBypassParameter, globalGain]
+    }
+}
+
+/// Pitch shift in cents with the duration kept (AVAudioUnitTimePitch's `pitch` and `overlap`).
+public final class TimePitchNode: AudioNode, @unchecked Sendable {
+    public let pitchParameter = AudioParameter(.pitchCents)
+    public let overlapParameter = AudioParameter(.pitchOverlap)
+
+    public init(name: String = "TimePitch") { super.init(nodeName: name) }
+
+    /// −2400…+2400 cents. Any thread.
+    public var pitchCents: Double {
+        get { pitchParameter.value }
+        set { pitchParameter.value = newValue }
+    }
+    /// 3…32, default 8. Any thread; takes effect when the engine is next prepared.
+    public var overlap: Int {
+        get { Int(overlapParameter.value) }
+        set { overlapParameter.value = Double(newValue) }
+    }
+
+    public var settings: PitchShifterSettings {
+        PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue))
+    }
+
+    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter] }
+}
+
+/// Sums its inputs: out = outputVolume · Σ gains(volume, pan) · input. A plain sum: no hidden 1/N,
+/// no normalisation. Mono inputs are panned with constant power, stereo inputs with balance
+/// (`PanLaw`).
+public final class MixerNode: AudioNode, @unchecked Sendable {
+    public let outputVolumeParameter = AudioParameter(.masterVolume)
+
+    public init(name: String = "mixer") { super.init(nodeName: name) }
+
+    /// Linear gain after the sum, 0…16. Any thread.
+    public var outputVolume: Double {
+        get { outputVolumeParameter.value }
+        set { outputVolumeParameter.value = newValue }
+    }
+
+    public override var parameters: [AudioParameter] { [outputVolumeParameter] }
+}

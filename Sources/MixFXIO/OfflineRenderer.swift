@@ -1,0 +1,144 @@
+import Foundation
+import MixFXDSP
+import MixFXEngine
+
+/// What a finished (or planned) render did.
+public struct RenderReport: Sendable, Equatable {
+    public var outputPath: String
+    public var format: OutputFormat
+    public var frameCount: Int
+    public var peak: Float
+    public var clippedSamples: Int
+    public var elapsedSeconds: Double
+    /// Latency each track's effects added and the render removed, in frames.
+    public var trackLatencyFrames: [Int]
+
+    public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
+    public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
+    /// Audio seconds rendered per second of wall time.
+    public var speedTimesRealTime: Double { elapsedSeconds > 0 ? durationSeconds / elapsedSeconds : .infinity }
+}
+
+/// Why a render did not produce its output file. In every case nothing is left at the output
+/// path (an existing file there is untouched).
+public enum RenderError: Error, Equatable, CustomStringConvertible {
+    case outputExists(path: String)
+    case outputIsInput(path: String)
+    case unsupportedOutput(path: String, reason: String)
+    case engine(EngineError)
+    case file(SoundFileError)
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .outputExists(let p): "'\(p)' exists; use --force to overwrite it"
+        case .outputIsInput(let p): "'\(p)' is one of the inputs; choose another output file"
+        case .unsupportedOutput(let p, let r): "cannot write '\(p)': \(r)"
+        case .engine(let e): e.description
+        case .file(let e): e.description
+        case .cancelled: "interrupted; no output was written"
+        }
+    }
+}
+
+/// Renders an engine to a file, block by block: memory does not depend on the session's length.
+/// Writes to a temporary file beside the output and renames it on success, so a failed or
+/// interrupted render leaves nothing behind.
+public struct OfflineRenderer {
+    public var outputPath: String
+    public var sampleFormat: SampleFormat?
+    public var overwrite = false
+    public var blockFrames = 4096
+    /// Called after each block with (frames done, total frames), on the rendering thread.
+    public var progress: ((Int, Int) -> Void)?
+    /// Polled after each block; true stops the render (`RenderError.cancelled`).
+    public var isCancelled: (() -> Bool)?
+
+    public init(outputPath: String, sampleFormat: SampleFormat? = nil) {
+        self.outputPath = outputPath
+        self.sampleFormat = sampleFormat
+    }
+
+    /// The output format this render would use, after every check that does not need to render.
+    public func plan(_ engine: AudioEngine) throws(RenderError) -> (OutputFormat, EngineLayout) {
+        let layout: EngineLayout
+        do { layout = try engine.validate() } catch { throw .engine(error) }
+        guard let container = Container.from(path: outputPath) else {
+            throw .unsupportedOutput(path: outputPath,
+                                     reason: "unknown extension (allowed: \(Container.extensionsText))")
+        }
+        let bits = layout.tracks.map { $0.player.source.format.bitsPerSample }.max() ?? 16
+        var sf = sampleFormat ?? SampleFormat.matching(bitsPerSample: bits)
+        if let allowed = container.sampleFormats, !allowed.contains(sf) {
+            if sampleFormat != nil {
+                throw .unsupportedOutput(path: outputPath, reason: "\(container.rawValue) cannot hold \(sf.rawValue) samples (allowed: \(allowed.map(\.rawValue).joined(separator: ", ")))")
+            }
+            sf = allowed.last!
+        }
+        let format = OutputFormat(container: container, sampleFormat: sf, sampleRate: layout.sampleRate,
+                                  channelCount: layout.channelCount)
+        try checkPaths(layout)
+        return (format, layout)
+    }
+
+    private func checkPaths(_ layout: EngineLayout) throws(RenderError) {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: outputPath) else { return }
+        var outStat = stat()
+        if stat(outputPath, &outStat) == 0 {
+            for t in layout.tracks {
+                guard let reader = t.player.source as? SoundFileReader else { continue }
+                var inStat = stat()
+                if stat(reader.path, &inStat) == 0 && inStat.st_dev == outStat.st_dev && inStat.st_ino == outStat.st_ino {
+                    throw .outputIsInput(path: outputPath)
+                }
+            }
+        }
+        if !overwrite { throw .outputExists(path: outputPath) }
+    }
+
+    /// Renders the whole session into `outputPath`.
+    public func render(_ engine: AudioEngine) throws(RenderError) -> RenderReport {
+        let (format, _) = try plan(engine)
+        let kernel: RenderKernel
+        do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        let url = URL(fileURLWithPath: outputPath)
+        let dir = url.deletingLastPathComponent().path
+        let tmp = dir + "/.\(url.lastPathComponent).mixfx-\(getpid()).tmp"
+        let started = Date()
+        var writer: SoundFileWriter?
+        do {
+            writer = try SoundFileWriter(path: tmp, format: format)
+            try kernel.start()
+            let total = kernel.layout.frameCount
+            while true {
+                let n = try kernel.render(frameCount: blockFrames)
+                if n == 0 { break }
+                try writer!.write(kernel.output, frameCount: n)
+                progress?(kernel.framesRendered, total)
+                if isCancelled?() == true { throw RenderError.cancelled }
+            }
+            try writer!.close()
+            let report = RenderReport(outputPath: outputPath, format: format, frameCount: total,
+                                      peak: writer!.peak, clippedSamples: writer!.clippedSamples,
+                                      elapsedSeconds: Date().timeIntervalSince(started),
+                                      trackLatencyFrames: kernel.trackLatencyFrames)
+            writer = nil
+            if rename(tmp, outputPath) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(tmp)
+                throw RenderError.file(.cannotCreate(path: outputPath, reason: reason))
+            }
+            return report
+        } catch {
+            writer = nil
+            unlink(tmp)
+            switch error {
+            case let e as RenderError: throw e
+            case let e as SoundFileError: throw .file(e)
+            case let e as EngineError: throw .engine(e)
+            default: throw .file(.writeFailed(path: outputPath, reason: "\(error)"))
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import CSndFile
+
+/// Sample encoding of an output file.
+public enum SampleFormat: String, CaseIterable, Sendable {
+    case s16, s24, s32, f32
+
+    public var bits: Int {
+        switch self { case .s16: 16; case .s24: 24; case .s32: 32; case .f32: 32 }
+    }
+
+    public var isInteger: Bool { self != .f32 }
+
+    /// The default for inputs of the given precision: the most precise input, at least 16-bit.
+    public static func matching(bitsPerSample: Int) -> SampleFormat {
+        switch bitsPerSample {
+        case ...16: .s16
+        case 17...24: .s24
+        case 25...32: .s32
+        default: .f32
+        }
+    }
+}
+
+/// A container chosen from the output file's extension.
+public enum Container: String, CaseIterable, Sendable {
+    case wav, flac, ogg, aiff, caf, w64, au, rf64
+
+    /// Extensions recognised for each container.
+    public static func from(path: String) -> Container? {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
+        switch path[path.index(after: dot)...].lowercased() {
+        case "wav", "wave": return .wav
+        case "flac": return .flac
+        case "ogg", "oga": return .ogg
+        case "aif", "aiff", "aifc": return .aiff
+        case "caf": return .caf
+        case "w64": return .w64
+        case "au", "snd": return .au
+        case "rf64": return .rf64
+        default: return nil
+        }
+    }
+
+    public static var extensionsText: String { "wav, flac, ogg, aiff, caf, w64, au, rf64" }
+
+    /// Sample formats the container can hold; nil = lossy (floats are encoded, no sample format).
+    public var sampleFormats: [SampleFormat]? {
+        switch self {
+        case .flac: [.s16, .s24]
+        case .ogg: nil
+        default: SampleFormat.allCases
+        }
+    }
+
+    var major: Int32 {
+        switch self {
+        case .wav: Int32(SF_FORMAT_WAV)
+        case .flac: Int32(SF_FORMAT_FLAC)
+        case .ogg: Int32(SF_FORMAT_OGG)
+        case .aiff: Int32(SF_FORMAT_AIFF)
+        case .caf: Int32(SF_FORMAT_CAF)
+        case .w64: Int32(SF_FORMAT_W64)
+        case .au: Int32(SF_FORMAT_AU)
+        case .rf64: Int32(SF_FORMAT_RF64)
+        }
+    }
+}
+
+/// Everything about the file an offline render writes.
+public struct OutputFormat: Sendable, Equatable {
+    public var container: Container
+    public var sampleFormat: SampleFormat
+    public var sampleRate: Int
+    public var channelCount: Int
+
+    public init(container: Container, sampleFormat: SampleFormat, sampleRate: Int, channelCount: Int) {
+        self.container = container
+        self.sampleFormat = sampleFormat
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+    }
+
+    /// The sample format actually stored (lossy containers store none).
+    public var storedSampleFormat: SampleFormat? {
+        container.sampleFormats == nil ? nil : sampleFormat
+    }
+
+    var sndfileFormat: Int32 {
+        if container == .ogg { return container.major | Int32(SF_FORMAT_VORBIS) }
+        let sub: Int32 = switch sampleFormat {
+        case .s16: Int32(SF_FORMAT_PCM_16)
+        case .s24: Int32(SF_FORMAT_PCM_24)
+        case .s32: Int32(SF_FORMAT_PCM_32)
+        case .f32: Int32(SF_FORMAT_FLOAT)
+        }
+        return container.major | sub
+    }
+}

@@ -1,0 +1,109 @@
+import CSndFile
+import MixFXDSP
+import MixFXEngine
+
+/// Errors of file input and output, each naming the file.
+public enum SoundFileError: Error, Equatable, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+    case readFailed(path: String, reason: String)
+    case cannotCreate(path: String, reason: String)
+    case writeFailed(path: String, reason: String)
+    case unsupportedOutput(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let p, let r): "cannot open '\(p)': \(r)"
+        case .readFailed(let p, let r): "cannot read '\(p)': \(r)"
+        case .cannotCreate(let p, let r): "cannot create '\(p)': \(r)"
+        case .writeFailed(let p, let r): "cannot write '\(p)': \(r)"
+        case .unsupportedOutput(let p, let r): "cannot write '\(p)': \(r)"
+        }
+    }
+}
+
+/// A sound file read through libsndfile (WAV, FLAC, Ogg/Vorbis, AIFF, CAF, ... whatever the
+/// installed libsndfile reads), as an `AudioSource` for a `PlayerNode`. Samples come as floats
+/// in [−1, 1); integer files are scaled by 1/2^(bits−1), so 16- and 24-bit data round-trips
+/// exactly.
+public final class SoundFileReader: AudioSource, @unchecked Sendable {
+    public let path: String
+    public let format: SourceFormat
+    /// The libsndfile major format (container) and subtype (encoding).
+    public let majorFormat: Int32
+    public let subtype: Int32
+    private let handle: OpaquePointer
+    private var interleaved: UnsafeMutablePointer<Float>
+    private var interleavedCapacity = 0
+
+    public var name: String { path }
+
+    public init(path: String) throws(SoundFileError) {
+        self.path = path
+        var info = SF_INFO()
+        guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw .cannotOpen(path: path, reason: SoundFileReader.explain(reason, path: path))
+        }
+        handle = h
+        majorFormat = info.format & Int32(SF_FORMAT_TYPEMASK)
+        subtype = info.format & Int32(SF_FORMAT_SUBMASK)
+        guard info.channels > 0, info.samplerate > 0 else {
+            sf_close(h)
+            throw .cannotOpen(path: path, reason: "the file has no audio (\(info.channels) channels, \(info.samplerate) Hz)")
+        }
+        let bits: Int
+        switch Int(subtype) {
+        case SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8: bits = 8
+        case SF_FORMAT_PCM_24: bits = 24
+        case SF_FORMAT_PCM_32: bits = 32
+        case SF_FORMAT_FLOAT, SF_FORMAT_DOUBLE: bits = 33   // float: above any integer format
+        default: bits = 16
+        }
+        format = SourceFormat(sampleRate: Int(info.samplerate), channelCount: Int(info.channels),
+                              frameCount: Int(info.frames), bitsPerSample: bits)
+        interleaved = .allocate(capacity: 1)
+    }
+
+    deinit {
+        sf_close(handle)
+        interleaved.deallocate()
+    }
+
+    /// Makes libsndfile's terse messages say what to do.
+    static func explain(_ reason: String, path: String) -> String {
+        if reason.contains("No such file") { return "no such file" }
+        if reason.contains("Format not recognised") || reason.contains("not recognised") {
+            return "not an audio file that libsndfile can read (\(reason))"
+        }
+        return reason
+    }
+
+    public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
+        let ch = format.channelCount
+        if interleavedCapacity < frameCount * ch {
+            // Grows once to the block size on first use (control side of the first render).
+            interleaved.deallocate()
+            interleavedCapacity = frameCount * ch
+            interleaved = .allocate(capacity: interleavedCapacity)
+        }
+        let got = Int(sf_readf_float(handle, interleaved, sf_count_t(frameCount)))
+        if got < frameCount && sf_error(handle) != 0 {
+            throw SoundFileError.readFailed(path: path, reason: String(cString: sf_strerror(handle)))
+        }
+        if ch == 1 {
+            (buffer.channel(0) + offset).update(from: interleaved, count: got)
+        } else {
+            for c in 0..<ch {
+                let dst = buffer.channel(c) + offset
+                for i in 0..<got { dst[i] = interleaved[i * ch + c] }
+            }
+        }
+        return got
+    }
+
+    public func seek(toFrame frame: Int) throws {
+        if sf_seek(handle, sf_count_t(frame), SEEK_SET) < 0 {
+            throw SoundFileError.readFailed(path: path, reason: "cannot seek to frame \(frame)")
+        }
+    }
+}

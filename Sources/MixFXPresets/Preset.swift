@@ -1,0 +1,223 @@
+import Foundation
+import MixFXEngine
+
+/// A preset: settings for all tracks, for individual tracks, for the master and the output.
+///
+/// Schema (version 1), every key optional except `schemaVersion`:
+///
+///     { "schemaVersion": 1, "name": "...", "description": "...",
+///       "all":    { TRACK },            settings for every track
+///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
+///       "master": { "volume": 1.0 },
+///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000 } }
+///
+///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
+///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
+///                       "globalGainDB" },
+///               "pitch": { "cents", "overlap" },
+///               "mixer": { "volume", "pan" } }
+///
+/// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
+/// of range are errors naming the field path.
+public struct Preset: Equatable, Sendable {
+    public static let schemaVersion = 1
+
+    public var name: String
+    public var description: String
+    public var all: [ParameterID: Double] = [:]
+    public var tracks: [[ParameterID: Double]] = []
+    public var masterVolume: Double?
+    public var sampleFormat: String?
+    public var sampleRateHz: Int?
+
+    public init(name: String, description: String = "") {
+        self.name = name
+        self.description = description
+    }
+
+    /// The JSON path of each track-level parameter inside a TRACK object.
+    public static let trackKeys: [(path: [String], id: ParameterID)] = [
+        (["eq", "bass", "gainDB"], .bassGainDB),
+        (["eq", "bass", "frequencyHz"], .bassFrequencyHz),
+        (["eq", "bass", "slope"], .bassSlope),
+        (["eq", "bass", "bypass"], .bassBypass),
+        (["eq", "treble", "gainDB"], .trebleGainDB),
+        (["eq", "treble", "frequencyHz"], .trebleFrequencyHz),
+        (["eq", "treble", "slope"], .trebleSlope),
+        (["eq", "treble", "bypass"], .trebleBypass),
+        (["eq", "globalGainDB"], .eqGlobalGainDB),
+        (["pitch", "cents"], .pitchCents),
+        (["pitch", "overlap"], .pitchOverlap),
+        (["mixer", "volume"], .volume),
+        (["mixer", "pan"], .pan),
+    ]
+
+    /// The values for track `index` (0-based): defaults ← `all` ← `tracks[index]`.
+    public func values(forTrack index: Int) -> [ParameterID: Double] {
+        var v: [ParameterID: Double] = [:]
+        for (_, id) in Preset.trackKeys { v[id] = id.spec.defaultValue }
+        v.merge(all) { $1 }
+        if index < tracks.count { v.merge(tracks[index]) { $1 } }
+        return v
+    }
+}
+
+/// A preset problem, naming the preset and the field.
+public struct PresetError: Error, Equatable, CustomStringConvertible {
+    public var source: String
+    public var field: String
+    public var problem: String
+
+    public var description: String {
+        field.isEmpty ? "preset '\(source)': \(problem)" : "preset '\(source)': \(field): \(problem)"
+    }
+}
+
+extension Preset {
+    /// Parses and validates a preset. `source` names it in messages; unknown keys are reported
+    /// through `warnings`.
+    public static func parse(_ data: Data, source: String, warnings: inout [String]) throws(PresetError) -> Preset {
+        let root: JSONValue
+        do { root = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
+            throw PresetError(source: source, field: "", problem: "not valid JSON (\(Preset.jsonProblem(error)))")
+        }
+        guard case .object(let top) = root else {
+            throw PresetError(source: source, field: "", problem: "the top level must be an object, not \(root.kindText)")
+        }
+        func fail(_ field: String, _ problem: String) -> PresetError {
+            PresetError(source: source, field: field, problem: problem)
+        }
+        guard let versionValue = top["schemaVersion"] else {
+            throw fail("schemaVersion", "missing (this mixfx reads schema version \(schemaVersion))")
+        }
+        guard case .number(let version) = versionValue, version == Double(schemaVersion) else {
+            throw fail("schemaVersion", "\(versionValue) is not supported (this mixfx reads schema version \(schemaVersion))")
+        }
+        var preset = Preset(name: "", description: "")
+        for (key, value) in top.sorted(by: { $0.key < $1.key }) {
+            switch key {
+            case "schemaVersion": break
+            case "name", "description":
+                guard case .string(let s) = value else { throw fail(key, "must be a string, not \(value.kindText)") }
+                if key == "name" { preset.name = s } else { preset.description = s }
+            case "all":
+                preset.all = try parseTrack(value, at: "all", fail: fail, warnings: &warnings, source: source)
+            case "tracks":
+                guard case .array(let items) = value else { throw fail("tracks", "must be an array, not \(value.kindText)") }
+                for (i, item) in items.enumerated() {
+                    preset.tracks.append(try parseTrack(item, at: "tracks[\(i)]", fail: fail, warnings: &warnings, source: source))
+                }
+            case "master":
+                guard case .object(let m) = value else { throw fail("master", "must be an object, not \(value.kindText)") }
+                for (k, v) in m.sorted(by: { $0.key < $1.key }) {
+                    if k == "volume" {
+                        preset.masterVolume = try number(v, at: "master.volume", id: .masterVolume, fail: fail)
+                    } else { warnings.append("preset '\(source)': unknown key master.\(k) (ignored)") }
+                }
+            case "output":
+                guard case .object(let o) = value else { throw fail("output", "must be an object, not \(value.kindText)") }
+                for (k, v) in o.sorted(by: { $0.key < $1.key }) {
+                    switch k {
+                    case "sampleFormat":
+                        guard case .string(let s) = v, ["s16", "s24", "s32", "f32"].contains(s) else {
+                            throw fail("output.sampleFormat", "\(describe(v)) is not one of s16, s24, s32, f32")
+                        }
+                        preset.sampleFormat = s
+                    case "sampleRateHz":
+                        guard case .number(let r) = v, r.rounded() == r, r >= 8000, r <= 384_000 else {
+                            throw fail("output.sampleRateHz", "\(describe(v)) is not a whole number from 8000 to 384000")
+                        }
+                        preset.sampleRateHz = Int(r)
+                    default: warnings.append("preset '\(source)': unknown key output.\(k) (ignored)")
+                    }
+                }
+            default:
+                warnings.append("preset '\(source)': unknown key \(key) (ignored)")
+            }
+        }
+        return preset
+    }
+
+    private static func parseTrack(_ value: JSONValue, at path: String, fail: (String, String) -> PresetError,
+                                   warnings: inout [String], source: String) throws(PresetError) -> [ParameterID: Double] {
+        var result: [ParameterID: Double] = [:]
+        // Walk the object; every leaf must be a known key.
+        func walk(_ v: JSONValue, _ keys: [String]) throws(PresetError) {
+            let here = ([path] + keys).joined(separator: ".")
+            if let entry = trackKeys.first(where: { $0.path == keys }) {
+                result[entry.id] = try number(v, at: here, id: entry.id, fail: fail)
+                return
+            }
+            guard trackKeys.contains(where: { $0.path.starts(with: keys) }) else {
+                warnings.append("preset '\(source)': unknown key \(here) (ignored)")
+                return
+            }
+            guard case .object(let o) = v else { throw fail(here, "must be an object, not \(v.kindText)") }
+            for (k, child) in o.sorted(by: { $0.key < $1.key }) { try walk(child, keys + [k]) }
+        }
+        try walk(value, [])
+        return result
+    }
+
+    private static func number(_ v: JSONValue, at path: String, id: ParameterID,
+                               fail: (String, String) -> PresetError) throws(PresetError) -> Double {
+        let spec = id.spec
+        let x: Double
+        switch v {
+        case .bool(let b) where spec.isBoolean: x = b ? 1 : 0
+        case .number(let n) where !spec.isBoolean: x = n
+        default: throw fail(path, "must be \(spec.isBoolean ? "true or false" : "a number"), not \(v.kindText)")
+        }
+        if let problem = spec.problem(with: x) {
+            throw fail(path, "\(problem) (allowed: \(spec.allowedText))")
+        }
+        return x
+    }
+
+    private static func describe(_ v: JSONValue) -> String {
+        switch v {
+        case .string(let s): "\"\(s)\""
+        case .number(let n): n.rounded() == n ? String(Int(n)) : String(n)
+        default: v.kindText
+        }
+    }
+
+    static func jsonProblem(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let ctx) = error {
+            if let underlying = ctx.underlyingError as NSError? {
+                return underlying.userInfo[NSDebugDescriptionErrorKey] as? String ?? ctx.debugDescription
+            }
+            return ctx.debugDescription
+        }
+        return "\(error)"
+    }
+
+    /// The preset as JSON (stable key order), loadable by `parse`.
+    public func jsonData() -> Data {
+        func track(_ values: [ParameterID: Double]) -> [String: Any] {
+            var obj: [String: Any] = [:]
+            for (path, id) in Preset.trackKeys {
+                guard let v = values[id] else { continue }
+                let leaf: Any = id.spec.isBoolean ? (v != 0) : (id.spec.isInteger ? Int(v) as Any : v as Any)
+                insert(&obj, path, leaf)
+            }
+            return obj
+        }
+        var root: [String: Any] = ["schemaVersion": Preset.schemaVersion, "name": name, "description": description]
+        if !all.isEmpty { root["all"] = track(all) }
+        if !tracks.isEmpty { root["tracks"] = tracks.map(track) }
+        if let masterVolume { root["master"] = ["volume": masterVolume] }
+        var output: [String: Any] = [:]
+        if let sampleFormat { output["sampleFormat"] = sampleFormat }
+        if let sampleRateHz { output["sampleRateHz"] = sampleRateHz }
+        if !output.isEmpty { root["output"] = output }
+        return (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    }
+}
+
+private func insert(_ obj: inout [String: Any], _ path: [String], _ value: Any) {
+    if path.count == 1 { obj[path[0]] = value; return }
+    var child = obj[path[0]] as? [String: Any] ?? [:]
+    insert(&child, Array(path.dropFirst()), value)
+    obj[path[0]] = child
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Where a preset came from.
+public enum PresetOrigin: Equatable, Sendable {
+    case builtin
+    case file(String)
+
+    public var text: String {
+        switch self {
+        case .builtin: "built-in"
+        case .file(let p): p
+        }
+    }
+}
+
+/// Finds presets by name or path.
+///
+/// `--preset NAME` looks, in order, in each directory of `$MIXFX_PRESET_PATH` (colon-separated),
+/// then `$XDG_CONFIG_HOME/mixfx/presets` (default `~/.config/mixfx/presets`), for `NAME.json`,
+/// and last among the built-in presets. A user preset shadows a built-in one of the same name.
+/// A value containing `/` or ending in `.json` is a file path.
+public struct PresetLibrary: Sendable {
+    public var searchDirectories: [String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        var dirs: [String] = []
+        if let p = environment["MIXFX_PRESET_PATH"] {
+            dirs += p.split(separator: ":").map(String.init).filter { !$0.isEmpty }
+        }
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        dirs.append(config + "/mixfx/presets")
+        searchDirectories = dirs
+    }
+
+    /// Loads a preset by name or path.
+    public func load(_ nameOrPath: String, warnings: inout [String]) throws(PresetError) -> (Preset, PresetOrigin) {
+        if nameOrPath.contains("/") || nameOrPath.hasSuffix(".json") {
+            return (try loadFile(nameOrPath, warnings: &warnings), .file(nameOrPath))
+        }
+        for dir in searchDirectories {
+            let path = dir + "/" + nameOrPath + ".json"
+            if FileManager.default.fileExists(atPath: path) {
+                return (try loadFile(path, warnings: &warnings), .file(path))
+            }
+        }
+        if let builtin = BuiltinPresets.files.first(where: { $0.name == nameOrPath }) {
+            return (try Preset.parse(Data(builtin.json.utf8), source: nameOrPath, warnings: &warnings), .builtin)
+        }
+        let names = available().map(\.name).joined(separator: ", ")
+        throw PresetError(source: nameOrPath, field: "",
+                          problem: "no such preset (available: \(names); search path: \(searchDirectories.joined(separator: ":")))")
+    }
+
+    public func loadFile(_ path: String, warnings: inout [String]) throws(PresetError) -> Preset {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw PresetError(source: path, field: "", problem: exists ? "cannot be read" : "no such file")
+        }
+        return try Preset.parse(data, source: path, warnings: &warnings)
+    }
+
+    /// The raw JSON text of a preset (for `mixfx preset show`).
+    public func text(of nameOrPath: String) throws(PresetError) -> String {
+        var warnings: [String] = []
+        let (_, origin) = try load(nameOrPath, warnings: &warnings)
+        switch origin {
+        case .builtin: return BuiltinPresets.files.first { $0.name == nameOrPath }!.json
+        case .file(let p): return (try? String(contentsOfFile: p, encoding: .utf8)) ?? ""
+        }
+    }
+
+    /// Every preset reachable by name: user presets first, then built-ins not shadowed by them.
+    public func available() -> [(name: String, description: String, origin: PresetOrigin)] {
+        var result: [(name: String, description: String, origin: PresetOrigin)] = []
+        var seen = Set<String>()
+        for dir in searchDirectories {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+            for f in files.sorted() where f.hasSuffix(".json") {
+                let name = String(f.dropLast(5))
+                guard !seen.contains(name) else { continue }
+                var w: [String] = []
+                let desc = (try? loadFile(dir + "/" + f, warnings: &w).description) ?? "(invalid preset)"
+                result.append((name, desc, .file(dir + "/" + f)))
+                seen.insert(name)
+            }
+        }
+        for b in BuiltinPresets.files where !seen.contains(b.name) {
+            var w: [String] = []
+            let desc = (try? Preset.parse(Data(b.json.utf8), source: b.name, warnings: &w).description) ?? ""
+            result.append((b.name, desc, .builtin))
+        }
+        return result
+    }
+}

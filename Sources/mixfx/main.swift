@@ -1,0 +1,3 @@
+import MixFXCLI
+
+MixFXCommand.main()
