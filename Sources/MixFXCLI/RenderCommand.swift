@@ -189,6 +189,7 @@ struct RenderCommand {
             "clippedSamples": r.clippedSamples, "elapsedSeconds": r.elapsedSeconds,
             "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0,
             "trackLatencyFrames": r.trackLatencyFrames,
+            "peakMemoryMB": peakMemoryMB(),
         ]
         return jsonText(obj)
     }
@@ -196,6 +197,13 @@ struct RenderCommand {
     private func describe(_ f: OutputFormat) -> String {
         "\(f.container.rawValue), \(f.storedSampleFormat?.rawValue ?? "lossy"), \(f.sampleRate) Hz, \(f.channelCount == 1 ? "mono" : "stereo")"
     }
+}
+
+/// The process's peak resident memory so far (getrusage: ru_maxrss is in KiB on Linux).
+func peakMemoryMB() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
 }
 
 func printJSON(_ obj: [String: Any]) { print(jsonText(obj)) }

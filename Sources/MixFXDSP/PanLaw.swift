@@ -15,7 +15,7 @@ public enum PanLaw {
     public static func monoGains(pan: Double) -> (left: Double, right: Double) {
         let p = min(max(pan, -1), 1)
         let theta = (p + 1) * Double.pi / 4
-        return (cos(theta), sin(theta))
+        return (cos(theta), cos(Double.pi / 2 - theta))   // sin θ, written so centre is exactly symmetric
     }
 
     /// (left gain, right gain) for a stereo source.

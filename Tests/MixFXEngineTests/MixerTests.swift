@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// Renders a whole engine offline into planar arrays.
+func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
+    let kernel = try engine.makeKernel(maximumFrameCount: block)
+    try kernel.start()
+    var out = [[Float]](repeating: [], count: kernel.layout.channelCount)
+    while true {
+        let n = try kernel.render(frameCount: block)
+        if n == 0 { break }
+        for c in 0..<out.count { out[c] += UnsafeBufferPointer(start: kernel.output.channel(c), count: n) }
+    }
+    return out
+}
+
+@Suite struct MixerTests {
+    @Test func plainSumWithoutHiddenScaling() throws {
+        let a = Signals.noise(frames: 5000, amplitude: 0.3, seed: 1)
+        let b = Signals.noise(frames: 5000, amplitude: 0.3, seed: 2)
+        let engine = AudioEngine()
+        engine.addTrack(source: MemorySource(channels: [a], sampleRate: 48_000))
+        engine.addTrack(source: MemorySource(channels: [b], sampleRate: 48_000))
+        let out = try renderAll(engine)
+        #expect(out.count == 1)
+        #expect(out[0] == zip(a, b).map { $0 + $1 })
+    }
+
+    @Test func volumesAndMasterMultiply() throws {
+        let a = Signals.noise(frames: 3000, amplitude: 0.3, seed: 3)
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [a], sampleRate: 44_100))
+        t.player.volume = 0.5
+        engine.mainMixer.outputVolume = 0.25
+        let out = try renderAll(engine)
+        #expect(out[0] == a.map { Float(0.125) * $0 })
+    }
+
+    @Test func monoSourceIsPannedWithConstantPower() throws {
+        let a = Signals.noise(frames: 2000, amplitude: 0.5, seed: 4)
+        let s = Signals.noise(frames: 2000, amplitude: 0.1, seed: 5)
+        for pan in [-1.0, -0.5, 0, 0.3, 1] {
+            let engine = AudioEngine()
+            let t = engine.addTrack(source: MemorySource(channels: [a], sampleRate: 44_100))
+            t.player.pan = pan
+            engine.addTrack(source: MemorySource(channels: [s, s], sampleRate: 44_100))  // makes the output stereo
+            let out = try renderAll(engine)
+            let g = PanLaw.monoGains(pan: pan)
+            for i in stride(from: 0, to: 2000, by: 97) {
+                #expect(abs(out[0][i] - (Float(g.left) * a[i] + s[i])) < 1e-7)
+                #expect(abs(out[1][i] - (Float(g.right) * a[i] + s[i])) < 1e-7)
+            }
+        }
+        // centre: −3.01 dB each side
+        let g = PanLaw.monoGains(pan: 0)
+        #expect(abs(20 * log10(g.left) - -3.0103) < 1e-3 && g.left == g.right)
+    }
+
+    @Test func stereoSourceUsesBalance() throws {
+        let l = Signals.noise(frames: 2000, amplitude: 0.5, seed: 6), r = Signals.noise(frames: 2000, amplitude: 0.5, seed: 7)
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [l, r], sampleRate: 48_000))
+        t.player.pan = -0.25
+        let out = try renderAll(engine)
+        #expect(out[0] == l)
+        #expect(out[1] == r.map { 0.75 * $0 })
+    }
+
+    @Test func mixLastsAsLongAsTheLongestTrack() throws {
+        let engine = AudioEngine()
+        engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 1000)], sampleRate: 44_100))
+        engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 7777)], sampleRate: 44_100))
+        let out = try renderAll(engine, block: 512)
+        #expect(out[0].count == 7777)
+    }
+
+    @Test func mixedSampleRatesAreConvertedToTheHighest() throws {
+        let rate1 = 44_100, rate2 = 48_000
+        let a = Signals.sine(frequencyHz: 1000, sampleRate: Double(rate1), frames: rate1, amplitude: 0.25)
+        let b = Signals.sine(frequencyHz: 3000, sampleRate: Double(rate2), frames: rate2 / 2, amplitude: 0.25)
+        let engine = AudioEngine()
+        engine.addTrack(source: MemorySource(channels: [a], sampleRate: rate1))
+        engine.addTrack(source: MemorySource(channels: [b], sampleRate: rate2))
+        let layout = try engine.validate()
+        #expect(layout.sampleRate == 48_000)
+        #expect(layout.frameCount == 48_000)
+        let out = try renderAll(engine)
+        #expect(out[0].count == 48_000)
+        // The 44.1 kHz tone arrives at 1000 Hz; after the 3 kHz tone ends, only it is left.
+        let tail = out[0][30_000..<46_000]
+        #expect(abs(Signals.cents(Signals.frequency(tail, sampleRate: 48_000), 1000)) < 0.01)
+        #expect(Signals.residualDB(tail, frequencyHz: 1000, sampleRate: 48_000) < -90)
+    }
+
+    @Test func monoAndStereoMixToStereo() throws {
+        let engine = AudioEngine()
+        engine.addTrack(source: MemorySource(channels: [[0.5, 0.5]], sampleRate: 44_100))
+        engine.addTrack(source: MemorySource(channels: [[0.1, 0.1], [0.2, 0.2]], sampleRate: 44_100))
+        let out = try renderAll(engine)
+        let g = Float(0.5.squareRoot())
+        #expect(out.count == 2)
+        #expect(abs(out[0][0] - (0.5 * g + 0.1)) < 1e-7 && abs(out[1][0] - (0.5 * g + 0.2)) < 1e-7)
+    }
+}
+
+@Suite struct EngineTests {
+    @Test func defaultSettingsAreABitExactBypass() throws {
+        let l = Signals.noise(frames: 20_000, seed: 8), r = Signals.noise(frames: 20_000, seed: 9)
+        let engine = AudioEngine()
+        engine.addTrack(source: MemorySource(channels: [l, r], sampleRate: 44_100))
+        let out = try renderAll(engine)
+        #expect(out[0] == l && out[1] == r)
+    }
+
+    @Test func resultDoesNotDependOnBlockSize() throws {
+        func make() -> AudioEngine {
+            let engine = AudioEngine()
+            let t1 = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 30_000, seed: 10)], sampleRate: 44_100))
+            t1.eq.bassGain.value = 4
+            t1.timePitch.pitchCents = 200
+            let t2 = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 20_000, seed: 11),
+                                                                    Signals.noise(frames: 20_000, seed: 12)], sampleRate: 48_000))
+            t2.eq.trebleGain.value = -6
+            t2.timePitch.pitchCents = -700
+            t2.player.pan = 0.4
+            return engine
+        }
+        let a = try renderAll(make(), block: 64)
+        let b = try renderAll(make(), block: 4096)
+        let c = try renderAll(make(), block: 1000)
+        #expect(a == b && b == c)
+        #expect(a[0].count == 32_654)   // ceil(30000·48000/44100 = 32653.06)
+    }
+
+    @Test func pitchedTrackIsAlignedAndExactLength() throws {
+        let rate = 44_100
+        let x = Signals.sine(frequencyHz: 440, sampleRate: Double(rate), frames: 3 * rate)
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: rate))
+        t.timePitch.pitchCents = 700
+        let out = try renderAll(engine, block: 333)
+        #expect(out[0].count == x.count)
+        let measured = Signals.frequency(out[0][rate / 2..<5 * rate / 2], sampleRate: Double(rate))
+        #expect(abs(Signals.cents(measured, 440 * pow(2, 700.0 / 1200))) < 1)
+    }
+
+    @Test func validationErrorsAreTyped() throws {
+        let src = MemorySource(channels: [[0, 0]], sampleRate: 44_100)
+        // unconnected effect
+        let e1 = AudioEngine()
+        let p = PlayerNode(source: src)
+        let eq = ShelfEQNode(name: "lonely EQ")
+        e1.attach(p); e1.attach(eq)
+        try e1.connect(p, to: e1.mainMixer)
+        #expect(throws: EngineError.unconnectedNode(node: "lonely EQ")) { try e1.validate() }
+        // player going nowhere
+        let e2 = AudioEngine()
+        let p2 = PlayerNode(source: src, name: "p2")
+        e2.attach(p2)
+        #expect(throws: EngineError.unconnectedNode(node: "p2")) { try e2.validate() }
+        // not attached
+        #expect(throws: EngineError.nodeNotAttached(node: "x")) { try e2.connect(p2, to: ShelfEQNode(name: "x")) }
+        // cycle
+        let e3 = AudioEngine()
+        let a = ShelfEQNode(name: "a"), b = ShelfEQNode(name: "b")
+        e3.attach(a); e3.attach(b)
+        try e3.connect(a, to: b)
+        #expect(throws: EngineError.cycle(node: "b")) { try e3.connect(b, to: a) }
+        // no tracks
+        #expect(throws: EngineError.noTracks) { try AudioEngine().validate() }
+        // out of range
+        let e4 = AudioEngine()
+        let t = e4.addTrack(source: src, name: "t")
+        t.eq.bassGain.value = 40
+        #expect(throws: EngineError.parameterOutOfRange(node: "t EQ", parameter: .bassGainDB,
+                                                        problem: "40 is above 24", allowed: "from -96 to 24 dB")) { try e4.validate() }
+        t.eq.bassGain.value = 0
+        t.eq.trebleFrequency.value = 23_000
+        #expect { try e4.validate() } throws: { error in
+            guard case EngineError.parameterOutOfRange(_, .trebleFrequencyHz, let problem, _) = error else { return false }
+            return problem.contains("Nyquist")
+        }
+        t.eq.trebleFrequency.value = 5800
+        t.timePitch.pitchCents = .nan
+        #expect(throws: EngineError.self) { try e4.validate() }
+        // unsupported channel count
+        let e5 = AudioEngine()
+        e5.addTrack(source: MemorySource(channels: [[0], [0], [0]], sampleRate: 44_100, name: "3ch"))
+        #expect(throws: EngineError.unsupportedFormat(source: "3ch", reason: "3 channels (mixfx mixes mono and stereo sources)")) {
+            try e5.validate()
+        }
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages mixfx needs that are missing (run as root, or with sudo present).
+#   install-deps.sh          build + run: libsndfile, ALSA headers, pkg-config
+#   install-deps.sh test     also the test oracles and tools: sox
+set -euo pipefail
+pkgs=(libsndfile1-dev libasound2-dev pkg-config)
+if [ "${1:-}" = test ]; then pkgs+=(sox); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
