@@ -135,7 +135,11 @@ public final class AudioEngine {
         }
         for t in tracks {
             for case let eq as ShelfEQNode in t.effects {
-                for p in [eq.bassFrequency, eq.trebleFrequency] where p.value >= Double(rate) / 2 {
+                // Only an active band must sit below Nyquist: a flat 5800 Hz treble shelf on an
+                // 8 kHz file is no error.
+                let s = eq.settings
+                let active = [(eq.bassFrequency, s.bass.isNeutral), (eq.trebleFrequency, s.treble.isNeutral)]
+                for (p, neutral) in active where !neutral && p.value >= Double(rate) / 2 {
                     throw .parameterOutOfRange(node: eq.name, parameter: p.id,
                                                problem: "\(p.value) Hz is not below the Nyquist frequency \(Double(rate) / 2) Hz",
                                                allowed: "20 Hz up to below half the output sample rate")

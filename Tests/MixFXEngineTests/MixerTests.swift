@@ -178,6 +178,7 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
                                                         problem: "40 is above 24", allowed: "from -96 to 24 dB")) { try e4.validate() }
         t.eq.bassGain.value = 0
         t.eq.trebleFrequency.value = 23_000
+        t.eq.trebleGain.value = 2
         #expect { try e4.validate() } throws: { error in
             guard case EngineError.parameterOutOfRange(_, .trebleFrequencyHz, let problem, _) = error else { return false }
             return problem.contains("Nyquist")
