@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs the "band" (four 60 s 44.1 kHz stereo tracks, bass +4 dB at 55 Hz, pitch +200 cents, mixed
+# to 16-bit WAV) through mixfx and through the peers, in the same run, and prints the ratios.
+#   Benchmarks/run.sh            (installs sox, soundstretch and rubberband-cli when missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v sox >/dev/null || need+=(sox)
+command -v soundstretch >/dev/null || need+=(soundstretch)
+command -v rubberband >/dev/null || need+=(rubberband-cli)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+swift build -c release --product mixfx >/dev/null
+swift build -c release --product mixfx-bench >/dev/null
+W=${BENCH_DIR:-/tmp/mixfx-band}
+mkdir -p "$W"
+.build/release/mixfx-bench --make-band "$W" >/dev/null
+T=("$W"/track1.wav "$W"/track2.wav "$W"/track3.wav "$W"/track4.wav)
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
+best_of() {  # best_of N cmd... : best wall time of N runs
+  local n=$1; shift; local best=""
+  for _ in $(seq "$n"); do
+    local t0; t0=$(now); "$@" >/dev/null 2>&1; local t; t=$(secs "$t0" "$(now)")
+    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
+  done
+  echo "$best"
+}
+
+mixfx_band() { .build/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfx.wav" --force --quiet --sample-format s16; }
+mixfx_band_1core() { taskset -c 0 .build/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfx1.wav" --force --quiet --sample-format s16; }
+sox_band() {
+  sox -D -m -v 1 "|sox -D ${T[0]} -p bass 4 55 1s pitch 200" -v 1 "|sox -D ${T[1]} -p bass 4 55 1s pitch 200" \
+      -v 1 "|sox -D ${T[2]} -p bass 4 55 1s pitch 200" -v 1 "|sox -D ${T[3]} -p bass 4 55 1s pitch 200" \
+      -b 16 "$W/sox.wav"
+}
+soundstretch_band() {
+  for i in 0 1 2 3; do soundstretch "${T[$i]}" "$W/ss$i.wav" -pitch=2 >/dev/null 2>&1; done
+  sox -D -m -v 1 "|sox -D $W/ss0.wav -p bass 4 55 1s" -v 1 "|sox -D $W/ss1.wav -p bass 4 55 1s" \
+      -v 1 "|sox -D $W/ss2.wav -p bass 4 55 1s" -v 1 "|sox -D $W/ss3.wav -p bass 4 55 1s" -b 16 "$W/ss.wav"
+}
+rubberband_band() {
+  local mode=$1
+  for i in 0 1 2 3; do rubberband "$mode" -p 2 "${T[$i]}" "$W/rb$i.wav" >/dev/null 2>&1; done
+  sox -D -m -v 1 "|sox -D $W/rb0.wav -p bass 4 55 1s" -v 1 "|sox -D $W/rb1.wav -p bass 4 55 1s" \
+      -v 1 "|sox -D $W/rb2.wav -p bass 4 55 1s" -v 1 "|sox -D $W/rb3.wav -p bass 4 55 1s" -b 16 "$W/rb.wav"
+}
+
+echo "band: 4 × 60 s 44.1 kHz stereo, bass +4 dB @ 55 Hz, pitch +200 cents, mixed to s16 ($(nproc) cores)"
+m=$(best_of 3 mixfx_band)
+m1=$(best_of 3 mixfx_band_1core)
+s=$(best_of 3 sox_band)
+ss=$(best_of 2 soundstretch_band)
+rb2=$(best_of 1 rubberband_band -2)
+rb3=$(best_of 1 rubberband_band -3)
+printf "%-34s %8s %12s %18s\n" "tool" "wall s" "× real time" "mixfx is N× faster"
+row() { printf "%-34s %8.3f %12.1f %18.2f\n" "$1" "$2" "$(awk -v t="$2" 'BEGIN{print 60/t}')" "$(awk -v t="$2" -v m="$m" 'BEGIN{print t/m}')"; }
+row "mixfx render" "$m"
+row "mixfx render (1 core, taskset)" "$m1"
+row "sox -m (bass + pitch per track)" "$s"
+row "soundstretch + sox (EQ, mix)" "$ss"
+row "rubberband -2 + sox (EQ, mix)" "$rb2"
+row "rubberband -3 + sox (EQ, mix)" "$rb3"
+echo
+.build/release/mixfx-bench
