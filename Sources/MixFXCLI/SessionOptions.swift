@@ -9,7 +9,7 @@ let trackFlagKeys: [(key: String, id: ParameterID)] = [
     ("bass-slope", .bassSlope), ("treble-slope", .trebleSlope),
     ("bass-bypass", .bassBypass), ("treble-bypass", .trebleBypass),
     ("eq-gain", .eqGlobalGainDB), ("overlap", .pitchOverlap),
-    ("volume", .volume), ("pan", .pan),
+    ("volume", .volume), ("pan", .pan), ("mute", .mute), ("solo", .solo),
 ]
 
 /// Everything that describes a session on the command line (shared by `render` and future

@@ -16,198 +16,286 @@ public struct PitchShifterSettings: Sendable, Equatable {
 
     public var ratio: Double { pow(2, pitchCents / 1200) }
     public var isNeutral: Bool { pitchCents == 0 }
+
+    public static let centsRange = -2400.0...2400.0
+}
+
+/// How a shifter will be used.
+public enum PitchShifterMode: Sendable {
+    /// Fixed settings: at 0 cents the shifter is skipped (latency 0); otherwise the latency is the
+    /// least the ratio needs.
+    case offline
+    /// The pitch may change while running (`setPitchCents`): the latency is fixed for the whole
+    /// range, the vocoder always runs, and 0 cents crossfades to the exact (delayed) input.
+    case live
 }
 
 /// A pitch shifter that keeps duration: a phase vocoder time-stretches by the ratio r, then a
 /// band-limited resampler plays the stretched signal r times faster.
 ///
-/// **Stretch** (Laroche & Dolson 1999, "Improved phase vocoder time-scale modification of audio",
-/// identity phase locking). Analysis frame m is centred on input sample a_m = round(m·Hs/r), synthesis
-/// frame m on stretched sample s_m = m·Hs, with Hs = N/overlap, N the FFT size. For each spectral
-/// peak p the instantaneous frequency comes from the phase advance over the actual analysis hop Ha:
+/// **Stretch** (Laroche & Dolson 1999, identity phase locking). Analysis frame m is centred on
+/// input position A_m, synthesis frame m on stretched position s_m = m·Hs (Hs = N/overlap), and
+/// A_{m+1} = A_m + Hs/r_m, so the stretch follows the ratio frame by frame. Each output bin is the
+/// input bin turned by a unit phasor U[k]; for a spectral peak p, with the phase advance measured
+/// over the actual analysis hop Ha,
 ///
-///     ω_p = 2πp/N,  Δφ = princarg(φa[p] − φa_prev[p] − ω_p·Ha),  ω_inst = ω_p + Δφ/Ha
-///     φs[p] = φs_prev[p] + ω_inst·Hs
+///     ω_p = 2πp/N,   dφ = princarg(arg Σ_c X_c[p]·conj X'_c[p] − ω_p·Ha),   ω_inst = ω_p + dφ/Ha
+///     U[p] = U'[p] · e^{i(ω_inst·Hs − ω_p·Ha − dφ)}         (so φs[p] = φs'[p] + ω_inst·Hs)
 ///
-/// and every bin k in the peak's region (bounded by the magnitude minima between peaks) keeps its
-/// phase offset to the peak: φs[k] = φs[p] + φa[k] − φa[p]. Hann windows on both sides; the
-/// synthesis window is divided by Σ_m w²(n − m·Hs) so overlap-add reconstructs unity gain at any
-/// overlap.
+/// (primes: previous frame), and every bin of the peak's region (bounded by the magnitude minima
+/// between peaks) takes its peak's phasor, which keeps the region's phase relations. The phasors
+/// are shared by all channels, and the advance is measured on their sum of cross-spectra: the
+/// channels keep their phase differences exactly, so the stereo image and mono sum hold.
+/// Hann windows; the synthesis window is divided by Σ_m w²(n − m·Hs), so overlap-add has unity
+/// gain at any overlap.
 ///
-/// **Resample.** Output sample n reads the stretched signal at r·(n − L) through a `SincTable`
-/// (anti-aliased when r > 1). Since s_m = r·a_m, output sample n holds input sample n − L shifted in
-/// pitch: the processor has a fixed latency of L = `latencyFrames`, which offline rendering removes
-/// (pre-roll L frames, drain L frames) so the output is aligned at sample 0 with exactly the
-/// input's length.
+/// **Resample.** Output sample n reads the stretched signal at p(n) = s_m + (n − L − A_m)·r_m,
+/// the segment m with A_m ≤ n − L < A_{m+1}, through a `SincTable` (anti-aliased for r > 1). Output
+/// n therefore holds input sample n − L: a fixed latency L = `latencyFrames`, which offline
+/// rendering removes by pre-rolling L frames and draining L frames.
 ///
-/// At 0 cents the processor is a bit-exact passthrough with no latency.
+/// L must let the stretched signal be complete where it is read: after input n arrived, frames
+/// with A_m + N/2 ≤ n + 1 ran, so it is final up to r·(n + 0.5 − N/2) − N/2; output n reads up to
+/// r·(n − L) + taps/2 + 1, hence L ≥ N/2 + (N/2 + taps/2 + 1)/r (`starvedFrames` counts violations
+/// and stays 0).
 public final class PitchShifter: @unchecked Sendable {
     public private(set) var settings = PitchShifterSettings()
+    public private(set) var mode = PitchShifterMode.offline
     public private(set) var fftSize = 0
+    public private(set) var hopFrames = 0
     public private(set) var latencyFrames = 0
-    /// Output frames that had to be zero because the stretched signal was late (always 0 unless
-    /// the latency computation is wrong; tests check it).
+    /// Output samples that had to be zero because the stretched signal was late (0 unless the
+    /// latency bound is wrong; tests check it).
     public private(set) var starvedFrames = 0
 
     private var spec = ProcessSpec(sampleRate: 48_000, maximumFrameCount: 0, channelCount: 1)
-    private var ratio = 1.0
-    private var hop = 0                 // Hs
+    private var active = false
+    private var tables: [SincTable] = []
+    private var maxHalfTaps = 0
     private var fft: RealFFT?
-    private var table: SincTable?
     private var window: UnsafeMutablePointer<Float>?
     private var synthWindow: UnsafeMutablePointer<Float>?
-    // per channel: input history, stretched accumulator, phases
-    private var inCapacity = 0, yCapacity = 0
+    private var inCapacity = 0, yCapacity = 0, dryCapacity = 0
     private var inBuf: UnsafeMutablePointer<Float>?
     private var yBuf: UnsafeMutablePointer<Float>?
-    private var prevAnalysisPhase: UnsafeMutablePointer<Float>?
-    private var prevSynthPhase: UnsafeMutablePointer<Float>?
-    // scratch (shared by channels)
+    private var dryBuf: UnsafeMutablePointer<Float>?
+    private var prevRe: UnsafeMutablePointer<Float>?      // previous analysis spectra, per channel
+    private var prevIm: UnsafeMutablePointer<Float>?
+    private var rotRe: UnsafeMutablePointer<Float>?       // U[k], shared by the channels
+    private var rotIm: UnsafeMutablePointer<Float>?
     private var frame: UnsafeMutablePointer<Float>?
-    private var re: UnsafeMutablePointer<Float>?
+    private var re: UnsafeMutablePointer<Float>?          // spectra of this frame, per channel
     private var im: UnsafeMutablePointer<Float>?
-    private var mag: UnsafeMutablePointer<Float>?
-    private var phase: UnsafeMutablePointer<Float>?
+    private var power: UnsafeMutablePointer<Float>?
     private var peaks: UnsafeMutablePointer<Int32>?
+    // Frame history for the output mapping: A_m and r_m, a ring of `historyCapacity`.
+    private let historyCapacity = 1024
+    private var historyA: UnsafeMutablePointer<Double>?
+    private var historyR: UnsafeMutablePointer<Double>?
 
     private var inStart = 0, inEnd = 0        // absolute input indices held: [inStart, inEnd)
-    private var yStart = 0, yEnd = 0          // absolute stretched indices held
-    private var frameIndex = 0                // next analysis/synthesis frame m
-    private var lastAnalysisCentre = 0
-    private var outIndex = 0                  // next output sample n
+    private var yStart = 0                    // absolute stretched index of yBuf[0]
+    private var frameIndex = 0                // next frame m
+    private var nextA = 0.0                   // A_m of the next frame
+    private var lastCentre = 0                // rounded A of the previous frame
+    private var segment = 0                   // frame whose segment holds the current output
+    private var outIndex = 0
+    private var currentCents = 0.0            // smoothed pitch, per frame
+    private var targetCents = 0.0
+    private var wet: Float = 1                // crossfade weight, live mode
+    private var lastReadPosition = 0.0
 
     public init() {}
 
     deinit { deallocate() }
 
-    /// Allocates for `spec` and `settings`. The FFT size follows the sample rate (≈ 85 ms:
-    /// 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz).
-    public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings) {
+    /// Allocates for `spec`, `settings` and `mode`. The FFT size follows the sample rate (≈ 85 ms:
+    /// 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). Control side.
+    public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline) {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
         precondition((3...32).contains(settings.overlap))
         deallocate()
         self.spec = spec
         self.settings = settings
-        ratio = settings.ratio
-        if settings.isNeutral {
-            latencyFrames = 0
-            return
-        }
+        self.mode = mode
+        active = mode == .live || !settings.isNeutral
+        guard active else { latencyFrames = 0; return }
         var n = 256
         while Double(n) < spec.sampleRate * 0.085 { n *= 2 }
         fftSize = n
-        hop = max(1, n / settings.overlap)
+        hopFrames = max(1, n / settings.overlap)
         let bins = n / 2 + 1
-        let fft = RealFFT(size: n)
-        self.fft = fft
-        let table = SincTable(scale: 1 / ratio, quality: .shifter)
-        self.table = table
-        // L ≥ N/2 + (N/2 + taps/2 + 2)/r: see the derivation in `process`.
-        latencyFrames = n / 2 + Int((Double(n / 2 + table.taps / 2 + 2) / ratio).rounded(.up)) + 1
+        fft = RealFFT(size: n)
+        // Latency for the smallest ratio this shifter may meet, and the tables it may read.
+        let minRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.lowerBound / 1200) : settings.ratio
+        let maxRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.upperBound / 1200) : settings.ratio
+        tables = SincTableCache.tables(upToRatio: maxRatio)
+        maxHalfTaps = tables.map { $0.taps / 2 }.max()!
+        var worst = 0
+        for (i, t) in tables.enumerated() {
+            let r = i == 0 ? min(minRatio, 1) : pow(2, Double(i * SincTableCache.stepCents) / 1200)
+            worst = max(worst, n / 2 + Int((Double(n / 2 + t.taps / 2 + 2) / r).rounded(.up)) + 1)
+        }
+        latencyFrames = worst
 
         let w = UnsafeMutablePointer<Float>.allocate(capacity: n)
         let ws = UnsafeMutablePointer<Float>.allocate(capacity: n)
         for i in 0..<n { w[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))) }
-        // norm[j] = Σ_m w²(j + m·Hs) for the output positions ≡ j (mod Hs)
-        var norm = [Double](repeating: 0, count: hop)
-        for i in 0..<n { norm[((i - n / 2) % hop + hop) % hop] += Double(w[i]) * Double(w[i]) }
-        for i in 0..<n { ws[i] = Float(Double(w[i]) / norm[((i - n / 2) % hop + hop) % hop]) }
+        var norm = [Double](repeating: 0, count: hopFrames)
+        for i in 0..<n { norm[((i - n / 2) % hopFrames + hopFrames) % hopFrames] += Double(w[i]) * Double(w[i]) }
+        for i in 0..<n { ws[i] = Float(Double(w[i]) / norm[((i - n / 2) % hopFrames + hopFrames) % hopFrames]) }
         window = w
         synthWindow = ws
 
-        let maxHa = Int((Double(hop) / ratio).rounded(.up)) + 1
-        inCapacity = 2 * n + 2 * maxHa + 2 * spec.maximumFrameCount + 64
-        yCapacity = Int((Double(latencyFrames + 2 * spec.maximumFrameCount) * max(1, ratio)).rounded(.up))
-            + 3 * n + 2 * table.taps + 2 * hop + 64
         let ch = spec.channelCount
+        let maxHa = Int((Double(hopFrames) / minRatio).rounded(.up)) + 2
+        inCapacity = 2 * n + 2 * maxHa + 2 * spec.maximumFrameCount + 64
+        yCapacity = Int((Double(latencyFrames + 2 * spec.maximumFrameCount) * max(1, maxRatio)).rounded(.up))
+            + 3 * n + 4 * maxHalfTaps + 2 * hopFrames + 64
+        dryCapacity = mode == .live ? latencyFrames + spec.maximumFrameCount + 1 : 0
         inBuf = .allocate(capacity: inCapacity * ch)
         yBuf = .allocate(capacity: yCapacity * ch)
-        prevAnalysisPhase = .allocate(capacity: bins * ch)
-        prevSynthPhase = .allocate(capacity: bins * ch)
+        if dryCapacity > 0 { dryBuf = .allocate(capacity: dryCapacity * ch) }
+        prevRe = .allocate(capacity: bins * ch)
+        prevIm = .allocate(capacity: bins * ch)
+        re = .allocate(capacity: bins * ch)
+        im = .allocate(capacity: bins * ch)
+        rotRe = .allocate(capacity: bins)
+        rotIm = .allocate(capacity: bins)
         frame = .allocate(capacity: n)
-        re = .allocate(capacity: bins)
-        im = .allocate(capacity: bins)
-        mag = .allocate(capacity: bins)
-        phase = .allocate(capacity: bins)
+        power = .allocate(capacity: bins)
         peaks = .allocate(capacity: bins)
+        historyA = .allocate(capacity: historyCapacity)
+        historyR = .allocate(capacity: historyCapacity)
         reset()
     }
 
-    /// Clears all signal state; the next sample is treated as sample 0.
+    /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
     public func reset() {
         starvedFrames = 0
-        guard let inBuf, let yBuf, let table else { return }
+        targetCents = settings.pitchCents
+        currentCents = settings.pitchCents
+        wet = mode == .live && settings.isNeutral ? 0 : 1
+        guard active, let inBuf, let yBuf else { return }
         let ch = spec.channelCount
-        inBuf.initialize(repeating: 0, count: inCapacity * ch)
-        yBuf.initialize(repeating: 0, count: yCapacity * ch)
-        // Input before sample 0 is silence: hold N/2 zeros so frame 0 (centred on 0) can read them.
-        inStart = -fftSize / 2
+        let bins = fftSize / 2 + 1
+        inBuf.update(repeating: 0, count: inCapacity * ch)
+        yBuf.update(repeating: 0, count: yCapacity * ch)
+        dryBuf?.update(repeating: 0, count: dryCapacity * ch)
+        prevRe!.update(repeating: 0, count: bins * ch)
+        prevIm!.update(repeating: 0, count: bins * ch)
+        rotRe!.update(repeating: 1, count: bins)
+        rotIm!.update(repeating: 0, count: bins)
+        inStart = -fftSize / 2        // input before sample 0 is silence
         inEnd = 0
-        // The stretched signal holds zeros from before the first frame's reach.
-        yStart = -fftSize / 2 - table.taps
-        yEnd = yStart
+        yStart = -fftSize / 2 - 2 * maxHalfTaps - 8
         frameIndex = 0
-        lastAnalysisCentre = 0
+        nextA = 0
+        lastCentre = 0
+        segment = 0
         outIndex = 0
+        lastReadPosition = 0
+    }
+
+    /// Sets the pitch while running (live mode; the render side calls it once per block). The
+    /// vocoder glides to it over about 20 ms.
+    @inline(__always)
+    public func setPitchCents(_ cents: Double) {
+        targetCents = min(max(cents, PitchShifterSettings.centsRange.lowerBound), PitchShifterSettings.centsRange.upperBound)
+        settings.pitchCents = targetCents
     }
 
     /// Shifts `frameCount` frames in place (`right` nil for mono). Output lags input by
     /// `latencyFrames`. Never allocates.
     public func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
-        guard !settings.isNeutral, let inBuf, let table else { return }
+        guard active, let inBuf, let yBuf, let historyA, let historyR else { return }
         let ch = spec.channelCount
-        // 1. Append the input.
         compactInput()
         for c in 0..<ch {
             let src = c == 0 ? left : (right ?? left)
             (inBuf + c * inCapacity + (inEnd - inStart)).update(from: src, count: frameCount)
         }
         inEnd += frameCount
-        // 2. Run every frame whose analysis window is complete: a_m + N/2 ≤ inEnd.
-        while true {
-            let a = analysisCentre(frameIndex)
-            if a + fftSize / 2 > inEnd { break }
-            analyseAndSynthesise(centre: a)
-            frameIndex += 1
+        // Frames whose analysis window is complete.
+        while Int(nextA.rounded()) + fftSize / 2 <= inEnd {
+            runFrame()
         }
-        // Stretched samples below s_m − N/2 (m = next frame) receive nothing more: they are final.
-        //
-        // Derivation of L: after input sample n arrived, frames with a_m + N/2 ≤ n + 1 ran, so the
-        // final stretched signal reaches at least r·(n + 0.5 − N/2) − N/2. Output n reads up to
-        // r·(n − L) + taps/2 + 1, which is inside when L ≥ N/2 + (N/2 + taps/2 + 1)/r.
-        let yFinal = frameIndex * hop - fftSize / 2
-        // 3. Read the output.
-        let half = table.taps / 2
+        let yFinal = frameIndex * hopFrames - fftSize / 2
+        let live = mode == .live
+        let fadeStep = Float(1 / (0.02 * spec.sampleRate))
         for k in 0..<frameCount {
-            let pos = ratio * Double(outIndex - latencyFrames)
-            let i = Int(pos.rounded(.down))
-            let frac = pos - Double(i)
-            if i - half + 1 < yStart {
-                left[k] = 0
-                right?[k] = 0
-            } else if i + half >= yFinal {
-                starvedFrames += 1
-                left[k] = 0
-                right?[k] = 0
-            } else {
-                left[k] = table.interpolate(yBuf! + (i - yStart), index: 0, fraction: frac)
-                if let right {
-                    right[k] = ch > 1 ? table.interpolate(yBuf! + yCapacity + (i - yStart), index: 0, fraction: frac)
-                                      : left[k]
+            // Dry path (live): the input delayed by L.
+            var dryL: Float = 0, dryR: Float = 0
+            if live, let dryBuf {
+                let slot = outIndex % dryCapacity
+                dryBuf[slot] = left[k]
+                if ch > 1 { dryBuf[dryCapacity + slot] = right![k] }
+                let back = outIndex - latencyFrames
+                if back >= 0 {
+                    dryL = dryBuf[back % dryCapacity]
+                    dryR = ch > 1 ? dryBuf[dryCapacity + back % dryCapacity] : dryL
                 }
             }
+            // Wet path: the stretched signal read at p(n).
+            let t = Double(outIndex - latencyFrames)
+            var wetL: Float = 0, wetR: Float = 0
+            var segmentRatio = 1.0
+            if t >= 0 {
+                while segment + 1 < frameIndex && historyA[(segment + 1) % historyCapacity] <= t { segment += 1 }
+                let a = historyA[segment % historyCapacity]
+                let r = historyR[segment % historyCapacity]
+                segmentRatio = r
+                let nextAOfSegment = segment + 1 < frameIndex ? historyA[(segment + 1) % historyCapacity] : nextA
+                let p = Double(segment * hopFrames) + (t - a) * r
+                lastReadPosition = p
+                let i = Int(p.rounded(.down))
+                let table = tables[SincTableCache.index(forRatio: r)]
+                let half = table.taps / 2
+                if t >= nextAOfSegment || i + half >= yFinal {
+                    starvedFrames += 1
+                } else if i - half + 1 >= yStart {
+                    let frac = p - Double(i)
+                    wetL = table.interpolate(yBuf + (i - yStart), index: 0, fraction: frac)
+                    wetR = ch > 1 ? table.interpolate(yBuf + yCapacity + (i - yStart), index: 0, fraction: frac) : wetL
+                }
+            }
+            if live {
+                let wantWet = !(segmentRatio == 1 && targetCents == 0)
+                wet = wantWet ? min(1, wet + fadeStep) : max(0, wet - fadeStep)
+                if wet == 0 {
+                    wetL = dryL; wetR = dryR
+                } else if wet < 1 {
+                    wetL = dryL + wet * (wetL - dryL)
+                    wetR = dryR + wet * (wetR - dryR)
+                }
+            }
+            left[k] = wetL
+            if let right { right[k] = wetR }
             outIndex += 1
         }
     }
 
-    @inline(__always)
-    private func analysisCentre(_ m: Int) -> Int {
-        Int((Double(m) * Double(hop) / ratio).rounded())
+    private func runFrame() {
+        guard let historyA, let historyR else { return }
+        // Glide toward the target pitch (time constant ≈ 20 ms, in whole frames).
+        if currentCents != targetCents {
+            let frameSeconds = Double(hopFrames) / spec.sampleRate
+            let alpha = min(1, frameSeconds / 0.02)
+            currentCents += (targetCents - currentCents) * alpha
+            if abs(targetCents - currentCents) < 0.05 { currentCents = targetCents }
+        }
+        let r = currentCents == 0 ? 1 : pow(2, currentCents / 1200)
+        let a = nextA
+        historyA[frameIndex % historyCapacity] = a
+        historyR[frameIndex % historyCapacity] = r
+        analyseAndSynthesise(centre: Int(a.rounded()))
+        nextA = a + Double(hopFrames) / r
+        frameIndex += 1
     }
 
     private func compactInput() {
         guard let inBuf else { return }
-        let firstNeeded = analysisCentre(frameIndex) - fftSize / 2
+        let firstNeeded = Int(nextA.rounded()) - fftSize / 2
         let drop = firstNeeded - inStart
         let held = inEnd - inStart
         if drop > 0 && held + spec.maximumFrameCount + 1 > inCapacity / 2 {
@@ -221,16 +309,15 @@ public final class PitchShifter: @unchecked Sendable {
     }
 
     private func compactY(upTo end: Int) {
-        guard let yBuf, let table else { return }
-        // The earliest stretched sample any future output reads.
-        let firstNeeded = Int((ratio * Double(outIndex - latencyFrames)).rounded(.down)) - table.taps / 2
-        let drop = firstNeeded - yStart
+        guard let yBuf else { return }
+        let firstNeeded = Int(lastReadPosition.rounded(.down)) - maxHalfTaps - 2
+        let drop = min(firstNeeded, end - fftSize) - yStart
         if drop > 0 && end - yStart > yCapacity - fftSize {
-            let held = yEnd - yStart
+            let held = end - fftSize - yStart
             for c in 0..<spec.channelCount {
                 let base = yBuf + c * yCapacity
-                base.update(from: base + drop, count: held - drop)
-                (base + held - drop).update(repeating: 0, count: drop)
+                base.update(from: base + drop, count: held + fftSize - drop)
+                (base + held + fftSize - drop).update(repeating: 0, count: drop)
             }
             yStart += drop
         }
@@ -239,93 +326,91 @@ public final class PitchShifter: @unchecked Sendable {
 
     private func analyseAndSynthesise(centre a: Int) {
         guard let fft, let inBuf, let yBuf, let window, let synthWindow, let frame, let re, let im,
-              let mag, let phase, let peaks, let prevAnalysisPhase, let prevSynthPhase else { return }
-        let n = fftSize, bins = n / 2 + 1
-        let s = frameIndex * hop
-        let frameStartY = s - n / 2
+              let power, let peaks, let prevRe, let prevIm, let rotRe, let rotIm else { return }
+        let n = fftSize, bins = n / 2 + 1, ch = spec.channelCount
+        let frameStartY = frameIndex * hopFrames - n / 2
         compactY(upTo: frameStartY + n)
-        if frameStartY + n > yEnd {
-            yEnd = frameStartY + n
-        }
-        let ha = Double(a - lastAnalysisCentre)
-        let first = frameIndex == 0
-        for c in 0..<spec.channelCount {
+        let ha = Float(a - lastCentre)
+        // Analysis: all channels.
+        for c in 0..<ch {
             let src = inBuf + c * inCapacity + (a - n / 2 - inStart)
             for i in 0..<n { frame[i] = src[i] * window[i] }
-            fft.forward(frame, re: re, im: im)
-            for k in 0..<bins {
-                mag[k] = (re[k] * re[k] + im[k] * im[k]).squareRoot()
-                phase[k] = atan2f(im[k], re[k])
+            fft.forward(frame, re: re + c * bins, im: im + c * bins)
+        }
+        if frameIndex > 0 {
+            // Peaks of the summed power spectrum: local maxima over ±2 bins.
+            power.update(repeating: 0, count: bins)
+            for c in 0..<ch {
+                let cr = re + c * bins, ci = im + c * bins
+                for k in 0..<bins { power[k] += cr[k] * cr[k] + ci[k] * ci[k] }
             }
-            let pa = prevAnalysisPhase + c * bins
-            let ps = prevSynthPhase + c * bins
-            if first {
-                for k in 0..<bins { ps[k] = phase[k] }
-            } else {
-                // Peaks: local maxima over ±2 bins.
-                var peakCount = 0
-                for k in 1..<(bins - 1) {
-                    let m = mag[k]
-                    if m > mag[k - 1] && m >= mag[k + 1]
-                        && (k < 2 || m > mag[k - 2]) && (k + 2 >= bins || m >= mag[k + 2]) && m > 0 {
-                        peaks[peakCount] = Int32(k); peakCount += 1
-                    }
-                }
-                if peakCount == 0 {
-                    for k in 0..<bins { ps[k] = phase[k] }
-                } else {
-                    var regionStart = 0
-                    for q in 0..<peakCount {
-                        let p = Int(peaks[q])
-                        // Region end: the magnitude minimum between this peak and the next.
-                        var regionEnd = bins
-                        if q + 1 < peakCount {
-                            let next = Int(peaks[q + 1])
-                            var lowest = p + 1
-                            for k in (p + 1)..<next where mag[k] < mag[lowest] { lowest = k }
-                            regionEnd = lowest
-                        }
-                        let omega = 2 * Float.pi * Float(p) / Float(n)
-                        let dphi = princarg(phase[p] - pa[p] - omega * Float(ha))
-                        let omegaInst = omega + dphi / Float(ha)
-                        let peakSynth = princarg(ps[p] + omegaInst * Float(hop))
-                        let peakAnalysis = phase[p]
-                        for k in regionStart..<regionEnd {
-                            re[k] = princarg(peakSynth + phase[k] - peakAnalysis)   // new synth phase
-                        }
-                        regionStart = regionEnd
-                    }
-                    for k in 0..<bins { ps[k] = re[k] }
+            var peakCount = 0
+            for k in 1..<(bins - 1) {
+                let m = power[k]
+                if m > power[k - 1] && m >= power[k + 1] && m > 0
+                    && (k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2]) {
+                    peaks[peakCount] = Int32(k); peakCount += 1
                 }
             }
-            for k in 0..<bins { pa[k] = phase[k] }
-            for k in 0..<bins {
-                re[k] = mag[k] * cosf(ps[k])
-                im[k] = mag[k] * sinf(ps[k])
+            var regionStart = 0
+            for q in 0..<peakCount {
+                let p = Int(peaks[q])
+                var regionEnd = bins
+                if q + 1 < peakCount {
+                    let next = Int(peaks[q + 1])
+                    var lowest = p + 1
+                    for k in (p + 1)..<next where power[k] < power[lowest] { lowest = k }
+                    regionEnd = lowest
+                }
+                // Phase advance at the peak, from the channels' summed cross-spectrum.
+                var xr: Float = 0, xi: Float = 0
+                for c in 0..<ch {
+                    let o = c * bins + p
+                    xr += re[o] * prevRe[o] + im[o] * prevIm[o]
+                    xi += im[o] * prevRe[o] - re[o] * prevIm[o]
+                }
+                let omega = 2 * Float.pi * Float(p) / Float(n)
+                let dphi = princarg(atan2f(xi, xr) - omega * ha)
+                let omegaInst = omega + dphi / ha
+                let theta = princarg(omegaInst * Float(hopFrames) - omega * ha - dphi)
+                let cr = cosf(theta), sr = sinf(theta)
+                let ur = rotRe[p], ui = rotIm[p]
+                var nr = ur * cr - ui * sr, ni = ur * sr + ui * cr
+                let mag = (nr * nr + ni * ni).squareRoot()   // keep it a unit phasor
+                nr /= mag; ni /= mag
+                for k in regionStart..<regionEnd { rotRe[k] = nr; rotIm[k] = ni }
+                regionStart = regionEnd
             }
-            im[0] = 0; im[bins - 1] = 0
-            fft.inverse(re: re, im: im, output: frame)
+        }
+        // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add.
+        for c in 0..<ch {
+            let cr = re + c * bins, ci = im + c * bins
+            (prevRe + c * bins).update(from: cr, count: bins)
+            (prevIm + c * bins).update(from: ci, count: bins)
+            for k in 0..<bins {
+                let xr = cr[k], xi = ci[k]
+                cr[k] = xr * rotRe[k] - xi * rotIm[k]
+                ci[k] = xr * rotIm[k] + xi * rotRe[k]
+            }
+            ci[0] = 0; ci[bins - 1] = 0
+            fft.inverse(re: cr, im: ci, output: frame)
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
             for i in 0..<n { dst[i] += frame[i] * synthWindow[i] }
         }
-        lastAnalysisCentre = a
+        lastCentre = a
     }
 
     private func deallocate() {
         fft = nil
-        table = nil
-        window?.deallocate(); window = nil
-        synthWindow?.deallocate(); synthWindow = nil
-        inBuf?.deallocate(); inBuf = nil
-        yBuf?.deallocate(); yBuf = nil
-        prevAnalysisPhase?.deallocate(); prevAnalysisPhase = nil
-        prevSynthPhase?.deallocate(); prevSynthPhase = nil
-        frame?.deallocate(); frame = nil
-        re?.deallocate(); re = nil
-        im?.deallocate(); im = nil
-        mag?.deallocate(); mag = nil
-        phase?.deallocate(); phase = nil
+        tables = []
+        for p in [window, synthWindow, inBuf, yBuf, dryBuf, prevRe, prevIm, rotRe, rotIm, frame, re, im, power] {
+            p?.deallocate()
+        }
+        window = nil; synthWindow = nil; inBuf = nil; yBuf = nil; dryBuf = nil
+        prevRe = nil; prevIm = nil; rotRe = nil; rotIm = nil; frame = nil; re = nil; im = nil; power = nil
         peaks?.deallocate(); peaks = nil
+        historyA?.deallocate(); historyA = nil
+        historyR?.deallocate(); historyR = nil
     }
 }
 

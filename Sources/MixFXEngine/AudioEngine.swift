@@ -155,9 +155,11 @@ public final class AudioEngine {
                             frameCount: lengths.max() ?? 0, trackFrameCounts: lengths)
     }
 
-    /// Validates and builds the render kernel (allocates everything it will need).
-    public func makeKernel(maximumFrameCount: Int = 4096) throws(EngineError) -> RenderKernel {
-        RenderKernel(layout: try validate(), maximumFrameCount: maximumFrameCount)
+    /// Validates and builds the render kernel (allocates everything it will need). `.live`
+    /// prepares for parameters that change while rendering: every track gets the same, fixed
+    /// latency, and changes are smoothed.
+    public func makeKernel(maximumFrameCount: Int = 4096, mode: RenderMode = .offline) throws(EngineError) -> RenderKernel {
+        RenderKernel(layout: try validate(), maximumFrameCount: maximumFrameCount, mode: mode)
     }
 }
 
@@ -178,6 +180,8 @@ extension Track {
         case .pitchOverlap: timePitch.overlapParameter
         case .volume: player.volumeParameter
         case .pan: player.panParameter
+        case .mute: player.muteParameter
+        case .solo: player.soloParameter
         case .masterVolume: nil
         }
     }

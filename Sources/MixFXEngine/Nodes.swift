@@ -18,6 +18,8 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
     public let source: any AudioSource
     public let volumeParameter = AudioParameter(.volume)
     public let panParameter = AudioParameter(.pan)
+    public let muteParameter = AudioParameter(.mute)
+    public let soloParameter = AudioParameter(.solo)
 
     public init(source: any AudioSource, name: String? = nil) {
         self.source = source
@@ -35,7 +37,18 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
         set { panParameter.value = newValue }
     }
 
-    public override var parameters: [AudioParameter] { [volumeParameter, panParameter] }
+    /// Silences the track (click-free when live). Any thread.
+    public var isMuted: Bool {
+        get { muteParameter.value != 0 }
+        set { muteParameter.value = newValue ? 1 : 0 }
+    }
+    /// When any track is soloed, only soloed tracks play. Any thread.
+    public var isSoloed: Bool {
+        get { soloParameter.value != 0 }
+        set { soloParameter.value = newValue ? 1 : 0 }
+    }
+
+    public override var parameters: [AudioParameter] { [volumeParameter, panParameter, muteParameter, soloParameter] }
 }
 
 /// Two-band shelf EQ (RBJ low shelf + high shelf) with a global gain; see `ShelfEQ`.

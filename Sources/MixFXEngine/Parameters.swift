@@ -5,7 +5,7 @@ public enum ParameterID: String, CaseIterable, Sendable {
     case trebleGainDB, trebleFrequencyHz, trebleSlope, trebleBypass
     case eqGlobalGainDB
     case pitchCents, pitchOverlap
-    case volume, pan
+    case volume, pan, mute, solo
     case masterVolume
 }
 
@@ -68,6 +68,8 @@ extension ParameterID {
         case .pitchOverlap: s(3, 32, 8, "", "time-pitch overlap (more: smoother, more CPU)", int: true)
         case .volume: s(0, 16, 1, "×", "track volume at the mixer input (linear)")
         case .pan: s(-1, 1, 0, "", "track pan, −1 left … +1 right")
+        case .mute: s(0, 1, 0, "", "silence the track", bool: true)
+        case .solo: s(0, 1, 0, "", "play only the soloed tracks", bool: true)
         case .masterVolume: s(0, 16, 1, "×", "mixer output volume (linear)")
         }
     }

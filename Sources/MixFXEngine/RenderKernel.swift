@@ -2,43 +2,65 @@ import MixFXDSP
 
 /// The one render entry point: renders the whole graph block by block into `output`.
 ///
-/// Offline use: `start()`, then `render(frameCount:)` until it returns 0. `start()` pre-rolls each
-/// track by its latency so block 0 is aligned with sample 0 of the inputs, and the mix ends after
-/// exactly `layout.frameCount` frames. The result does not depend on the block sizes.
+/// Use: `start()`, then `render(frameCount:)` until it returns 0. `start()` pre-rolls each track
+/// by its latency so block 0 is aligned with sample 0 of the inputs, and the mix ends after
+/// exactly `layout.frameCount` frames. With fixed settings the result does not depend on the block
+/// sizes, nor on the mode: a live kernel renders the same samples as an offline one.
 ///
-/// Threading: call from one thread at a time (the render thread). Node parameters may change from
-/// any thread; EQ, volume and pan changes are picked up at the next block.
+/// Threading: `start`, `seek` and `render` are called from one thread at a time (the render
+/// thread). Node parameters may change from any thread: a live kernel picks them up at the next
+/// block and smooths them (gains over 10 ms, EQ with τ = 10 ms, pitch with τ = 20 ms).
+/// `render` does not allocate or lock (the sources it reads from may: a live player reads from
+/// ring buffers that do not).
 public final class RenderKernel: @unchecked Sendable {
     public let layout: EngineLayout
     public let maximumFrameCount: Int
+    public let mode: RenderMode
     /// The mix (planar, `layout.channelCount` channels) of the last `render` call.
     public let output: AudioBuffer
+    /// Per-track levels after effects and mixer gains, and the mix's level.
+    public let trackMeters: [Meter]
+    public let masterMeter = Meter()
     private let tracks: [TrackKernel]
+    private let rampFrames: Int
     public private(set) var framesRendered = 0
 
-    init(layout: EngineLayout, maximumFrameCount: Int) {
+    init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
         self.maximumFrameCount = maximumFrameCount
+        self.mode = mode
         output = AudioBuffer(channelCount: layout.channelCount, capacityFrames: maximumFrameCount)
         tracks = layout.tracks.map {
-            TrackKernel(layout: $0, outputRate: layout.sampleRate, maximumFrameCount: maximumFrameCount)
+            TrackKernel(layout: $0, outputRate: layout.sampleRate, maximumFrameCount: maximumFrameCount, mode: mode)
         }
+        trackMeters = tracks.map(\.meter)
+        rampFrames = max(1, layout.sampleRate / 100)
     }
 
-    /// The latency each track's effects add (removed by `start()` offline).
+    /// The latency each track's effects add (removed by `start()`). Live kernels give every
+    /// track the same latency.
     public var trackLatencyFrames: [Int] { tracks.map(\.latencyFrames) }
 
     /// Rewinds every source and pre-rolls every track by its latency.
-    public func start() throws {
-        framesRendered = 0
+    public func start() throws { try seek(toFrame: 0) }
+
+    /// Moves to `frame` of the mix (at the output rate) with cleared signal state, pre-rolled so
+    /// the next block starts exactly there.
+    public func seek(toFrame frame: Int) throws {
+        let target = min(max(0, frame), layout.frameCount)
+        framesRendered = target
         for t in tracks {
-            try t.reset()
+            let f = t.source.format
+            let sourceFrame = Int((Double(target) * Double(f.sampleRate) / Double(layout.sampleRate)).rounded())
+            try t.reset(toFrame: sourceFrame)
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
                 try t.render(frameCount: n)
                 left -= n
             }
+            let g = targetGains(t)
+            t.gainLeft = g.left; t.gainRight = g.right; t.rampLeft = 0
         }
     }
 
@@ -49,27 +71,77 @@ public final class RenderKernel: @unchecked Sendable {
         guard n > 0 else { return 0 }
         let outChannels = layout.channelCount
         output.clear(frameCount: n)
-        let master = layout.mixer.outputVolumeParameter.clampedValue
         let outL = output.channel(0)
         let outR = outChannels > 1 ? output.channel(1) : outL
         for t in tracks {
             try t.render(frameCount: n)
-            let volume = t.layout.player.volumeParameter.clampedValue * master
-            let pan = t.layout.player.panParameter.clampedValue
-            if outChannels == 1 {
-                accumulate(t.buffer.channel(0), into: outL, gain: Float(volume), count: n)
-            } else if t.channelCount == 1 {
-                let g = PanLaw.monoGains(pan: pan)
-                accumulate(t.buffer.channel(0), into: outL, gain: Float(volume * g.left), count: n)
-                accumulate(t.buffer.channel(0), into: outR, gain: Float(volume * g.right), count: n)
-            } else {
-                let g = PanLaw.balanceGains(pan: pan)
-                accumulate(t.buffer.channel(0), into: outL, gain: Float(volume * g.left), count: n)
-                accumulate(t.buffer.channel(1), into: outR, gain: Float(volume * g.right), count: n)
+            let target = targetGains(t)
+            if target.left != t.gainLeft || target.right != t.gainRight {
+                if mode == .offline {
+                    t.gainLeft = target.left; t.gainRight = target.right
+                } else if t.rampLeft == 0 || target.left != t.gainLeft + t.stepLeft * Float(t.rampLeft)
+                            || target.right != t.gainRight + t.stepRight * Float(t.rampLeft) {
+                    t.rampLeft = rampFrames
+                    t.stepLeft = (target.left - t.gainLeft) / Float(rampFrames)
+                    t.stepRight = (target.right - t.gainRight) / Float(rampFrames)
+                }
             }
+            let inL = t.buffer.channel(0)
+            let inR = t.channelCount > 1 ? t.buffer.channel(1) : inL
+            var peak: Float = 0, sum: Float = 0
+            if t.rampLeft > 0 {
+                // Linear ramp to the new gains (live changes): per sample.
+                let m = min(n, t.rampLeft)
+                for i in 0..<m {
+                    t.gainLeft += t.stepLeft; t.gainRight += t.stepRight
+                    let l = t.gainLeft * inL[i], r = t.gainRight * inR[i]
+                    outL[i] += l
+                    if outChannels > 1 { outR[i] += r }
+                    peak = max(peak, abs(l), abs(r)); sum += l * l
+                }
+                t.rampLeft -= m
+                if t.rampLeft == 0 { t.gainLeft = target.left; t.gainRight = target.right }
+                if m < n { mix(t, from: m, count: n - m, outL, outR, outChannels, &peak, &sum) }
+            } else {
+                mix(t, from: 0, count: n, outL, outR, outChannels, &peak, &sum)
+            }
+            t.meter.record(peak: peak, rms: (sum / Float(n)).squareRoot())
         }
+        var peak: Float = 0, sum: Float = 0
+        for c in 0..<outChannels {
+            let o = output.channel(c)
+            for i in 0..<n { peak = max(peak, abs(o[i])); sum += o[i] * o[i] }
+        }
+        masterMeter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())
         framesRendered += n
         return n
+    }
+
+    @inline(__always)
+    private func mix(_ t: TrackKernel, from start: Int, count: Int, _ outL: UnsafeMutablePointer<Float>,
+                     _ outR: UnsafeMutablePointer<Float>, _ outChannels: Int, _ peak: inout Float, _ sum: inout Float) {
+        let inL = t.buffer.channel(0) + start
+        let inR = (t.channelCount > 1 ? t.buffer.channel(1) : t.buffer.channel(0)) + start
+        accumulate(inL, into: outL + start, gain: t.gainLeft, count: count)
+        if outChannels > 1 { accumulate(inR, into: outR + start, gain: t.gainRight, count: count) }
+        let g = max(abs(t.gainLeft), abs(t.gainRight))
+        var p: Float = 0, s: Float = 0
+        for i in 0..<count { p = max(p, abs(inL[i]), abs(inR[i])); s += inL[i] * inL[i] }
+        peak = max(peak, p * g); sum += s * t.gainLeft * t.gainLeft
+    }
+
+    /// The mixer gains a track's settings ask for now: volume, pan law, mute/solo, master.
+    private func targetGains(_ t: TrackKernel) -> (left: Float, right: Float) {
+        let player = t.layout.player
+        var anySolo = false
+        for other in tracks where other.layout.player.soloParameter.value != 0 { anySolo = true; break }
+        let audible = player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0)
+        guard audible else { return (0, 0) }
+        let volume = player.volumeParameter.clampedValue * layout.mixer.outputVolumeParameter.clampedValue
+        let pan = player.panParameter.clampedValue
+        if layout.channelCount == 1 { return (Float(volume), Float(volume)) }
+        let g = t.channelCount == 1 ? PanLaw.monoGains(pan: pan) : PanLaw.balanceGains(pan: pan)
+        return (Float(volume * g.left), Float(volume * g.right))
     }
 }
 

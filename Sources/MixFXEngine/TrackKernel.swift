@@ -1,4 +1,16 @@
 import MixFXDSP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a kernel will be driven.
+public enum RenderMode: Sendable {
+    /// Settings are fixed for the whole render: no smoothing, least latency.
+    case offline
+    /// Settings change while rendering: changes are smoothed (≈ 10–30 ms) and every track has the
+    /// same fixed latency, so the mix stays aligned whatever the pitch.
+    case live
+}
 
 /// The render-side state of one effect node.
 enum EffectKernel {
@@ -6,9 +18,65 @@ enum EffectKernel {
     case pitch(node: TimePitchNode, shifter: PitchShifter)
 }
 
-/// Holds a `ShelfEQ` by reference so the effect array is never copied on the render path.
+/// A `ShelfEQ` with render-side smoothing toward the node's settings.
 final class EQKernel {
     var eq = ShelfEQ()
+    let smooth: Bool
+    let sampleRate: Double
+    static let subBlock = 32
+
+    init(smooth: Bool, sampleRate: Double) {
+        self.smooth = smooth
+        self.sampleRate = sampleRate
+    }
+
+    /// A bypassed band is a 0 dB band: both are skipped, and smoothing then fades a bypass.
+    static func effective(_ s: ShelfEQSettings) -> ShelfEQSettings {
+        var e = s
+        if e.bass.bypass { e.bass.gainDB = 0; e.bass.bypass = false }
+        if e.treble.bypass { e.treble.gainDB = 0; e.treble.bypass = false }
+        return e
+    }
+
+    func process(target raw: ShelfEQSettings, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
+                 frameCount: Int) {
+        let target = EQKernel.effective(raw)
+        if target == eq.settings {
+            eq.process(left: left, right: right, frameCount: frameCount)
+            return
+        }
+        guard smooth else {
+            eq.update(target)
+            eq.process(left: left, right: right, frameCount: frameCount)
+            return
+        }
+        // Move a step toward the target every 32 frames (one-pole, τ = 10 ms) and recompute the
+        // coefficients: no zipper noise, no jump.
+        let alpha = 1 - exp(-Double(EQKernel.subBlock) / (0.01 * sampleRate))
+        var done = 0
+        while done < frameCount {
+            let n = min(EQKernel.subBlock, frameCount - done)
+            var s = eq.settings
+            func approach(_ x: inout Double, _ t: Double, _ eps: Double) {
+                x += (t - x) * alpha
+                if abs(t - x) < eps { x = t }
+            }
+            func approachLog(_ x: inout Double, _ t: Double) {
+                x *= pow(t / x, alpha)
+                if abs(t / x - 1) < 1e-4 { x = t }
+            }
+            approach(&s.bass.gainDB, target.bass.gainDB, 0.005)
+            approach(&s.treble.gainDB, target.treble.gainDB, 0.005)
+            approach(&s.globalGainDB, target.globalGainDB, 0.005)
+            approach(&s.bass.slope, target.bass.slope, 1e-4)
+            approach(&s.treble.slope, target.treble.slope, 1e-4)
+            approachLog(&s.bass.frequencyHz, target.bass.frequencyHz)
+            approachLog(&s.treble.frequencyHz, target.treble.frequencyHz)
+            eq.update(s)
+            eq.process(left: left + done, right: right.map { $0 + done }, frameCount: n)
+            done += n
+        }
+    }
 }
 
 /// The render-side state of one track: reads its source (converting the rate when needed) and
@@ -18,12 +86,17 @@ final class TrackKernel {
     let source: any AudioSource
     let channelCount: Int
     let buffer: AudioBuffer
+    let meter = Meter()
     private let readBuffer: AudioBuffer
     private let resampler: Resampler?
     private var effects: [EffectKernel] = []
     let latencyFrames: Int
+    // Mixer gains (smoothed when live)
+    var gainLeft: Float = 0, gainRight: Float = 0
+    var stepLeft: Float = 0, stepRight: Float = 0
+    var rampLeft = 0
 
-    init(layout: TrackLayout, outputRate: Int, maximumFrameCount: Int) {
+    init(layout: TrackLayout, outputRate: Int, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
         source = layout.player.source
         let f = source.format
@@ -38,13 +111,13 @@ final class TrackKernel {
         var latency = 0
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
-                let k = EQKernel()
+                let k = EQKernel(smooth: mode == .live, sampleRate: Double(outputRate))
                 k.eq.prepare(spec)
-                k.eq.update(eqNode.settings)
+                k.eq.update(EQKernel.effective(eqNode.settings))
                 effects.append(.eq(node: eqNode, kernel: k))
             } else if let pitchNode = node as? TimePitchNode {
                 let shifter = PitchShifter()
-                shifter.prepare(spec, settings: pitchNode.settings)
+                shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .live : .offline)
                 latency += shifter.latencyFrames
                 effects.append(.pitch(node: pitchNode, shifter: shifter))
             }
@@ -52,14 +125,18 @@ final class TrackKernel {
         latencyFrames = latency
     }
 
-    /// Back to sample 0 of the source with clear filter state.
-    func reset() throws {
-        try source.seek(toFrame: 0)
+    /// Back to `frame` of the source with clear filter state and the current settings.
+    func reset(toFrame frame: Int = 0) throws {
+        try source.seek(toFrame: frame)
         resampler?.reset()
         for e in effects {
             switch e {
-            case .eq(_, let k): k.eq.reset()
-            case .pitch(_, let s): s.reset()
+            case .eq(let node, let k):
+                k.eq.update(EQKernel.effective(node.settings))
+                k.eq.reset()
+            case .pitch(let node, let s):
+                s.setPitchCents(node.settings.pitchCents)
+                s.reset()
             }
         }
     }
@@ -72,10 +149,9 @@ final class TrackKernel {
         for e in effects {
             switch e {
             case .eq(let node, let k):
-                let s = node.settings
-                if s != k.eq.settings { k.eq.update(s) }
-                k.eq.process(left: left, right: right, frameCount: frameCount)
-            case .pitch(_, let shifter):
+                k.process(target: node.settings, left: left, right: right, frameCount: frameCount)
+            case .pitch(let node, let shifter):
+                if shifter.mode == .live { shifter.setPitchCents(node.pitchParameter.clampedValue) }
                 shifter.process(left: left, right: right, frameCount: frameCount)
             }
         }

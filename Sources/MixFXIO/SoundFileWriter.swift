@@ -9,17 +9,18 @@ public final class SoundFileWriter {
     public let format: OutputFormat
     /// Samples that were outside the integer range and were clamped (or, for float and lossy
     /// output, samples beyond ±1.0 that a player would clip).
-    public private(set) var clippedSamples = 0
+    public var clippedSamples: Int { converter.clippedSamples }
     /// The largest absolute sample value written (before clamping).
-    public private(set) var peak: Float = 0
+    public var peak: Float { converter.peak }
     private var handle: OpaquePointer?
-    private var scratchFloat: [Float] = []
-    private var scratchInt: [Int32] = []
-    private var scratchShort: [Int16] = []
+    private var converter: SampleConverter
+    private var scratch: UnsafeMutableRawPointer?
+    private var scratchBytes = 0
 
     public init(path: String, format: OutputFormat) throws(SoundFileError) {
         self.path = path
         self.format = format
+        converter = SampleConverter(sampleFormat: format.storedSampleFormat, channelCount: format.channelCount)
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
         info.channels = Int32(format.channelCount)
@@ -33,61 +34,27 @@ public final class SoundFileWriter {
         handle = h
     }
 
-    deinit { if let handle { sf_close(handle) } }
+    deinit {
+        if let handle { sf_close(handle) }
+        scratch?.deallocate()
+    }
 
     /// Appends `frameCount` frames from `buffer`'s first `format.channelCount` channels.
     public func write(_ buffer: AudioBuffer, frameCount: Int) throws(SoundFileError) {
         guard let handle else { throw .writeFailed(path: path, reason: "file already closed") }
-        let ch = format.channelCount
-        let total = frameCount * ch
-        var peakHere = peak
-        var clipped = 0
-        let stored = format.storedSampleFormat
-        let written: Int
-        switch stored {
-        case .s16?:
-            if scratchShort.count < total { scratchShort = [Int16](repeating: 0, count: total) }
-            for c in 0..<ch {
-                let src = buffer.channel(c)
-                for i in 0..<frameCount {
-                    let x = src[i]
-                    peakHere = max(peakHere, abs(x))
-                    let v = (Double(x) * 32768).rounded()
-                    if v > 32767 || v < -32768 { clipped += 1 }
-                    scratchShort[i * ch + c] = Int16(min(max(v, -32768), 32767))
-                }
-            }
-            written = scratchShort.withUnsafeBufferPointer { Int(sf_writef_short(handle, $0.baseAddress, sf_count_t(frameCount))) }
-        case .s24?, .s32?:
-            let scale = stored == .s24 ? 8_388_608.0 : 2_147_483_648.0
-            let shift: Int32 = stored == .s24 ? 8 : 0
-            if scratchInt.count < total { scratchInt = [Int32](repeating: 0, count: total) }
-            for c in 0..<ch {
-                let src = buffer.channel(c)
-                for i in 0..<frameCount {
-                    let x = src[i]
-                    peakHere = max(peakHere, abs(x))
-                    let v = (Double(x) * scale).rounded()
-                    if v > scale - 1 || v < -scale { clipped += 1 }
-                    scratchInt[i * ch + c] = Int32(min(max(v, -scale), scale - 1)) << shift
-                }
-            }
-            written = scratchInt.withUnsafeBufferPointer { Int(sf_writef_int(handle, $0.baseAddress, sf_count_t(frameCount))) }
-        case .f32?, nil:
-            if scratchFloat.count < total { scratchFloat = [Float](repeating: 0, count: total) }
-            for c in 0..<ch {
-                let src = buffer.channel(c)
-                for i in 0..<frameCount {
-                    let x = src[i]
-                    peakHere = max(peakHere, abs(x))
-                    if abs(x) > 1 { clipped += 1 }
-                    scratchFloat[i * ch + c] = x
-                }
-            }
-            written = scratchFloat.withUnsafeBufferPointer { Int(sf_writef_float(handle, $0.baseAddress, sf_count_t(frameCount))) }
+        let bytes = frameCount * format.channelCount * converter.bytesPerSample
+        if scratchBytes < bytes {
+            scratch?.deallocate()
+            scratch = .allocate(byteCount: bytes, alignment: 16)
+            scratchBytes = bytes
         }
-        peak = peakHere
-        clippedSamples += clipped
+        converter.convert(buffer, frameCount: frameCount, to: scratch!)
+        let n = sf_count_t(frameCount)
+        let written: Int = switch converter.sampleFormat {
+        case .s16?: Int(sf_writef_short(handle, scratch!.assumingMemoryBound(to: Int16.self), n))
+        case .s24?, .s32?: Int(sf_writef_int(handle, scratch!.assumingMemoryBound(to: Int32.self), n))
+        case .f32?, nil: Int(sf_writef_float(handle, scratch!.assumingMemoryBound(to: Float.self), n))
+        }
         if written != frameCount {
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(handle)))
         }

@@ -15,7 +15,7 @@ import MixFXEngine
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "globalGainDB" },
 ///               "pitch": { "cents", "overlap" },
-///               "mixer": { "volume", "pan" } }
+///               "mixer": { "volume", "pan", "mute", "solo" } }
 ///
 /// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
 /// of range are errors naming the field path.
@@ -50,6 +50,8 @@ public struct Preset: Equatable, Sendable {
         (["pitch", "overlap"], .pitchOverlap),
         (["mixer", "volume"], .volume),
         (["mixer", "pan"], .pan),
+        (["mixer", "mute"], .mute),
+        (["mixer", "solo"], .solo),
     ]
 
     /// The values for track `index` (0-based): defaults ← `all` ← `tracks[index]`.

@@ -1,0 +1,74 @@
+import MixFXDSP
+
+/// Converts planar float blocks into interleaved integer or float samples, the one way mixfx
+/// does it for files and devices alike: x·2^(bits−1) rounded to nearest, clamped (never
+/// wrapped), and every clamped sample counted. So a live stream and an offline file of the same
+/// session hold the same samples.
+public struct SampleConverter {
+    public let sampleFormat: SampleFormat?   // nil: floats for a lossy encoder
+    public let channelCount: Int
+    /// Samples outside the integer range (or beyond ±1.0 for float output), so far.
+    public private(set) var clippedSamples = 0
+    /// The largest absolute value seen (before clamping).
+    public private(set) var peak: Float = 0
+
+    public init(sampleFormat: SampleFormat?, channelCount: Int) {
+        self.sampleFormat = sampleFormat
+        self.channelCount = channelCount
+    }
+
+    public var bytesPerSample: Int {
+        switch sampleFormat { case .s16?: 2; default: 4 }
+    }
+
+    /// Writes `frameCount` interleaved frames to `destination` (which holds at least
+    /// frameCount·channelCount·bytesPerSample bytes). `gain` scales on the way (fades).
+    public mutating func convert(_ buffer: AudioBuffer, frameCount: Int, to destination: UnsafeMutableRawPointer) {
+        let ch = channelCount
+        var peakHere = peak
+        var clipped = 0
+        switch sampleFormat {
+        case .s16?:
+            let out = destination.assumingMemoryBound(to: Int16.self)
+            for c in 0..<ch {
+                let src = buffer.channel(c)
+                for i in 0..<frameCount {
+                    let x = src[i]
+                    peakHere = max(peakHere, abs(x))
+                    let v = (Double(x) * 32768).rounded()
+                    if v > 32767 || v < -32768 { clipped += 1 }
+                    out[i * ch + c] = Int16(min(max(v, -32768), 32767))
+                }
+            }
+        case .s24?, .s32?:
+            // s24 is left-justified in 32 bits (libsndfile's int convention); devices taking
+            // S24_LE get it shifted right by the caller.
+            let scale = sampleFormat == .s24 ? 8_388_608.0 : 2_147_483_648.0
+            let shift: Int32 = sampleFormat == .s24 ? 8 : 0
+            let out = destination.assumingMemoryBound(to: Int32.self)
+            for c in 0..<ch {
+                let src = buffer.channel(c)
+                for i in 0..<frameCount {
+                    let x = src[i]
+                    peakHere = max(peakHere, abs(x))
+                    let v = (Double(x) * scale).rounded()
+                    if v > scale - 1 || v < -scale { clipped += 1 }
+                    out[i * ch + c] = Int32(min(max(v, -scale), scale - 1)) << shift
+                }
+            }
+        case .f32?, nil:
+            let out = destination.assumingMemoryBound(to: Float.self)
+            for c in 0..<ch {
+                let src = buffer.channel(c)
+                for i in 0..<frameCount {
+                    let x = src[i]
+                    peakHere = max(peakHere, abs(x))
+                    if abs(x) > 1 { clipped += 1 }
+                    out[i * ch + c] = x
+                }
+            }
+        }
+        peak = peakHere
+        clippedSamples += clipped
+    }
+}
