@@ -10,8 +10,7 @@ run:
 
 test:
 	scripts/install-deps.sh test
-	swift build -c release -Xswiftc -enable-testing
-	swift test -c release -Xswiftc -enable-testing
+	scripts/test.sh
 
 build:
 	swift build -c release

@@ -20,7 +20,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .target(name: "MixFXDSP"),
         .target(name: "MixFXEngine", dependencies: ["MixFXDSP"]),
-        .target(name: "MixFXIO", dependencies: ["MixFXEngine", "CSndFile"]),
+        .target(name: "MixFXIO", dependencies: ["MixFXEngine", "CSndFile", "CALSA"]),
         .target(name: "MixFXPresets", dependencies: ["MixFXEngine"]),
         .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXIO", "MixFXPresets"]),
         .target(name: "MixFXCLI", dependencies: ["MixFX"]),

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mixfx needs that are missing (run as root, or with sudo present).
 #   install-deps.sh          build + run: libsndfile, ALSA headers, pkg-config
-#   install-deps.sh test     also the test oracles and tools: sox
+#   install-deps.sh test     also what the tests use: sox (oracle), PulseAudio and the ALSA pulse
+#                            plugin (real-time playback tests), tmux (terminal UI test), gcc
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
-if [ "${1:-}" = test ]; then pkgs+=(sox); fi
+if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,8 @@ public enum MixFXCommand {
     mixfx \(version): audio effects engine and mixer
 
     usage: mixfx render TRACK... [-o OUT] [options]   mix tracks through EQ and pitch into a file
+           mixfx play TRACK... [options]              play live through ALSA with a terminal mixer
+           mixfx devices                              list ALSA playback devices
            mixfx presets                              list presets
            mixfx preset show NAME                     print a preset
            mixfx --version | --help
@@ -28,9 +30,11 @@ public enum MixFXCommand {
             case "-h", "--help", "help": print(help); return 0
             case "--version", "-V", "version": print("mixfx \(version)"); return 0
             case "render": return try RenderCommand.run(rest)
+            case "play": return try PlayCommand.run(rest)
+            case "devices": return try DevicesCommand.run(rest)
             case "presets": return try PresetsCommand.list(rest)
             case "preset": return try PresetsCommand.preset(rest)
-            default: throw .usage("unknown command '\(first)' (commands: render, presets, preset; see mixfx --help)")
+            default: throw .usage("unknown command '\(first)' (commands: render, play, devices, presets, preset; see mixfx --help)")
             }
         } catch {
             Terminal.printError("mixfx: error: \(error.message)")

@@ -1,0 +1,191 @@
+import Foundation
+import MixFX
+
+/// `mixfx play`: plays a session live through ALSA with a terminal mixer or a control script.
+struct PlayCommand {
+    static let help = """
+    usage: mixfx play TRACK... [the render settings and --preset] [--device NAME] [--buffer-ms MS]
+                      [--period-ms MS] [--loop] [--start SECONDS] [--no-ui] [--json]
+           mixfx devices
+
+    Plays the session through ALSA on a real-time render thread while you change the mix.
+
+      --device NAME       ALSA PCM (default "default"; `mixfx devices` lists them)
+      --buffer-ms MS      device buffer (default 50): the control-to-sound latency
+      --period-ms MS      render block (default a quarter of the buffer)
+      --sample-format F   ask the device for s16, s24, s32 or f32 (default f32, or what it takes)
+      --rate HZ           session rate (default the highest input rate; the device's nearest is used)
+      --loop              start again at the end
+      --start SECONDS     start position
+      --no-ui             no terminal mixer: read control commands from stdin
+      --json              print the closing report as JSON
+
+    On a terminal, the mixer: ↑/↓ or 1-9 pick a track; v/V volume, ←/→ pan, b/B bass, t/T treble,
+    p/P pitch (±100 cents; , and . for ±10), m mute, s solo, -/+ master volume, space pause,
+    [/] seek ∓5 s, w save the settings as a preset, ? help, q quit.
+
+    Otherwise (or with --no-ui), one command per line on stdin:
+      track N KEY VALUE   e.g. track 2 pitch -300, track 1 mute on, track 3 volume 0.5
+      master volume V     seek SECONDS | seek +S | seek -S     pause | resume
+      save FILE.json      status      quit
+    Each accepted command is acknowledged on stdout with the frame it applies from; a bad one
+    gets a message on stderr and playback goes on. Underruns are counted and reported at exit.
+    """
+
+    var session = SessionOptions()
+    var options = LiveOptions()
+    var noUI = false, json = false, quiet = false
+
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        var cmd = PlayCommand()
+        var args = Arguments(argv)
+        while let (name, inline) = args.nextOption() {
+            switch name {
+            case "-h", "--help": print(help); return 0
+            case "--device": cmd.options.device = try args.value(for: name, inline: inline)
+            case "--buffer-ms", "--period-ms", "--start":
+                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+                switch name {
+                case "--buffer-ms":
+                    guard v >= 5 && v <= 2000 else { throw .usage("--buffer-ms: \(fmt(v)) is not from 5 to 2000") }
+                    cmd.options.bufferMilliseconds = v
+                case "--period-ms":
+                    guard v >= 1 && v <= 1000 else { throw .usage("--period-ms: \(fmt(v)) is not from 1 to 1000") }
+                    cmd.options.periodMilliseconds = v
+                default:
+                    guard v >= 0 else { throw .usage("--start: \(fmt(v)) is below 0") }
+                    cmd.options.startSeconds = v
+                }
+            case "--loop": cmd.options.loop = true
+            case "--no-ui": cmd.noUI = true
+            case "--json": cmd.json = true
+            case "--quiet", "-q": cmd.quiet = true
+            default:
+                if try !cmd.session.parse(name, inline: inline, &args) {
+                    throw .usage("play: unknown option \(name) (see mixfx play --help)")
+                }
+            }
+        }
+        cmd.session.inputs = args.positionals
+        guard !cmd.session.inputs.isEmpty else { throw .usage("play: no tracks given (usage: mixfx play TRACK...)") }
+        return try cmd.execute()
+    }
+
+    func execute() throws(CLIError) -> Int32 {
+        var warnings: [String] = []
+        let preset = try session.loadPreset(warnings: &warnings)
+        for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
+        let resolved = try session.resolve(preset: preset)
+        var opts = options
+        opts.sampleFormat = resolved.sampleFormat
+        let engine = AudioEngine()
+        var tracks: [Track] = []
+        var sources: [StreamingSource] = []
+        for (i, path) in resolved.inputs.enumerated() {
+            let reader: SoundFileReader
+            do { reader = try SoundFileReader(path: path) } catch { throw .failure(error.description) }
+            let source = StreamingSource(reader: reader)
+            sources.append(source)
+            let t = engine.addTrack(source: source, name: "track \(i + 1) (\(path))")
+            t.apply(resolved.tracks[i])
+            tracks.append(t)
+        }
+        engine.mainMixer.outputVolume = resolved.masterVolume
+        engine.outputSampleRate = resolved.sampleRate
+        for s in sources { do { try s.seek(toFrame: 0) } catch { throw .failure("\(error)") } }
+        let player: LivePlayer
+        do {
+            player = try LivePlayer(engine: engine, sources: sources, options: opts)
+        } catch let e as EngineError {
+            throw .usage(e.description)
+        } catch {
+            throw .failure("\(error)")
+        }
+        let control = LiveControl(player: player, engine: engine, tracks: tracks, inputs: resolved.inputs,
+                                  sampleFormat: resolved.sampleFormat, sampleRate: resolved.sampleRate)
+        let interactive = !noUI && Terminal.isTerminal(0) && Terminal.isTerminal(1)
+        Terminal.installInterruptHandler()
+        player.start()
+        if interactive {
+            let ui = TerminalMixer(control: control)
+            ui.run()
+        } else {
+            runScript(control)
+        }
+        player.waitUntilFinished()
+        return report(player, interactive: interactive)
+    }
+
+    /// Reads commands from stdin on a background thread until the session ends, Ctrl-C, or quit.
+    private func runScript(_ control: LiveControl) {
+        let player = control.player
+        let reader = Thread {
+            while let line = readLine() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+                do throws(LiveControl.CommandError) {
+                    switch try control.execute(trimmed) {
+                    case .quit:
+                        player.stop()
+                        return
+                    case .ok(let text):
+                        let ack = "ok \(text) @ frame \(player.status.framesRendered)\n"
+                        FileHandle.standardOutput.write(Data(ack.utf8))
+                    }
+                } catch {
+                    Terminal.printError("mixfx: control: \(error.message)")
+                }
+            }
+        }
+        reader.start()
+        while !player.status.isFinished {
+            if interruptRequested.load(ordering: .relaxed) { player.stop(); break }
+            usleep(10_000)
+        }
+    }
+
+    private func report(_ player: LivePlayer, interactive: Bool) -> Int32 {
+        let s = player.status
+        if let error = player.error {
+            Terminal.printError("mixfx: error: \(error)")
+            return 1
+        }
+        if json {
+            var obj: [String: Any] = [
+                "device": player.output.device, "sampleRateHz": player.output.sampleRate,
+                "sampleFormat": player.output.sampleFormat.rawValue, "channels": player.output.channelCount,
+                "bufferFrames": player.output.bufferFrames, "periodFrames": player.output.periodFrames,
+                "framesPlayed": s.framesRendered, "durationSeconds": s.durationSeconds,
+                "underruns": s.underruns, "diskUnderflowFrames": s.diskUnderflowFrames,
+                "maxDSPLoad": s.maxDSPLoad, "clippedSamples": s.clippedSamples,
+                "latencyFrames": player.kernel.trackLatencyFrames.max() ?? 0,
+                "wallSeconds": player.playbackWallSeconds,
+            ]
+            if let a = player.renderThreadAllocations { obj["renderThreadAllocations"] = a }
+            printJSON(obj)
+        } else if !quiet {
+            Terminal.printError(String(format: "played %.2f s on %@ (%@, %d Hz, buffer %d frames), underruns: %d, max DSP load %.1f%%",
+                                       Double(s.framesRendered) / Double(player.output.sampleRate), player.output.device,
+                                       player.output.sampleFormat.rawValue, player.output.sampleRate,
+                                       player.output.bufferFrames, s.underruns, s.maxDSPLoad * 100))
+        }
+        return 0
+    }
+}
+
+/// `mixfx devices`
+enum DevicesCommand {
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        if argv.contains("--help") || argv.contains("-h") {
+            print("usage: mixfx devices    list ALSA playback devices (PCM names for --device)")
+            return 0
+        }
+        let devices = ALSAOutput.devices()
+        if devices.isEmpty {
+            print("no ALSA devices listed; `--device default` uses ALSA's default")
+        }
+        let width = (devices.map(\.name.count).max() ?? 0) + 2
+        for d in devices { print(d.name.padding(toLength: width, withPad: " ", startingAt: 0) + d.description) }
+        return 0
+    }
+}

@@ -1,0 +1,314 @@
+import Foundation
+import Synchronization
+import MixFXDSP
+import MixFXEngine
+
+/// How a live player opens its device.
+public struct LiveOptions: Sendable {
+    /// ALSA PCM name.
+    public var device = "default"
+    /// Device buffer, ms (≈ 50 by default: the control-to-sound latency).
+    public var bufferMilliseconds = 50.0
+    /// Period (one render block), ms; default a quarter of the buffer.
+    public var periodMilliseconds: Double?
+    /// Sample format to ask the device for (nil: float, falling back to what it takes).
+    public var sampleFormat: SampleFormat?
+    /// Where to start, seconds.
+    public var startSeconds = 0.0
+    /// Start again at the end.
+    public var loop = false
+
+    public init() {}
+}
+
+/// What a live player reports; any thread may read it.
+public struct LiveStatus: Sendable {
+    public var positionSeconds: Double
+    public var durationSeconds: Double
+    /// Render time of the last period over the period's duration (1 = a full core's real time).
+    public var dspLoad: Double
+    public var maxDSPLoad: Double
+    public var underruns: Int
+    public var diskUnderflowFrames: Int
+    public var isPaused: Bool
+    public var isFinished: Bool
+    public var framesRendered: Int
+    public var clippedSamples: Int
+}
+
+/// Plays an engine through ALSA in real time on a dedicated render thread, while any thread
+/// changes node parameters, pauses, seeks or stops.
+///
+/// The render thread renders one period at a time with a live `RenderKernel` (every change is
+/// smoothed), converts it with the same `SampleConverter` as file output (so static settings give
+/// the same samples as `mixfx render`), and writes it with blocking `snd_pcm_writei`, which paces
+/// it. Its loop does not allocate or take locks; files are read ahead by a feeder thread into
+/// lock-free rings (`StreamingSource`). Pause, stop and seek fade over about 10 ms.
+///
+/// Threading: `start`, `pause`, `seek`, `stop`, `waitUntilFinished` and `status` may be called
+/// from any thread except the render thread; parameters of the engine's nodes from any thread.
+public final class LivePlayer: @unchecked Sendable {
+    public let kernel: RenderKernel
+    public let output: ALSAOutput
+    public let sources: [StreamingSource]
+    public let options: LiveOptions
+
+    private let interleaved: UnsafeMutableRawPointer
+    private var converter: SampleConverter
+    private let feederLock = Mutex<Void>(())
+    private let controlLock = Mutex<Void>(())
+    private let stopRequested = Atomic<Bool>(false)
+    private let pauseRequested = Atomic<Bool>(false)
+    private let parkRequested = Atomic<Bool>(false)
+    private let parked = DispatchSemaphore(value: 0)
+    private let unpark = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let finishedFlag = Atomic<Bool>(false)
+    private let feederStop = Atomic<Bool>(false)
+    private let endReached = Atomic<Bool>(false)
+    private let stallMilliseconds = Atomic<Int>(0)
+    private let loadBits = Atomic<UInt64>(0)
+    private let maxLoadBits = Atomic<UInt64>(0)
+    private let rendered = Atomic<Int>(0)
+    private let clipped = Atomic<Int>(0)
+    private let underrunCount = Atomic<Int>(0)
+    private let renderAllocations = Atomic<Int>(-1)
+    private var gain: Float = 1          // pause/stop fade, render side
+    private let firstWriteNanos = Atomic<UInt64>(0)
+    private let drainedNanos = Atomic<UInt64>(0)
+    private var failure: (any Error)?
+
+    /// Opens the device and prepares the engine for it. The session is rendered at the rate the
+    /// device takes (tracks are resampled when it differs from theirs).
+    public init(engine: AudioEngine, sources: [StreamingSource], options: LiveOptions) throws {
+        self.sources = sources
+        self.options = options
+        let layout = try engine.validate()
+        let out = ALSAOutput(device: options.device)
+        try out.open(sampleRate: layout.sampleRate, channelCount: layout.channelCount,
+                     preferredFormat: options.sampleFormat, bufferMilliseconds: options.bufferMilliseconds,
+                     periodMilliseconds: options.periodMilliseconds ?? options.bufferMilliseconds / 4)
+        output = out
+        if out.sampleRate != layout.sampleRate { engine.outputSampleRate = out.sampleRate }
+        kernel = try engine.makeKernel(maximumFrameCount: out.periodFrames, mode: .live)
+        converter = SampleConverter(sampleFormat: out.sampleFormat, channelCount: layout.channelCount)
+        interleaved = .allocate(byteCount: out.periodFrames * layout.channelCount * 4, alignment: 16)
+        try kernel.seek(toFrame: Int(options.startSeconds * Double(kernel.layout.sampleRate)))
+    }
+
+    deinit { interleaved.deallocate() }
+
+    public var durationSeconds: Double { Double(kernel.layout.frameCount) / Double(kernel.layout.sampleRate) }
+
+    /// Starts the feeder and render threads.
+    public func start() {
+        let feeder = Thread { [self] in feed() }
+        feeder.name = "mixfx-feeder"
+        feeder.start()
+        let render = Thread { [self] in renderLoop() }
+        render.name = "mixfx-render"
+        render.stackSize = 1 << 20
+        render.start()
+    }
+
+    public func pause(_ on: Bool) { pauseRequested.store(on, ordering: .relaxed) }
+
+    /// Fades out and stops; `waitUntilFinished` returns once the device has drained the fade.
+    public func stop() { stopRequested.store(true, ordering: .relaxed) }
+
+    /// Test hook: the render thread sleeps once for `milliseconds` (to provoke an underrun).
+    public func stall(milliseconds: Int) { stallMilliseconds.store(milliseconds, ordering: .relaxed) }
+
+    /// Jumps to `seconds` (clamped to the session), with a short fade.
+    public func seek(toSeconds seconds: Double) throws {
+        try controlLock.withLock { _ in
+            guard !finishedFlag.load(ordering: .relaxed) else { return }
+            parkRequested.store(true, ordering: .relaxed)
+            parked.wait()
+            defer { unpark.signal() }
+            output.dropAndPrepare()
+            try feederLock.withLock { _ in
+                try kernel.seek(toFrame: Int(max(0, seconds) * Double(kernel.layout.sampleRate)))
+            }
+            rendered.store(kernel.framesRendered, ordering: .relaxed)
+        }
+    }
+
+    public func waitUntilFinished() {
+        finished.wait()
+        finished.signal()
+    }
+
+    /// Allocations the render thread made after its warm-up, when the process runs with the test
+    /// allocation counter preloaded (nil otherwise).
+    public var renderThreadAllocations: Int? {
+        let v = renderAllocations.load(ordering: .relaxed)
+        return v < 0 ? nil : v
+    }
+
+    /// Wall-clock seconds from the first write to the end of the drain (after playback).
+    public var playbackWallSeconds: Double {
+        let a = firstWriteNanos.load(ordering: .relaxed), b = drainedNanos.load(ordering: .relaxed)
+        return a > 0 && b > a ? Double(b - a) / 1e9 : 0
+    }
+
+    /// The error that ended playback early, if any.
+    public var error: (any Error)? { failure }
+
+    public var status: LiveStatus {
+        let rate = Double(kernel.layout.sampleRate)
+        let frames = rendered.load(ordering: .relaxed)
+        let delay = finishedFlag.load(ordering: .relaxed) ? 0 : min(output.bufferFrames, frames)
+        return LiveStatus(
+            positionSeconds: Double(max(0, frames - delay)) / rate,
+            durationSeconds: durationSeconds,
+            dspLoad: Double(bitPattern: loadBits.load(ordering: .relaxed)),
+            maxDSPLoad: Double(bitPattern: maxLoadBits.load(ordering: .relaxed)),
+            underruns: underrunCount.load(ordering: .relaxed),
+            diskUnderflowFrames: sources.reduce(0) { $0 + $1.underflowFrames },
+            isPaused: pauseRequested.load(ordering: .relaxed),
+            isFinished: finishedFlag.load(ordering: .relaxed),
+            framesRendered: frames,
+            clippedSamples: clipped.load(ordering: .relaxed))
+    }
+
+    // MARK: threads
+
+    private func feed() {
+        while !feederStop.load(ordering: .relaxed) {
+            do {
+                try feederLock.withLock { _ in for s in sources { try s.refill() } }
+            } catch {
+                failure = error
+                stop()
+                return
+            }
+            usleep(5000)
+        }
+    }
+
+    private func renderLoop() {
+        LivePlayer.raisePriority()
+        let period = output.periodFrames
+        let channels = kernel.layout.channelCount
+        let periodSeconds = Double(period) / Double(kernel.layout.sampleRate)
+        let fadeStep = 1 / Float(max(1, kernel.layout.sampleRate / 100))     // 10 ms
+        let counter = AllocationCounter()
+        var periods = 0
+        var allocationsAtWarmUp: UInt64?
+        var stopping = false
+        do {
+            while true {
+                if parkRequested.load(ordering: .relaxed) {
+                    // Fade out, then let the control thread seek.
+                    try fadeOut(period: period, channels: channels, step: fadeStep)
+                    parkRequested.store(false, ordering: .relaxed)
+                    parked.signal()
+                    unpark.wait()
+                    gain = 0
+                    continue
+                }
+                if stopRequested.load(ordering: .relaxed) {
+                    stopping = true
+                    try fadeOut(period: period, channels: channels, step: fadeStep)
+                    break
+                }
+                let stall = stallMilliseconds.exchange(0, ordering: .relaxed)
+                if stall > 0 { usleep(UInt32(stall * 1000)) }
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                let paused = pauseRequested.load(ordering: .relaxed)
+                var n = period
+                if paused && gain == 0 {
+                    kernel.output.clear(frameCount: period)
+                } else {
+                    n = try kernel.render(frameCount: period)
+                    if n == 0 {
+                        if options.loop {
+                            try feederLock.withLock { _ in try kernel.seek(toFrame: 0) }
+                            continue
+                        }
+                        endReached.store(true, ordering: .relaxed)
+                        break
+                    }
+                    applyGain(target: paused ? 0 : 1, step: fadeStep, frames: n, channels: channels)
+                }
+                converter.convert(kernel.output, frameCount: n, to: interleaved)
+                output.fixup24(interleaved, sampleCount: n * channels)
+                let load = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9 / periodSeconds
+                loadBits.store(load.bitPattern, ordering: .relaxed)
+                if periods > 8 && load > Double(bitPattern: maxLoadBits.load(ordering: .relaxed)) {
+                    maxLoadBits.store(load.bitPattern, ordering: .relaxed)
+                }
+                if periods == 0 { firstWriteNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+                try output.write(interleaved, frameCount: n)
+                if !paused || gain > 0 { rendered.store(kernel.framesRendered, ordering: .relaxed) }
+                underrunCount.store(output.underruns, ordering: .relaxed)
+                clipped.store(converter.clippedSamples, ordering: .relaxed)
+                periods += 1
+                if periods == 16 { allocationsAtWarmUp = counter.count }
+            }
+        } catch {
+            failure = error
+        }
+        if let a = allocationsAtWarmUp, let now = counter.count {
+            renderAllocations.store(Int(now - a), ordering: .relaxed)
+        }
+        _ = stopping
+        output.drain()
+        drainedNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        underrunCount.store(output.underruns, ordering: .relaxed)
+        feederStop.store(true, ordering: .relaxed)
+        finishedFlag.store(true, ordering: .relaxed)
+        finished.signal()
+    }
+
+    /// Ramps `gain` toward `target` across the block (pause and resume).
+    private func applyGain(target: Float, step: Float, frames: Int, channels: Int) {
+        guard gain != target || target != 1 else { return }
+        var g = gain
+        for i in 0..<frames {
+            g = target > g ? min(target, g + step) : max(target, g - step)
+            for c in 0..<channels { kernel.output.channel(c)[i] *= g }
+        }
+        gain = g
+    }
+
+    /// Renders one more period fading to silence and writes it.
+    private func fadeOut(period: Int, channels: Int, step: Float) throws {
+        guard gain > 0 else { return }
+        let n = try kernel.render(frameCount: period)
+        if n > 0 {
+            let fadeStep = max(step, gain / Float(n))
+            applyGain(target: 0, step: fadeStep, frames: n, channels: channels)
+            converter.convert(kernel.output, frameCount: n, to: interleaved)
+            output.fixup24(interleaved, sampleCount: n * channels)
+            try output.write(interleaved, frameCount: n)
+            rendered.store(kernel.framesRendered, ordering: .relaxed)
+        }
+        gain = 0
+    }
+
+    /// Real-time scheduling when allowed (root or rtprio); harmless when refused.
+    private static func raisePriority() {
+        var param = sched_param()
+        param.sched_priority = 20
+        _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &param)
+    }
+}
+
+/// Reads the per-thread allocation counter that the test support preloads
+/// (`Tests/alsa/alloccount.c`, exporting `mixfx_alloc_count`). Absent in normal runs.
+struct AllocationCounter {
+    private typealias CountFunction = @convention(c) () -> UInt64
+    private let function: CountFunction?
+
+    init() {
+        if let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mixfx_alloc_count") {
+            function = unsafeBitCast(sym, to: CountFunction.self)
+        } else {
+            function = nil
+        }
+    }
+
+    var count: UInt64? { function?() }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// `mixfx play` through real ALSA: the raw file tap for content, a private PulseAudio null sink
+/// for real-time pacing and underruns (see Tests/alsa).
+@Suite struct PlayTests {
+    let dir = TempDir("mixfx-play")
+
+    func json(_ text: String) -> [String: Any] {
+        guard let start = text.firstIndex(of: "{"),
+              let obj = try? JSONSerialization.jsonObject(with: Data(text[start...].utf8)) as? [String: Any] else { return [:] }
+        return obj
+    }
+
+    func sine(_ name: String, seconds: Double, frequency: Double = 440, rate: Int = 48_000, amplitude: Float = 0.5) throws -> String {
+        let path = dir.file(name)
+        let x = Signals.sine(frequencyHz: frequency, sampleRate: Double(rate), frames: Int(seconds * Double(rate)),
+                             amplitude: Double(amplitude)).map { ($0 * 32768).rounded() / 32768 }
+        try AudioFiles.write([x], to: path, sampleRate: rate)
+        return path
+    }
+
+    @Test func whatReachesALSAIsBitExactTheOfflineRender() throws {
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.flac")
+        try AudioFiles.write([Signals.noise(frames: 30_000, amplitude: 0.2, seed: 3)], to: a, sampleRate: 44_100)
+        try AudioFiles.write([Signals.noise(frames: 40_000, amplitude: 0.2, seed: 4), Signals.noise(frames: 40_000, amplitude: 0.2, seed: 5)],
+                             to: b, sampleRate: 48_000)
+        let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=-300,pan=0.4,treble=-3", "--sample-format", "s16"]
+        let offline = dir.file("offline.wav")
+        #expect(try MixFXBinary.run(["render", a, b, "-o", offline, "--quiet"] + settings).status == 0)
+        let tap = dir.file("tap.raw")
+        let r = try MixFXBinary.run(["play", a, b, "--device", "mixfx_tap", "--no-ui", "--json"] + settings,
+                                    environment: ALSARig.environment(tap: tap))
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = json(r.stdout)
+        #expect(report["sampleFormat"] as? String == "s16" && report["underruns"] as? Int == 0)
+        let captured = try ALSARig.readS16(tap)
+        let (ref, format) = try AudioFiles.read(offline)
+        #expect(captured.count == format.frameCount * 2)
+        var same = captured.count == format.frameCount * 2
+        for i in 0..<min(format.frameCount, captured.count / 2) where same {
+            same = Int16((ref[0][i] * 32768).rounded()) == captured[2 * i] && Int16((ref[1][i] * 32768).rounded()) == captured[2 * i + 1]
+        }
+        #expect(same, "the tap differs from the offline render")
+    }
+
+    @Test func devicesAndDeviceErrors() throws {
+        defer { dir.remove() }
+        let env = ALSARig.environment(tap: dir.file("t.raw"))
+        let list = try MixFXBinary.run(["devices"], environment: env)
+        #expect(list.status == 0 && list.stdout.contains("mixfx_tap") && list.stdout.contains("raw file tap"))
+        let input = try sine("s.wav", seconds: 0.2)
+        let bad = try MixFXBinary.run(["play", input, "--device", "nosuchcard", "--no-ui"], environment: env)
+        #expect(bad.status == 1)
+        let line = bad.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(line.contains("'nosuchcard'") && line.contains("mixfx_tap") && line.contains("--device default"), "\(line)")
+    }
+
+    @Test func badControlCommandsAreReportedAndPlaybackGoesOn() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let input = try sine("s.wav", seconds: 1.5)
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse", "--no-ui", "--json"],
+                                       environment: ALSARig.environment(tap: dir.file("t.raw")))
+        p.send("track 9 volume 1")
+        p.send("wobble")
+        p.send("track 1 pitch 5000")
+        p.send("track 1 volume 0.5")
+        #expect(p.waitForLine(startingWith: "ok track 1 volume 0.5") != nil)
+        p.closeInput()
+        #expect(p.wait() == 0)
+        #expect(p.stderr.contains("track 9: tracks go from 1 to 1"))
+        #expect(p.stderr.contains("unknown command 'wobble'"))
+        #expect(p.stderr.contains("5000 is above 2400"))
+        #expect(json(p.stdout)["framesPlayed"] as? Int == 72_000)
+    }
+
+    @Test func playbackTakesRealTimeAndDrainsTheTail() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let input = try sine("s.wav", seconds: 4)
+        let tap = dir.file("t.raw")
+        let r = try MixFXBinary.run(["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json", "--sample-format", "s16"],
+                                    environment: ALSARig.environment(tap: tap))
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = json(r.stdout)
+        let wall = report["wallSeconds"] as? Double ?? 0
+        #expect(abs(wall - 4) / 4 < 0.02, "4 s of audio took \(wall) s")
+        #expect(report["underruns"] as? Int == 0)
+        #expect(try ALSARig.readS16(tap).count == 4 * 48_000)   // every frame reached the device
+    }
+
+    @Test func aStalledRenderThreadUnderrunsRecoversAndIsCounted() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let input = try sine("s.wav", seconds: 3)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "s16", "--buffer-ms", "50"],
+                                       environment: ALSARig.environment(tap: tap))
+        usleep(800_000)
+        p.send("debug stall 400")   // 8× the buffer
+        #expect(p.waitForLine(startingWith: "ok debug stall") != nil)
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let report = json(p.stdout)
+        #expect(report["underruns"] as? Int == 1, "\(p.stdout)")
+        let wall = report["wallSeconds"] as? Double ?? 0
+        #expect(wall > 3.3 && wall < 3.6, "3 s with a 0.4 s stall took \(wall) s")
+        // Recovered without losing or repeating anything: the tap holds the whole session once.
+        let captured = try ALSARig.readS16(tap)
+        let (x, _) = try AudioFiles.read(input)
+        #expect(captured.count == x[0].count)   // mono session, mono stream
+        #expect(zip(captured, x[0]).allSatisfy { $0 == Int16(($1 * 32768).rounded()) })
+    }
+
+    @Test func aParameterChangeArrivesOnTimeWithoutAClick() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let input = try sine("s.wav", seconds: 3)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "f32"],
+                                       environment: ALSARig.environment(tap: tap))
+        usleep(1_000_000)
+        p.send("track 1 volume 0.25")
+        guard let ack = p.waitForLine(startingWith: "ok track 1 volume"),
+              let frame = Int(ack.split(separator: " ").last ?? "") else {
+            Issue.record("no acknowledgement: \(p.stdout) \(p.stderr)"); return
+        }
+        usleep(500_000)
+        p.send("track 1 pitch 700")
+        guard let ack2 = p.waitForLine(startingWith: "ok track 1 pitch"),
+              let frame2 = Int(ack2.split(separator: " ").last ?? "") else {
+            Issue.record("no acknowledgement: \(p.stdout)"); return
+        }
+        p.closeInput()
+        #expect(p.wait() == 0)
+        let report = json(p.stdout)
+        let period = report["periodFrames"] as? Int ?? 0
+        let latency = report["latencyFrames"] as? Int ?? 0
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        let y: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(y.count == 3 * 48_000)
+        // Volume: full level up to the acknowledged frame, a quarter from one period + 10 ms after.
+        let before = Signals.rms(y[(frame - 4800)..<frame]), after = Signals.rms(y[(frame + period + 480)..<(frame + period + 5280)])
+        #expect(abs(Signals.db(before / (0.5 / 2.squareRoot()))) < 0.1)
+        #expect(abs(Signals.db(after / before) - Signals.db(0.25)) < 0.1, "level change \(Signals.db(after / before)) dB")
+        // No click: no sample-to-sample step larger than the material's own (a 659 Hz sine at 0.5).
+        let ownMax = 0.5 * 2 * Double.pi * 659.3 / 48_000
+        let worst = zip(y.dropFirst(), y).map { abs(Double($0 - $1)) }.max()!
+        #expect(worst < ownMax * 1.1, "largest step \(worst), the material's own \(ownMax)")
+        // Pitch: a fifth up once the shifter's latency has passed.
+        let shifted = y[(frame2 + period + latency + 4800)..<(y.count - 2400)]
+        #expect(shifted.count > 9600)
+        #expect(abs(Signals.cents(Signals.frequency(shifted, sampleRate: 48_000), 440 * pow(2, 7.0 / 12))) < 1)
+        #expect(y.allSatisfy { $0.isFinite })
+    }
+
+    @Test func theRenderThreadDoesNotAllocate() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        guard let lib = ALSARig.allocationCounterLibrary(in: dir.path) else { print("skipped: gcc is needed to build the allocation counter"); return }
+        let a = try sine("a.wav", seconds: 2.5), b = try sine("b.wav", seconds: 2.5, frequency: 220)
+        var env = ALSARig.environment(tap: dir.file("t.raw"))
+        env["LD_PRELOAD"] = lib
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--device", "mixfx_pulse", "--no-ui", "--json",
+                                                          "--bass", "3", "--pitch", "200"], environment: env)
+        usleep(500_000)
+        for cmd in ["track 1 pitch -500", "track 2 volume 0.3", "track 1 bass -6", "track 2 treble 5", "master volume 0.7",
+                    "track 1 pan -0.5", "track 2 mute on", "track 2 mute off", "track 1 solo on", "pause", "resume"] {
+            p.send(cmd)
+            usleep(80_000)
+        }
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let report = json(p.stdout)
+        #expect(report["renderThreadAllocations"] as? Int == 0, "\(p.stdout)")
+    }
+
+    @Test func interruptFadesOutAndStops() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let input = try sine("s.wav", seconds: 5)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "f32"],
+                                       environment: ALSARig.environment(tap: tap))
+        usleep(1_000_000)
+        let t0 = Date()
+        kill(p.process.processIdentifier, SIGINT)
+        #expect(p.wait(timeout: 5) == 0)
+        #expect(Date().timeIntervalSince(t0) < 0.5)
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        let y: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(y.count > 40_000 && y.count < 5 * 48_000)
+        // It ends in a fade: the last 2 ms are near silence and no step is a click.
+        #expect(y.suffix(96).allSatisfy { abs($0) < 0.02 })
+        let ownMax = 0.5 * 2 * Double.pi * 440 / 48_000
+        #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 })
+    }
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite (make test): builds in release, starts the private PulseAudio server the
+# real-time playback tests use (Tests/alsa), runs the tests, stops the server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release -Xswiftc -enable-testing
+if command -v pulseaudio >/dev/null; then
+  export MIXFX_PULSE_DIR=$(mktemp -d /tmp/mixfx-pulse.XXXXXX)
+  # shellcheck source=/dev/null
+  source Tests/alsa/start-pulse.sh || echo "PulseAudio did not start: the real-time playback tests will skip"
+  trap 'bash Tests/alsa/stop-pulse.sh' EXIT
+fi
+swift test -c release -Xswiftc -enable-testing "$@"
