@@ -66,3 +66,15 @@ row "rubberband -2 + sox (EQ, mix)" "$rb2"
 row "rubberband -3 + sox (EQ, mix)" "$rb3"
 echo
 .build/release/mixfx-bench
+
+# Live: the render thread's DSP load per period, four stereo tracks with EQ and pitch at 48 kHz,
+# through ALSA's file tap (no clock: the load is render time over the period's duration).
+for i in 1 2 3 4; do
+  [ -f "$W/live$i.wav" ] || sox -D "${T[$((i-1))]}" -r 48000 "$W/live$i.wav" 2>/dev/null
+done
+echo
+echo "live: 4 stereo tracks at 48 kHz, bass +4, pitch +200, default buffer (50 ms)"
+ALSA_CONFIG_PATH=$PWD/Tests/alsa/asound-mixfx.conf MIXFX_TAP_FILE=$W/tap.raw \
+  .build/release/mixfx play "$W"/live{1,2,3,4}.wav --bass 4 --pitch 200 --device mixfx_tap --no-ui --json </dev/null \
+  | awk -F': ' '/DSPLoad|periodFrames|bufferFrames|latencyFrames/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "  " $1 " = " $2}'
+echo "  control-to-sound latency ≈ buffer + one period; the shifter adds latencyFrames at any overlap (fixed FFT size)"

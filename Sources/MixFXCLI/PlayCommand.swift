@@ -157,7 +157,7 @@ struct PlayCommand {
                 "bufferFrames": player.output.bufferFrames, "periodFrames": player.output.periodFrames,
                 "framesPlayed": s.framesRendered, "durationSeconds": s.durationSeconds,
                 "underruns": s.underruns, "diskUnderflowFrames": s.diskUnderflowFrames,
-                "maxDSPLoad": s.maxDSPLoad, "clippedSamples": s.clippedSamples,
+                "maxDSPLoad": s.maxDSPLoad, "meanDSPLoad": s.meanDSPLoad, "clippedSamples": s.clippedSamples,
                 "latencyFrames": player.kernel.trackLatencyFrames.max() ?? 0,
                 "wallSeconds": player.playbackWallSeconds,
             ]

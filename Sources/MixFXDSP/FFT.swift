@@ -20,8 +20,10 @@ public final class RealFFT: @unchecked Sendable {
     private let half: Int
     private let log2Half: Int
     private let bitReverse: UnsafeMutablePointer<Int32>
-    private let twiddleRe: UnsafeMutablePointer<Float>   // e^{−2πij/half}, j < half/2
-    private let twiddleIm: UnsafeMutablePointer<Float>
+    // Per-stage twiddles, contiguous: for the stage of half-size h (h = 8, 16, …, half/2),
+    // stageRe/Im[h − 8 + j] = e^{−iπj/h}, j < h.
+    private let stageRe: UnsafeMutablePointer<Float>
+    private let stageIm: UnsafeMutablePointer<Float>
     private let splitRe: UnsafeMutablePointer<Float>     // e^{−2πik/n}, k ≤ half
     private let splitIm: UnsafeMutablePointer<Float>
     private let zr: UnsafeMutablePointer<Float>
@@ -33,8 +35,8 @@ public final class RealFFT: @unchecked Sendable {
         half = size / 2
         log2Half = half.trailingZeroBitCount
         bitReverse = .allocate(capacity: half)
-        twiddleRe = .allocate(capacity: max(1, half / 2))
-        twiddleIm = .allocate(capacity: max(1, half / 2))
+        stageRe = .allocate(capacity: max(8, half))
+        stageIm = .allocate(capacity: max(8, half))
         splitRe = .allocate(capacity: half + 1)
         splitIm = .allocate(capacity: half + 1)
         zr = .allocate(capacity: half)
@@ -44,9 +46,13 @@ public final class RealFFT: @unchecked Sendable {
             for _ in 0..<log2Half { r = (r << 1) | (v & 1); v >>= 1 }
             bitReverse[i] = Int32(r)
         }
-        for j in 0..<max(1, half / 2) {
-            let a = -2 * Double.pi * Double(j) / Double(half)
-            twiddleRe[j] = Float(cos(a)); twiddleIm[j] = Float(sin(a))
+        var h = 8
+        while h < half {
+            for j in 0..<h {
+                let a = -Double.pi * Double(j) / Double(h)
+                stageRe[h - 8 + j] = Float(cos(a)); stageIm[h - 8 + j] = Float(sin(a))
+            }
+            h *= 2
         }
         for k in 0...half {
             let a = -2 * Double.pi * Double(k) / Double(size)
@@ -55,34 +61,92 @@ public final class RealFFT: @unchecked Sendable {
     }
 
     deinit {
-        bitReverse.deallocate(); twiddleRe.deallocate(); twiddleIm.deallocate()
+        bitReverse.deallocate(); stageRe.deallocate(); stageIm.deallocate()
         splitRe.deallocate(); splitIm.deallocate(); zr.deallocate(); zi.deallocate()
     }
 
     /// In-place complex FFT of `zr`/`zi` (length `half`), already in bit-reversed order.
-    /// `sign` = −1 forward, +1 inverse (unscaled).
+    /// `sign` = −1 forward, +1 inverse (unscaled). Radix-2 decimation in time: the first three
+    /// stages (butterfly spans 1, 2, 4, twiddles ±1, ±i, (±1 ± i)/√2) run as one radix-8 pass,
+    /// the later ones eight butterflies at a time in SIMD lanes.
     @inline(__always)
     private func complexTransform(sign: Float) {
-        var len = 2
-        var stride = half / 2
-        while len <= half {
-            let h = len / 2
-            var start = 0
-            while start < half {
-                var t = 0
-                for j in 0..<h {
-                    let wr = twiddleRe[t], wi = sign < 0 ? twiddleIm[t] : -twiddleIm[t]
-                    let a = start + j, b = a + h
-                    let br = zr[b] * wr - zi[b] * wi
-                    let bi = zr[b] * wi + zi[b] * wr
-                    zr[b] = zr[a] - br; zi[b] = zi[a] - bi
-                    zr[a] += br; zi[a] += bi
-                    t += stride
+        let n = half
+        let r = UnsafeMutableRawPointer(zr), i = UnsafeMutableRawPointer(zi)
+        if n >= 8 {
+            let s = sign   // −1 forward: w4 = −i; +1 inverse: w4 = +i
+            let h = Float(0.5).squareRoot()
+            var k = 0
+            while k < n {
+                // spans 1 and 2 (radix-4 on 4 points), twice, then span 4
+                var xr = SIMD8<Float>(), xi = SIMD8<Float>()
+                for q in 0..<2 {
+                    let o = k + 4 * q
+                    let a0r = zr[o] + zr[o + 1], a0i = zi[o] + zi[o + 1]
+                    let a1r = zr[o] - zr[o + 1], a1i = zi[o] - zi[o + 1]
+                    let a2r = zr[o + 2] + zr[o + 3], a2i = zi[o + 2] + zi[o + 3]
+                    let a3r = zr[o + 2] - zr[o + 3], a3i = zi[o + 2] - zi[o + 3]
+                    // a3 · w4, w4 = s·i  → (−s·a3i, s·a3r)
+                    let t3r = -s * a3i, t3i = s * a3r
+                    xr[4 * q] = a0r + a2r; xi[4 * q] = a0i + a2i
+                    xr[4 * q + 2] = a0r - a2r; xi[4 * q + 2] = a0i - a2i
+                    xr[4 * q + 1] = a1r + t3r; xi[4 * q + 1] = a1i + t3i
+                    xr[4 * q + 3] = a1r - t3r; xi[4 * q + 3] = a1i - t3i
                 }
-                start += len
+                // span 4: twiddles e^{s·iπj/4}, j = 0…3
+                let wr = SIMD4<Float>(1, h, 0, -h)
+                let wi = SIMD4<Float>(0, s * h, s, s * h)
+                let ar = SIMD4<Float>(xr[0], xr[1], xr[2], xr[3]), ai = SIMD4<Float>(xi[0], xi[1], xi[2], xi[3])
+                let br = SIMD4<Float>(xr[4], xr[5], xr[6], xr[7]), bi = SIMD4<Float>(xi[4], xi[5], xi[6], xi[7])
+                let tr = br * wr - bi * wi, ti = br * wi + bi * wr
+                let lo = ar + tr, hi = ar - tr, loi = ai + ti, hii = ai - ti
+                r.storeBytes(of: SIMD8<Float>(lowHalf: lo, highHalf: hi), toByteOffset: k * 4, as: SIMD8<Float>.self)
+                i.storeBytes(of: SIMD8<Float>(lowHalf: loi, highHalf: hii), toByteOffset: k * 4, as: SIMD8<Float>.self)
+                k += 8
             }
-            len <<= 1
-            stride >>= 1
+        } else {
+            // tiny sizes (2, 4 points): plain radix-2, twiddles e^{sign·iπj/span}
+            var span = 1
+            while span < n {
+                for start in stride(from: 0, to: n, by: 2 * span) {
+                    for j in 0..<span {
+                        let angle = Double.pi * Double(j) / Double(span)
+                        let wr = Float(cos(angle)), wi = sign * Float(sin(angle))
+                        let b0 = start + j, b1 = b0 + span
+                        let br = zr[b1] * wr - zi[b1] * wi, bi = zr[b1] * wi + zi[b1] * wr
+                        zr[b1] = zr[b0] - br; zi[b1] = zi[b0] - bi
+                        zr[b0] += br; zi[b0] += bi
+                    }
+                }
+                span *= 2
+            }
+            return
+        }
+        var h = 8
+        while h < n {
+            let wrBase = UnsafeRawPointer(stageRe + (h - 8)), wiBase = UnsafeRawPointer(stageIm + (h - 8))
+            var start = 0
+            while start < n {
+                var j = 0
+                while j < h {
+                    let wr = wrBase.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Float>.self)
+                    var wi = wiBase.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Float>.self)
+                    if sign > 0 { wi = -wi }
+                    let a = (start + j) * 4, b = (start + j + h) * 4
+                    let ar = r.loadUnaligned(fromByteOffset: a, as: SIMD8<Float>.self)
+                    let ai = i.loadUnaligned(fromByteOffset: a, as: SIMD8<Float>.self)
+                    let br = r.loadUnaligned(fromByteOffset: b, as: SIMD8<Float>.self)
+                    let bi = i.loadUnaligned(fromByteOffset: b, as: SIMD8<Float>.self)
+                    let tr = br * wr - bi * wi, ti = br * wi + bi * wr
+                    r.storeBytes(of: ar + tr, toByteOffset: a, as: SIMD8<Float>.self)
+                    i.storeBytes(of: ai + ti, toByteOffset: a, as: SIMD8<Float>.self)
+                    r.storeBytes(of: ar - tr, toByteOffset: b, as: SIMD8<Float>.self)
+                    i.storeBytes(of: ai - ti, toByteOffset: b, as: SIMD8<Float>.self)
+                    j += 8
+                }
+                start += 2 * h
+            }
+            h *= 2
         }
     }
 

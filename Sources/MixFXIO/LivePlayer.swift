@@ -28,6 +28,8 @@ public struct LiveStatus: Sendable {
     /// Render time of the last period over the period's duration (1 = a full core's real time).
     public var dspLoad: Double
     public var maxDSPLoad: Double
+    /// Mean render time over period duration, after the first periods.
+    public var meanDSPLoad: Double
     public var underruns: Int
     public var diskUnderflowFrames: Int
     public var isPaused: Bool
@@ -69,6 +71,7 @@ public final class LivePlayer: @unchecked Sendable {
     private let stallMilliseconds = Atomic<Int>(0)
     private let loadBits = Atomic<UInt64>(0)
     private let maxLoadBits = Atomic<UInt64>(0)
+    private let meanLoadBits = Atomic<UInt64>(0)
     private let rendered = Atomic<Int>(0)
     private let clipped = Atomic<Int>(0)
     private let underrunCount = Atomic<Int>(0)
@@ -164,6 +167,7 @@ public final class LivePlayer: @unchecked Sendable {
             durationSeconds: durationSeconds,
             dspLoad: Double(bitPattern: loadBits.load(ordering: .relaxed)),
             maxDSPLoad: Double(bitPattern: maxLoadBits.load(ordering: .relaxed)),
+            meanDSPLoad: Double(bitPattern: meanLoadBits.load(ordering: .relaxed)),
             underruns: underrunCount.load(ordering: .relaxed),
             diskUnderflowFrames: sources.reduce(0) { $0 + $1.underflowFrames },
             isPaused: pauseRequested.load(ordering: .relaxed),
@@ -197,6 +201,7 @@ public final class LivePlayer: @unchecked Sendable {
         var periods = 0
         var allocationsAtWarmUp: UInt64?
         var stopping = false
+        var loadSum = 0.0
         do {
             while true {
                 if parkRequested.load(ordering: .relaxed) {
@@ -236,8 +241,12 @@ public final class LivePlayer: @unchecked Sendable {
                 output.fixup24(interleaved, sampleCount: n * channels)
                 let load = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9 / periodSeconds
                 loadBits.store(load.bitPattern, ordering: .relaxed)
-                if periods > 8 && load > Double(bitPattern: maxLoadBits.load(ordering: .relaxed)) {
-                    maxLoadBits.store(load.bitPattern, ordering: .relaxed)
+                if periods > 8 {
+                    if load > Double(bitPattern: maxLoadBits.load(ordering: .relaxed)) {
+                        maxLoadBits.store(load.bitPattern, ordering: .relaxed)
+                    }
+                    loadSum += load
+                    meanLoadBits.store((loadSum / Double(periods - 8)).bitPattern, ordering: .relaxed)
                 }
                 if periods == 0 { firstWriteNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
                 try output.write(interleaved, frameCount: n)

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 @Suite struct FFTTests {
-    @Test(arguments: [8, 64, 1024, 4096])
+    @Test(arguments: [4, 8, 16, 64, 1024, 4096, 8192])
     func forwardMatchesNaiveDFT(size: Int) {
         let x = Signals.noise(frames: size)
         let fft = RealFFT(size: size)
@@ -22,8 +22,8 @@ import TestSupport
         #expect(worst < 1e-4 * Double(size).squareRoot())
     }
 
-    @Test func inverseRoundTrip() {
-        let n = 2048
+    @Test(arguments: [4, 8, 16, 256, 2048, 8192])
+    func inverseRoundTrip(n: Int) {
         let x = Signals.noise(frames: n)
         let fft = RealFFT(size: n)
         var re = [Float](repeating: 0, count: n / 2 + 1), im = re
