@@ -104,6 +104,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var targetCents = 0.0
     private var wet: Float = 1                // crossfade weight, live mode
     private var lastReadPosition = 0.0
+    private var segmentTableRatio = 0.0       // the ratio `segmentTable` was chosen for
+    private var segmentTable = 0
 
     public init() {}
 
@@ -241,15 +243,20 @@ public final class PitchShifter: @unchecked Sendable {
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
             if t >= 0 {
-                while segment + 1 < frameIndex && historyA[(segment + 1) % historyCapacity] <= t { segment += 1 }
+                var moved = false
+                while segment + 1 < frameIndex && historyA[(segment + 1) % historyCapacity] <= t { segment += 1; moved = true }
                 let a = historyA[segment % historyCapacity]
                 let r = historyR[segment % historyCapacity]
+                if moved || r != segmentTableRatio {
+                    segmentTableRatio = r
+                    segmentTable = SincTableCache.index(forRatio: r)
+                }
                 segmentRatio = r
                 let nextAOfSegment = segment + 1 < frameIndex ? historyA[(segment + 1) % historyCapacity] : nextA
                 let p = Double(segment * hopFrames) + (t - a) * r
                 lastReadPosition = p
                 let i = Int(p.rounded(.down))
-                let table = tables[SincTableCache.index(forRatio: r)]
+                let table = tables[segmentTable]
                 let half = table.taps / 2
                 if t >= nextAOfSegment || i + half >= yFinal {
                     starvedFrames += 1

@@ -1,4 +1,6 @@
+import Dispatch
 import MixFXDSP
+import Synchronization
 
 /// The one render entry point: renders the whole graph block by block into `output`.
 ///
@@ -24,6 +26,8 @@ public final class RenderKernel: @unchecked Sendable {
     private let tracks: [TrackKernel]
     private let rampFrames: Int
     public private(set) var framesRendered = 0
+    /// Offline: render the tracks of each block on all cores (default true).
+    public var parallelTracks = true
 
     init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
@@ -73,8 +77,19 @@ public final class RenderKernel: @unchecked Sendable {
         output.clear(frameCount: n)
         let outL = output.channel(0)
         let outR = outChannels > 1 ? output.channel(1) : outL
+        if mode == .offline && tracks.count > 1 && parallelTracks {
+            // Offline, the tracks' chains run in parallel (they share nothing); the mix below
+            // sums them in track order, so the result is the same as sequential.
+            let failures = Mutex<(any Error)?>(nil)
+            let all = tracks
+            DispatchQueue.concurrentPerform(iterations: all.count) { k in
+                do { try all[k].render(frameCount: n) } catch { failures.withLock { $0 = $0 ?? error } }
+            }
+            if let error = failures.withLock({ $0 }) { throw error }
+        } else {
+            for t in tracks { try t.render(frameCount: n) }
+        }
         for t in tracks {
-            try t.render(frameCount: n)
             let target = targetGains(t)
             if target.left != t.gainLeft || target.right != t.gainRight {
                 if mode == .offline {

@@ -81,7 +81,9 @@ final class EQKernel {
 
 /// The render-side state of one track: reads its source (converting the rate when needed) and
 /// runs its effects into `buffer`.
-final class TrackKernel {
+/// `@unchecked Sendable`: a track kernel is used by one thread at a time (offline blocks may
+/// render different tracks on different threads).
+final class TrackKernel: @unchecked Sendable {
     let layout: TrackLayout
     let source: any AudioSource
     let channelCount: Int
