@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
+command -v pulseaudio >/dev/null || need+=(pulseaudio libasound2-plugins pulseaudio-utils)
+command -v gcc >/dev/null || need+=(gcc)
+[ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)
 command -v sox >/dev/null || need+=(sox)
 command -v soundstretch >/dev/null || need+=(soundstretch)
 command -v rubberband >/dev/null || need+=(rubberband-cli)
@@ -66,15 +69,27 @@ row "rubberband -2 + sox (EQ, mix)" "$rb2"
 row "rubberband -3 + sox (EQ, mix)" "$rb3"
 echo
 .build/release/mixfx-bench
+echo
+echo "FFT: ns per real forward transform, mixfx RealFFT vs FFTW (fftwf r2c, FFTW_MEASURE)"
+gcc -O2 -o "$W/fftw_bench" Benchmarks/fftw_bench.c -lfftw3f -lm
+paste <(.build/release/mixfx-bench --fft) <("$W/fftw_bench") | awk '{printf "  %5d points: mixfx %8.1f ns, FFTW %8.1f ns, ratio %.2f\n", $1, $2, $4, $2/$4}'
 
 # Live: the render thread's DSP load per period, four stereo tracks with EQ and pitch at 48 kHz,
-# through ALSA's file tap (no clock: the load is render time over the period's duration).
+# played in real time (15 s) through the private PulseAudio null sink of Tests/alsa.
 for i in 1 2 3 4; do
-  [ -f "$W/live$i.wav" ] || sox -D "${T[$((i-1))]}" -r 48000 "$W/live$i.wav" 2>/dev/null
+  [ -f "$W/live15-$i.wav" ] || sox -D "${T[$((i-1))]}" -r 48000 "$W/live15-$i.wav" trim 0 15 2>/dev/null
 done
 echo
-echo "live: 4 stereo tracks at 48 kHz, bass +4, pitch +200, default buffer (50 ms)"
-ALSA_CONFIG_PATH=$PWD/Tests/alsa/asound-mixfx.conf MIXFX_TAP_FILE=$W/tap.raw \
-  .build/release/mixfx play "$W"/live{1,2,3,4}.wav --bass 4 --pitch 200 --device mixfx_tap --no-ui --json </dev/null \
-  | awk -F': ' '/DSPLoad|periodFrames|bufferFrames|latencyFrames/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "  " $1 " = " $2}'
-echo "  control-to-sound latency ≈ buffer + one period; the shifter adds latencyFrames at any overlap (fixed FFT size)"
+echo "live: 4 stereo tracks at 48 kHz, bass +4, pitch +200, default buffer (50 ms), 15 s in real time"
+if command -v pulseaudio >/dev/null; then
+  export MIXFX_PULSE_DIR=$(mktemp -d /tmp/mixfx-pulse.XXXXXX)
+  source Tests/alsa/start-pulse.sh 2>/dev/null
+  ALSA_CONFIG_PATH=$PWD/Tests/alsa/asound-mixfx.conf \
+    .build/release/mixfx play "$W"/live15-{1,2,3,4}.wav --bass 4 --pitch 200 --device mixfx_pulse --no-ui --json </dev/null \
+    | awk -F': ' '/DSPLoad|periodFrames|bufferFrames|latencyFrames|underruns|wallSeconds/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "  " $1 " = " $2}'
+  bash Tests/alsa/stop-pulse.sh
+  echo "  DSP load = render time of a period / the period's duration (1.0 = one core)"
+  echo "  control-to-sound latency ≈ buffer + one period; the shifter adds latencyFrames (the same at every overlap: the FFT size is fixed)"
+else
+  echo "  (skipped: pulseaudio is not installed)"
+fi

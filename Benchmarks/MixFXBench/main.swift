@@ -74,6 +74,24 @@ if args.count == 2 && args[1] == "--fft" {
     }
     exit(0)
 }
+if args.count == 2 && args[1] == "--spikes" {
+    // Longest single block of a live shifter (600-frame blocks at 48 kHz): render-time spikes.
+    let ps = PitchShifter()
+    ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 600, channelCount: 2), settings: PitchShifterSettings(pitchCents: 200), mode: .live)
+    var l = trackSignal(0, channel: 0), r = trackSignal(0, channel: 1)
+    var worst = 0.0, at = 0
+    l.withUnsafeMutableBufferPointer { lp in r.withUnsafeMutableBufferPointer { rp in
+        var i = 0
+        while i + 600 <= frames {
+            let t = timeIt { ps.process(left: lp.baseAddress! + i, right: rp.baseAddress! + i, frameCount: 600) }
+            if t > 0.005 { print("block at \(i): \(t * 1000) ms") }
+            if t > worst { worst = t; at = i }
+            i += 600
+        }
+    } }
+    print("worst block \(worst * 1000) ms at frame \(at)")
+    exit(0)
+}
 if args.count == 3 && args[1] == "--make-band" {
     for p in try makeBand(in: args[2]) { print(p) }
     exit(0)
