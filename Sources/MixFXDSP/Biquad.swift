@@ -102,7 +102,7 @@ public struct StereoBiquad: Sendable {
     }
 
     /// Filters one frame (two lanes).
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public mutating func tick(_ x: SIMD2<Double>) -> SIMD2<Double> {
         let c = coefficients
         let y = c.b0 * x + s1

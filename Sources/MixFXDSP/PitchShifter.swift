@@ -219,7 +219,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
         inEnd += frameCount
         // Frames whose analysis window is complete.
-        while Int(nextA.rounded()) + fftSize / 2 <= inEnd {
+        while roundToInt(nextA) + fftSize / 2 <= inEnd {
             runFrame()
         }
         let yFinal = frameIndex * hopFrames - fftSize / 2
@@ -255,7 +255,7 @@ public final class PitchShifter: @unchecked Sendable {
                 let nextAOfSegment = segment + 1 < frameIndex ? historyA[(segment + 1) % historyCapacity] : nextA
                 let p = Double(segment * hopFrames) + (t - a) * r
                 lastReadPosition = p
-                let i = Int(p.rounded(.down))
+                let i = floorToInt(p)
                 let table = tables[segmentTable]
                 let half = table.taps / 2
                 if t >= nextAOfSegment || i + half >= yFinal {
@@ -295,14 +295,14 @@ public final class PitchShifter: @unchecked Sendable {
         let a = nextA
         historyA[frameIndex % historyCapacity] = a
         historyR[frameIndex % historyCapacity] = r
-        analyseAndSynthesise(centre: Int(a.rounded()))
+        analyseAndSynthesise(centre: roundToInt(a))
         nextA = a + Double(hopFrames) / r
         frameIndex += 1
     }
 
     private func compactInput() {
         guard let inBuf else { return }
-        let firstNeeded = Int(nextA.rounded()) - fftSize / 2
+        let firstNeeded = roundToInt(nextA) - fftSize / 2
         let drop = firstNeeded - inStart
         let held = inEnd - inStart
         if drop > 0 && held + spec.maximumFrameCount + 1 > inCapacity / 2 {
@@ -317,7 +317,7 @@ public final class PitchShifter: @unchecked Sendable {
 
     private func compactY(upTo end: Int) {
         guard let yBuf else { return }
-        let firstNeeded = Int(lastReadPosition.rounded(.down)) - maxHalfTaps - 2
+        let firstNeeded = floorToInt(lastReadPosition) - maxHalfTaps - 2
         let drop = min(firstNeeded, end - fftSize) - yStart
         if drop > 0 && end - yStart > yCapacity - fftSize {
             let held = end - fftSize - yStart
@@ -421,9 +421,24 @@ public final class PitchShifter: @unchecked Sendable {
     }
 }
 
+/// ⌊x⌋ for finite x in Int's range, without the library call or the rounding-rule metadata
+/// that `rounded(.down)` brings into a `@_noAllocation` function.
+@inline(__always) @_noAllocation @_noLocks
+func floorToInt(_ x: Double) -> Int {
+    let k = Int(x)
+    return Double(k) > x ? k - 1 : k
+}
+
+/// x rounded to the nearest integer (halves up), for x ≥ 0.
+@inline(__always) @_noAllocation @_noLocks
+func roundToInt(_ x: Double) -> Int { floorToInt(x + 0.5) }
+
 /// The principal argument: x wrapped into [−π, π).
-@inline(__always)
+@inline(__always) @_noAllocation @_noLocks
 func princarg(_ x: Float) -> Float {
     let twoPi = 2 * Float.pi
-    return x - twoPi * (x / twoPi + 0.5).rounded(.down)
+    let y = x / twoPi + 0.5
+    var k = Float(Int(y))          // floor(y) without a library call (y is small and finite)
+    if k > y { k -= 1 }
+    return x - twoPi * k
 }

@@ -81,6 +81,7 @@ public struct ShelfEQ: Sendable {
     }
 
     /// Filters `frameCount` frames in place. `right` may equal `left` for a mono signal.
+    @_noAllocation @_noLocks
     public mutating func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
                                  frameCount: Int) {
         let runLow = !settings.bass.isNeutral, runHigh = !settings.treble.isNeutral

@@ -72,7 +72,7 @@ public final class SincTable: @unchecked Sendable {
 
     /// The signal at position `index + fraction` (0 ≤ fraction < 1). Reads
     /// `data[index − taps/2 + 1 ... index + taps/2]`.
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public func interpolate(_ data: UnsafePointer<Float>, index: Int, fraction: Double) -> Float {
         let ph = fraction * Double(phases)
         var p0 = Int(ph)
@@ -100,7 +100,7 @@ public final class SincTable: @unchecked Sendable {
 }
 
 /// Σ a[i]·b[i] over `count` values (a multiple of 8), eight lanes at a time.
-@inline(__always)
+@inline(__always) @_noAllocation @_noLocks
 func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
     var acc0 = SIMD8<Float>(repeating: 0), acc1 = SIMD8<Float>(repeating: 0)
     let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)

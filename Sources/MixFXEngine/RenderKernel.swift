@@ -161,7 +161,7 @@ public final class RenderKernel: @unchecked Sendable {
 }
 
 /// out[i] += gain·x[i]; a gain of exactly 1 adds the samples unchanged.
-@inline(__always)
+@inline(__always) @_noAllocation @_noLocks
 func accumulate(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, gain: Float, count: Int) {
     if gain == 1 {
         for i in 0..<count { out[i] += x[i] }
