@@ -26,6 +26,11 @@ public enum MixFXCommand {
                 return 2
             }
             let rest = Array(arguments.dropFirst())
+            // `mixfx COMMAND --version` answers like `mixfx --version`.
+            if rest.contains("--version") && ["render", "play", "devices", "presets", "preset"].contains(first) {
+                print("mixfx \(version)")
+                return 0
+            }
             switch first {
             case "-h", "--help", "help": print(help); return 0
             case "--version", "-V", "version": print("mixfx \(version)"); return 0

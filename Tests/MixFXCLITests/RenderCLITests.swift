@@ -163,8 +163,14 @@ import TestSupport
         }
         let render = try MixFXBinary.run(["render", "--help"])
         #expect(render.stdout.contains("--bass X") && render.stdout.contains("from -96 to 24 dB"))
-        let v = try MixFXBinary.run(["--version"])
-        #expect(v.status == 0 && v.stdout.hasPrefix("mixfx "))
+        for args in [["--version"], ["render", "--version"], ["play", "--version"], ["presets", "--version"], ["devices", "--version"]] {
+            let v = try MixFXBinary.run(args)
+            #expect(v.status == 0 && v.stdout.hasPrefix("mixfx "), "\(args)")
+        }
+        for args in [["play", "--help"], ["devices", "--help"]] {
+            let r = try MixFXBinary.run(args)
+            #expect(r.status == 0 && r.stdout.contains("usage: mixfx"), "\(args)")
+        }
     }
 
     /// SoX's `bass`/`treble` are RBJ shelves too: the same settings must agree to −90 dB.
