@@ -72,26 +72,15 @@ struct PlayCommand {
     }
 
     func execute() throws(CLIError) -> Int32 {
-        var warnings: [String] = []
-        let preset = try session.loadPreset(warnings: &warnings)
-        for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
-        let resolved = try session.resolve(preset: preset)
+        let resolved = try session.resolveAll()
         var opts = options
         opts.sampleFormat = resolved.sampleFormat
-        let engine = AudioEngine()
-        var tracks: [Track] = []
         var sources: [StreamingSource] = []
-        for (i, path) in resolved.inputs.enumerated() {
-            let reader: SoundFileReader
-            do { reader = try SoundFileReader(path: path) } catch { throw .failure(error.description) }
+        let (engine, tracks) = try resolved.makeEngine { reader in
             let source = StreamingSource(reader: reader)
             sources.append(source)
-            let t = engine.addTrack(source: source, name: "track \(i + 1) (\(path))")
-            t.apply(resolved.tracks[i])
-            tracks.append(t)
+            return source
         }
-        engine.mainMixer.outputVolume = resolved.masterVolume
-        engine.outputSampleRate = resolved.sampleRate
         for s in sources { do { try s.seek(toFrame: 0) } catch { throw .failure("\(error)") } }
         let player: LivePlayer
         do {

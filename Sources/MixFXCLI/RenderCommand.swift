@@ -77,10 +77,7 @@ struct RenderCommand {
     }
 
     func execute() throws(CLIError) -> Int32 {
-        var warnings: [String] = []
-        let preset = try session.loadPreset(warnings: &warnings)
-        for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
-        let resolved = try session.resolve(preset: preset)
+        let resolved = try session.resolveAll()
         if printPreset {
             print(String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self))
             return 0

@@ -104,6 +104,14 @@ struct SessionOptions {
         }
     }
 
+    /// Loads the preset (printing its warnings) and resolves every track's values.
+    func resolveAll() throws(CLIError) -> ResolvedSession {
+        var warnings: [String] = []
+        let preset = try loadPreset(warnings: &warnings)
+        for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
+        return try resolve(preset: preset)
+    }
+
     /// Per-track values after preset, global flags, then per-track flags.
     func resolve(preset: Preset) throws(CLIError) -> ResolvedSession {
         for t in trackValues where t.track > inputs.count {
@@ -132,14 +140,15 @@ struct ResolvedSession {
     var sampleFormat: SampleFormat?
     var sampleRate: Int?
 
-    /// Opens the inputs and builds the engine.
-    func makeEngine() throws(CLIError) -> (AudioEngine, [Track]) {
+    /// Opens the inputs and builds the engine; `source` turns each file into the track's source
+    /// (the file itself offline, a read-ahead `StreamingSource` live).
+    func makeEngine(source: (SoundFileReader) -> any AudioSource = { $0 }) throws(CLIError) -> (AudioEngine, [Track]) {
         let engine = AudioEngine()
         var made: [Track] = []
         for (i, path) in inputs.enumerated() {
             let reader: SoundFileReader
             do { reader = try SoundFileReader(path: path) } catch { throw .failure(error.description) }
-            let track = engine.addTrack(source: reader, name: "track \(i + 1) (\(path))")
+            let track = engine.addTrack(source: source(reader), name: "track \(i + 1) (\(path))")
             track.apply(tracks[i])
             made.append(track)
         }
