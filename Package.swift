@@ -27,7 +27,7 @@ let package = Package(
         .executableTarget(name: "mixfx", dependencies: ["MixFXCLI"]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),
-        .executableTarget(name: "mixfx-bench", dependencies: ["MixFX"], path: "Benchmarks/MixFXBench"),
+        .executableTarget(name: "mixfx-bench", dependencies: ["MixFX", "TestSupport"], path: "Benchmarks/MixFXBench"),
         .executableTarget(name: "mixfx-demo-gen", dependencies: ["MixFXIO"], path: "Demo/Generator"),
         .target(name: "TestSupport", dependencies: ["MixFX"], path: "Tests/TestSupport"),
         .testTarget(name: "MixFXDSPTests", dependencies: ["MixFXDSP", "TestSupport"]),

@@ -70,6 +70,8 @@ row "rubberband -3 + sox (EQ, mix)" "$rb3"
 echo
 .build/release/mixfx-bench
 echo
+.build/release/mixfx-bench --quality
+echo
 echo "FFT: ns per real forward transform, mixfx RealFFT vs FFTW (fftwf r2c, FFTW_MEASURE)"
 gcc -O2 -o "$W/fftw_bench" Benchmarks/fftw_bench.c -lfftw3f -lm
 paste <(.build/release/mixfx-bench --fft) <("$W/fftw_bench") | awk '{printf "  %5d points: mixfx %8.1f ns, FFTW %8.1f ns, ratio %.2f\n", $1, $2, $4, $2/$4}'

@@ -74,6 +74,10 @@ if args.count == 2 && args[1] == "--fft" {
     }
     exit(0)
 }
+if args.count == 2 && args[1] == "--quality" {
+    try QualityBenchmark.run()
+    exit(0)
+}
 if args.count == 2 && args[1] == "--spikes" {
     // Longest single block of a live shifter (600-frame blocks at 48 kHz): render-time spikes.
     let ps = PitchShifter()
