@@ -67,7 +67,7 @@ enum QualityBenchmark {
         print("attacks: noise hits every 0.5 s; pre-echo in the 30 ms before each onset (dB re the hit) / onset shift (ms)")
         print("shift".padding(toLength: 20, withPad: " ", startingAt: 0)
               + tools.map { $0.name.padding(toLength: 22, withPad: " ", startingAt: 0) }.joined())
-        let hits = attackSignal(rate: rate)
+        let hits = Signals.hits(rate: rate)
         let input = "\(dir)/hits.wav"
         try AudioFiles.write([hits.signal], to: input, sampleRate: rate, sampleFormat: .f32)
         for c in [200.0, -500.0, 1200.0] {
@@ -78,42 +78,10 @@ enum QualityBenchmark {
                 guard try tool.run(input, out, c), let y = try? AudioFiles.read(out).channels[0] else {
                     row += "failed".padding(toLength: 22, withPad: " ", startingAt: 0); continue
                 }
-                let (pre, shift) = measureAttacks(y, onsets: hits.onsets, rate: rate)
+                let (pre, shift) = Signals.attacks(y, onsets: hits.onsets, rate: rate)
                 row += String(format: "%6.1f / %+6.2f", pre, shift).padding(toLength: 22, withPad: " ", startingAt: 0)
             }
             print(row)
         }
-    }
-
-    /// Decaying noise hits (2 ms attack, 60 ms decay) every 0.5 s after 0.25 s of silence.
-    static func attackSignal(rate: Int) -> (signal: [Float], onsets: [Int]) {
-        var x = [Float](repeating: 0, count: 4 * rate)
-        let noise = Signals.noise(frames: x.count, amplitude: 0.8)
-        var onsets: [Int] = []
-        var t = rate / 4
-        while t + rate / 4 < x.count {
-            onsets.append(t)
-            for i in 0..<(rate / 5) {
-                let s = Double(i) / Double(rate)
-                x[t + i] = noise[t + i] * Float(min(1, s / 0.002) * exp(-s / 0.06))
-            }
-            t += rate / 2
-        }
-        return (x, onsets)
-    }
-
-    static func measureAttacks(_ y: [Float], onsets: [Int], rate: Int) -> (preEchoDB: Double, shiftMS: Double) {
-        let w = Int(0.03 * Double(rate))
-        var pre = -200.0, shifts: [Double] = []
-        for o in onsets where o - w >= 0 && o + w < y.count {
-            let before = Signals.rms(y[(o - w)..<o]), hit = Signals.rms(y[o..<(o + w)])
-            pre = max(pre, Signals.db(before / hit))
-            // onset: first sample whose 1 ms envelope exceeds half the hit's peak envelope
-            let env = (o - w..<o + w).map { i in Signals.rms(y[i..<min(y.count, i + rate / 1000)]) }
-            let peak = env.max() ?? 0
-            if let k = env.firstIndex(where: { $0 > peak / 2 }) { shifts.append(Double(k - w) / Double(rate) * 1000) }
-        }
-        let meanShift = shifts.isEmpty ? 0 : shifts.reduce(0, +) / Double(shifts.count)
-        return (pre, meanShift)
     }
 }

@@ -111,6 +111,17 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         #expect(Array(y[settled...]) == Array(x[(settled - latency)..<(x.count - latency)]))
     }
 
+    /// Attacks: the vocoder must not smear a hit into the silence before it.
+    @Test(arguments: [200.0, -500.0, 1200.0])
+    func hitsHaveNoPreEcho(cents: Double) {
+        let rate = 44_100
+        let h = Signals.hits(rate: rate)
+        let (y, _) = shift(h.signal, cents: cents, rate: Double(rate))
+        let (pre, shiftMS) = Signals.attacks(y, onsets: h.onsets, rate: rate)
+        #expect(pre < -40, "pre-echo \(pre) dB at \(cents) cents")
+        if cents > 0 { #expect(abs(shiftMS) < 1, "onset moved \(shiftMS) ms at \(cents) cents") }
+    }
+
     @Test func zeroCentsIsBitExactPassthrough() {
         let x = Signals.noise(frames: 10_000)
         let (y, _) = shift(x, cents: 0)

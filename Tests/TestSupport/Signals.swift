@@ -95,4 +95,36 @@ public enum Signals {
         }
         return 10 * log10(max(err, 1e-30) / max(sig, 1e-30))
     }
+
+    /// Decaying noise hits (2 ms attack, 60 ms decay) every 0.5 s after 0.25 s of silence, 4 s.
+    public static func hits(rate: Int) -> (signal: [Float], onsets: [Int]) {
+        var x = [Float](repeating: 0, count: 4 * rate)
+        let n = noise(frames: x.count, amplitude: 0.8)
+        var onsets: [Int] = []
+        var t = rate / 4
+        while t + rate / 4 < x.count {
+            onsets.append(t)
+            for i in 0..<(rate / 5) {
+                let s = Double(i) / Double(rate)
+                x[t + i] = n[t + i] * Float(min(1, s / 0.002) * exp(-s / 0.06))
+            }
+            t += rate / 2
+        }
+        return (x, onsets)
+    }
+
+    /// Pre-echo: the worst energy in the 30 ms before an onset relative to the 30 ms after it
+    /// (dB); onset shift: the mean offset (ms) of the first instant whose 1 ms RMS passes half
+    /// the hit's peak, from the true onset.
+    public static func attacks(_ y: [Float], onsets: [Int], rate: Int) -> (preEchoDB: Double, shiftMS: Double) {
+        let w = Int(0.03 * Double(rate))
+        var pre = -200.0, shifts: [Double] = []
+        for o in onsets where o - w >= 0 && o + w < y.count {
+            pre = max(pre, db(rms(y[(o - w)..<o]) / rms(y[o..<(o + w)])))
+            let env = (o - w..<o + w).map { i in rms(y[i..<min(y.count, i + rate / 1000)]) }
+            let peak = env.max() ?? 0
+            if let k = env.firstIndex(where: { $0 > peak / 2 }) { shifts.append(Double(k - w) / Double(rate) * 1000) }
+        }
+        return (pre, shifts.isEmpty ? 0 : shifts.reduce(0, +) / Double(shifts.count))
+    }
 }
