@@ -382,7 +382,7 @@ public final class PitchShifter: @unchecked Sendable {
         // Analysis: all channels.
         for c in 0..<ch {
             let src = inBuf + c * inCapacity + (a - n / 2 - inStart)
-            for i in 0..<n { frame[i] = src[i] * window[i] }
+            vmul(src, window, frame, n)
             fft.forward(frame, re: re + c * bins, im: im + c * bins)
         }
         if frameIndex > 0 {
@@ -390,7 +390,7 @@ public final class PitchShifter: @unchecked Sendable {
             power.update(repeating: 0, count: bins)
             for c in 0..<ch {
                 let cr = re + c * bins, ci = im + c * bins
-                for k in 0..<bins { power[k] += cr[k] * cr[k] + ci[k] * ci[k] }
+                vaddPower(cr, ci, power, bins)
             }
             var peakCount = 0
             for k in 1..<(bins - 1) {
@@ -435,15 +435,11 @@ public final class PitchShifter: @unchecked Sendable {
             let cr = re + c * bins, ci = im + c * bins
             (prevRe + c * bins).update(from: cr, count: bins)
             (prevIm + c * bins).update(from: ci, count: bins)
-            for k in 0..<bins {
-                let xr = cr[k], xi = ci[k]
-                cr[k] = xr * rotRe[k] - xi * rotIm[k]
-                ci[k] = xr * rotIm[k] + xi * rotRe[k]
-            }
+            vrotate(cr, ci, rotRe, rotIm, bins)
             ci[0] = 0; ci[bins - 1] = 0
             fft.inverse(re: cr, im: ci, output: frame)
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
-            for i in 0..<n { dst[i] += frame[i] * synthWindow[i] }
+            vmulAdd(frame, synthWindow, dst, n)
         }
         lastCentre = a
     }
