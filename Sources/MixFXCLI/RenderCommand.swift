@@ -21,6 +21,8 @@ struct RenderCommand {
                               out-of-range samples are clamped and counted.
       --rate HZ               output sample rate (default: the highest input rate); other rates are
                               converted with a band-limited resampler
+      --dither tpdf|none      TPDF dither (±1 LSB, triangular) before rounding to integers;
+                              default none, so neutral settings stay bit-exact
       --force                 overwrite OUT if it exists (never allowed when OUT is an input)
 
     settings (for every track; a preset first, then these flags, then --track):
@@ -51,7 +53,7 @@ struct RenderCommand {
 
     var session = SessionOptions()
     var output = "mix.wav"
-    var force = false, dryRun = false, quiet = false, json = false, printPreset = false
+    var force = false, dryRun = false, quiet = false, json = false, printPreset = false, dither = false
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         var cmd = RenderCommand()
@@ -61,6 +63,10 @@ struct RenderCommand {
             case "-h", "--help": print(help); return 0
             case "-o", "--output": cmd.output = try args.value(for: name, inline: inline)
             case "--force": cmd.force = true
+            case "--dither":
+                let v = try args.value(for: name, inline: inline)
+                guard v == "tpdf" || v == "none" else { throw .usage("--dither: '\(v)' is not tpdf or none") }
+                cmd.dither = v == "tpdf"
             case "--dry-run": cmd.dryRun = true
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
@@ -87,6 +93,7 @@ struct RenderCommand {
         }
         let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
+        renderer.dither = dither
         let outputExists = FileManager.default.fileExists(atPath: output)
         renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
         let plan: (OutputFormat, EngineLayout)

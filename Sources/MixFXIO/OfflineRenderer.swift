@@ -48,6 +48,8 @@ public struct OfflineRenderer {
     public var outputPath: String
     public var sampleFormat: SampleFormat?
     public var overwrite = false
+    /// TPDF dither when writing integer samples (see `SampleConverter.dither`).
+    public var dither = false
     public var blockFrames = 4096
     /// Called after each block with (frames done, total frames), on the rendering thread.
     public var progress: ((Int, Int) -> Void)?
@@ -108,7 +110,7 @@ public struct OfflineRenderer {
         let started = Date()
         var writer: SoundFileWriter?
         do {
-            writer = try SoundFileWriter(path: tmp, format: format)
+            writer = try SoundFileWriter(path: tmp, format: format, dither: dither)
             try kernel.start()
             let total = kernel.layout.frameCount
             while true {

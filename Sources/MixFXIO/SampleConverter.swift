@@ -12,9 +12,28 @@ public struct SampleConverter {
     /// The largest absolute value seen (before clamping).
     public private(set) var peak: Float = 0
 
-    public init(sampleFormat: SampleFormat?, channelCount: Int) {
+    /// TPDF dither on integer output: before rounding, add the sum of two independent uniform
+    /// values in ±½ LSB (triangular, ±1 LSB), as SoX does when reducing to 16 bits. The noise is
+    /// a function of the sample's position (a counter-based generator), so output stays the same
+    /// bytes whatever the block size.
+    public var dither = false
+    private var frameIndex = 0
+
+    public init(sampleFormat: SampleFormat?, channelCount: Int, dither: Bool = false) {
         self.sampleFormat = sampleFormat
         self.channelCount = channelCount
+        self.dither = dither
+    }
+
+    /// Triangular noise in (−1, 1) for sample `index` (splitmix64 of the index).
+    @inline(__always)
+    static func tpdf(_ index: Int) -> Double {
+        var z = UInt64(bitPattern: Int64(index)) &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        let a = Double(z >> 40) / Double(1 << 24), b = Double(z & 0xFF_FFFF) / Double(1 << 24)
+        return a + b - 1
     }
 
     public var bytesPerSample: Int {
@@ -35,7 +54,9 @@ public struct SampleConverter {
                 for i in 0..<frameCount {
                     let x = src[i]
                     peakHere = max(peakHere, abs(x))
-                    let v = (Double(x) * 32768).rounded()
+                    var v = Double(x) * 32768
+                    if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
+                    v = v.rounded()
                     if v > 32767 || v < -32768 { clipped += 1 }
                     out[i * ch + c] = Int16(min(max(v, -32768), 32767))
                 }
@@ -51,7 +72,9 @@ public struct SampleConverter {
                 for i in 0..<frameCount {
                     let x = src[i]
                     peakHere = max(peakHere, abs(x))
-                    let v = (Double(x) * scale).rounded()
+                    var v = Double(x) * scale
+                    if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
+                    v = v.rounded()
                     if v > scale - 1 || v < -scale { clipped += 1 }
                     out[i * ch + c] = Int32(min(max(v, -scale), scale - 1)) << shift
                 }
@@ -70,5 +93,6 @@ public struct SampleConverter {
         }
         peak = peakHere
         clippedSamples += clipped
+        frameIndex += frameCount
     }
 }

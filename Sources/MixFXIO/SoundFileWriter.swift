@@ -17,10 +17,11 @@ public final class SoundFileWriter {
     private var scratch: UnsafeMutableRawPointer?
     private var scratchBytes = 0
 
-    public init(path: String, format: OutputFormat) throws(SoundFileError) {
+    public init(path: String, format: OutputFormat, dither: Bool = false) throws(SoundFileError) {
         self.path = path
         self.format = format
-        converter = SampleConverter(sampleFormat: format.storedSampleFormat, channelCount: format.channelCount)
+        converter = SampleConverter(sampleFormat: format.storedSampleFormat, channelCount: format.channelCount,
+                                    dither: dither && format.storedSampleFormat?.isInteger == true)
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
         info.channels = Int32(format.channelCount)

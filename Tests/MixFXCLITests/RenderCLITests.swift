@@ -141,6 +141,33 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == original)
     }
 
+    /// TPDF dither keeps a tone below the 16-bit step audible as tone, not as silence.
+    @Test func ditherKeepsLowLevelDetail() throws {
+        defer { dir.remove() }
+        let input = dir.file("quiet.wav")
+        let amplitude = 1e-5   // −100 dBFS: a third of a 16-bit step
+        try AudioFiles.write([Signals.sine(frequencyHz: 1000, sampleRate: 44_100, frames: 44_100, amplitude: amplitude)],
+                             to: input, sampleRate: 44_100, sampleFormat: .f32)
+        let plain = dir.file("plain.wav"), dithered = dir.file("dither.wav"), again = dir.file("again.wav")
+        #expect(try MixFXBinary.run(["render", input, "-o", plain, "--sample-format", "s16", "--quiet"]).status == 0)
+        #expect(try MixFXBinary.run(["render", input, "-o", dithered, "--sample-format", "s16", "--dither", "tpdf", "--quiet"]).status == 0)
+        #expect(try MixFXBinary.run(["render", input, "-o", again, "--sample-format", "s16", "--dither", "tpdf", "--quiet"]).status == 0)
+        let p = try AudioFiles.read(plain).channels[0], d = try AudioFiles.read(dithered).channels[0]
+        #expect(p.allSatisfy { $0 == 0 })   // truncated to silence
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dithered)) == Data(contentsOf: URL(fileURLWithPath: again)))
+        let lsb = 1.0 / 32768
+        let noise = Signals.rms(d[...]) / lsb
+        #expect(noise > 0.4 && noise < 0.65, "dither noise \(noise) LSB rms")
+        // The tone survives: its least-squares amplitude at 1 kHz is the input's.
+        var c = 0.0, s = 0.0
+        for (n, v) in d.enumerated() {
+            c += Double(v) * cos(2 * .pi * 1000 * Double(n) / 44_100); s += Double(v) * sin(2 * .pi * 1000 * Double(n) / 44_100)
+        }
+        let fitted = 2 * hypot(c, s) / Double(d.count)
+        #expect(abs(fitted / amplitude - 1) < 0.15, "tone at \(fitted / amplitude) of its level")
+        #expect(try MixFXBinary.run(["render", input, "--dither", "red"]).status == 2)
+    }
+
     @Test func forceOverwritesAndDryRunWritesNothing() throws {
         defer { dir.remove() }
         let input = try makeInput("in.wav")
