@@ -3,6 +3,7 @@ import MixFX
 
 /// The `mixfx` tool: dispatches to the subcommands. `main.swift` calls `MixFXCommand.main()`.
 public enum MixFXCommand {
+    /// The version `mixfx --version` prints.
     public static let version = "0.1.0"
 
     static let help = """
@@ -47,6 +48,7 @@ public enum MixFXCommand {
         }
     }
 
+    /// Runs the tool with the process arguments and exits with its status. Main thread.
     public static func main() -> Never {
         exit(run(Array(CommandLine.arguments.dropFirst())))
     }

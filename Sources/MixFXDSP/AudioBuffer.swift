@@ -3,10 +3,13 @@
 /// The render path reads and writes through `channel(_:)` pointers; nothing here allocates after
 /// construction.
 public final class AudioBuffer: @unchecked Sendable {
+    /// Channels held.
     public let channelCount: Int
+    /// Frames each channel holds.
     public let capacityFrames: Int
     private let storage: UnsafeMutablePointer<Float>
 
+    /// Allocates `channelCount` zeroed channels of `capacityFrames` frames (control side).
     public init(channelCount: Int, capacityFrames: Int) {
         precondition(channelCount > 0 && capacityFrames >= 0)
         self.channelCount = channelCount

@@ -7,8 +7,10 @@ import Glibc
 ///     y[n] = b0·x[n] + b1·x[n-1] + b2·x[n-2] − a1·y[n-1] − a2·y[n-2]
 ///     H(z) = (b0 + b1·z⁻¹ + b2·z⁻²) / (1 + a1·z⁻¹ + a2·z⁻²)
 public struct BiquadCoefficients: Sendable, Equatable {
+    /// Feed-forward (b) and feedback (a) coefficients, a0 = 1.
     public var b0, b1, b2, a1, a2: Double
 
+    /// Coefficients already normalised by a0.
     public init(b0: Double, b1: Double, b2: Double, a1: Double, a2: Double) {
         self.b0 = b0; self.b1 = b1; self.b2 = b2; self.a1 = a1; self.a2 = a2
     }
@@ -90,12 +92,15 @@ extension BiquadCoefficients {
 /// One biquad running two channels at once in SIMD lanes (transposed direct form II, in `Double`:
 /// a 55 Hz shelf at 48 kHz needs the precision). A mono signal uses lane 0.
 public struct StereoBiquad: Sendable {
+    /// Set by the owner between blocks (render side).
     public var coefficients: BiquadCoefficients = .identity
     private var s1 = SIMD2<Double>(repeating: 0)
     private var s2 = SIMD2<Double>(repeating: 0)
 
+    /// A filter passing its input unchanged, with clear state.
     public init() {}
 
+    /// Clears the filter state.
     public mutating func reset() {
         s1 = .zero
         s2 = .zero

@@ -16,6 +16,7 @@ import Glibc
 /// and the inverse undoes it: E[k] = (X[k] + conj X[m−k])/2, O[k] = (X[k] − conj X[m−k])/(2·W^k).
 /// All buffers are allocated in `init`; `forward`/`inverse` never allocate.
 public final class RealFFT: @unchecked Sendable {
+    /// Points per transform (a power of two).
     public let size: Int
     private let half: Int
     private let log2Half: Int
@@ -29,6 +30,7 @@ public final class RealFFT: @unchecked Sendable {
     private let zr: UnsafeMutablePointer<Float>
     private let zi: UnsafeMutablePointer<Float>
 
+    /// Allocates the tables and buffers for `size` points (control side).
     public init(size: Int) {
         precondition(size >= 4 && size & (size - 1) == 0, "FFT size must be a power of two ≥ 4")
         self.size = size

@@ -9,14 +9,18 @@ public struct PitchShifterSettings: Sendable, Equatable {
     /// Analysis frames overlapping each output instant, 3…32 (more: smoother, more CPU).
     public var overlap: Int
 
+    /// Settings for `PitchShifter.prepare`.
     public init(pitchCents: Double = 0, overlap: Int = 8) {
         self.pitchCents = pitchCents
         self.overlap = overlap
     }
 
+    /// The frequency ratio 2^(cents/1200).
     public var ratio: Double { pow(2, pitchCents / 1200) }
+    /// True at 0 cents.
     public var isNeutral: Bool { pitchCents == 0 }
 
+    /// The allowed pitch range, cents.
     public static let centsRange = -2400.0...2400.0
 }
 
@@ -59,10 +63,15 @@ public enum PitchShifterMode: Sendable {
 /// r·(n − L) + taps/2 + 1, hence L ≥ N/2 + (N/2 + taps/2 + 1)/r (`starvedFrames` counts violations
 /// and stays 0).
 public final class PitchShifter: @unchecked Sendable {
+    /// The settings of the last `prepare` (pitch updated by `setPitchCents`).
     public private(set) var settings = PitchShifterSettings()
+    /// Offline or live, from `prepare`.
     public private(set) var mode = PitchShifterMode.offline
+    /// Analysis frame length N, from the sample rate.
     public private(set) var fftSize = 0
+    /// Synthesis hop Hs = N / overlap.
     public private(set) var hopFrames = 0
+    /// Output lags input by this many frames; offline rendering removes it.
     public private(set) var latencyFrames = 0
     /// Output samples that had to be zero because the stretched signal was late (0 unless the
     /// latency bound is wrong; tests check it).
@@ -113,6 +122,7 @@ public final class PitchShifter: @unchecked Sendable {
     private var segmentTableRatio = 0.0       // the ratio `segmentTable` was chosen for
     private var segmentTable = 0
 
+    /// An unprepared shifter; call `prepare` (control side) before `process`.
     public init() {}
 
     deinit { deallocate() }

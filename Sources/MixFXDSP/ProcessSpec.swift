@@ -8,6 +8,7 @@ public struct ProcessSpec: Sendable, Equatable {
     /// Channels per frame (1 or 2 in mixfx).
     public var channelCount: Int
 
+    /// A spec for `prepare`.
     public init(sampleRate: Double, maximumFrameCount: Int, channelCount: Int) {
         self.sampleRate = sampleRate
         self.maximumFrameCount = maximumFrameCount

@@ -5,9 +5,13 @@
 /// gives exactly ceil(L·outRate/inRate) frames. The caller pushes input with `write` and pulls
 /// output with `read`; after `finish()` missing input is taken as silence.
 public final class Resampler: @unchecked Sendable {
+    /// Input frames per second.
     public let inRate: Int
+    /// Output frames per second.
     public let outRate: Int
+    /// Channels converted together.
     public let channelCount: Int
+    /// The most frames one `write` may take.
     public let maxWriteFrames: Int
     private let table: SincTable
     private let capacity: Int
@@ -18,6 +22,7 @@ public final class Resampler: @unchecked Sendable {
     private var inputFrames = 0      // input frames received
     private var finished = false
 
+    /// Allocates for the rate pair (control side); `quality` sets the filter.
     public init(inRate: Int, outRate: Int, channelCount: Int, maxWriteFrames: Int,
                 quality: ResamplerQuality = .mastering) {
         precondition(inRate > 0 && outRate > 0 && channelCount > 0)
@@ -36,6 +41,7 @@ public final class Resampler: @unchecked Sendable {
     /// Frames of input the output lags behind (what a live caller must feed before output flows).
     public var latencyInputFrames: Int { table.rightFrames }
 
+    /// Back to input sample 0, with silence before it. Does not allocate.
     public func reset() {
         buffers.initialize(repeating: 0, count: capacity * channelCount)
         // Left history before sample 0 is silence.
@@ -56,6 +62,7 @@ public final class Resampler: @unchecked Sendable {
         write(frameCount: frameCount) { c in channels[c] }
     }
 
+    /// Appends `frameCount` frames, channel c read from `channel(c)`.
     public func write(frameCount: Int, channel: (Int) -> UnsafePointer<Float>) {
         precondition(frameCount <= maxWriteFrames && !finished)
         compact()

@@ -4,12 +4,16 @@ import Glibc
 
 /// Settings of one shelf band.
 public struct ShelfBandSettings: Sendable, Equatable {
+    /// Corner frequency, Hz (below Nyquist).
     public var frequencyHz: Double
+    /// Shelf gain, dB (−96…24); 0 is an exact no-op.
     public var gainDB: Double
     /// RBJ shelf slope S, 0 < S ≤ 1 (1 = the steepest slope without overshoot).
     public var slope: Double
+    /// Skip the band.
     public var bypass: Bool
 
+    /// Settings of a band (0 dB, S = 1 unless given).
     public init(frequencyHz: Double, gainDB: Double = 0, slope: Double = 1, bypass: Bool = false) {
         self.frequencyHz = frequencyHz
         self.gainDB = gainDB
@@ -23,8 +27,11 @@ public struct ShelfBandSettings: Sendable, Equatable {
 
 /// Settings of the two-band shelf EQ: a bass (low) shelf, a treble (high) shelf, a global gain.
 public struct ShelfEQSettings: Sendable, Equatable {
+    /// The low shelf.
     public var bass: ShelfBandSettings
+    /// The high shelf.
     public var treble: ShelfBandSettings
+    /// Gain after both shelves, dB.
     public var globalGainDB: Double
 
     /// The defaults of the app mixfx grew from: bass at 55 Hz, treble at 5800 Hz, both flat.
@@ -36,6 +43,7 @@ public struct ShelfEQSettings: Sendable, Equatable {
         self.globalGainDB = globalGainDB
     }
 
+    /// True when the EQ changes nothing (it is then skipped: bit-exact).
     public var isNeutral: Bool { bass.isNeutral && treble.isNeutral && globalGainDB == 0 }
 }
 
@@ -44,16 +52,20 @@ public struct ShelfEQSettings: Sendable, Equatable {
 ///
 /// A neutral band is skipped (not run with identity coefficients), so 0 dB is bit-exact.
 public struct ShelfEQ: Sendable {
+    /// The settings in use (set with `update`).
     public private(set) var settings = ShelfEQSettings()
     private var sampleRate: Double = 48_000
     private var low = StereoBiquad()
     private var high = StereoBiquad()
     private var globalGain: Float = 1
 
+    /// A flat EQ; call `prepare` before `process`.
     public init() {}
 
+    /// Biquads add no latency.
     public var latencyFrames: Int { 0 }
 
+    /// Sets the sample rate and clears the state (control side).
     public mutating func prepare(_ spec: ProcessSpec) {
         precondition(spec.channelCount <= 2, "ShelfEQ runs one or two channels")
         sampleRate = spec.sampleRate
@@ -61,6 +73,7 @@ public struct ShelfEQ: Sendable {
         reset()
     }
 
+    /// Clears the filter state. Does not allocate.
     public mutating func reset() {
         low.reset()
         high.reset()

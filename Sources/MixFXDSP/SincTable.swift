@@ -11,6 +11,7 @@ public struct ResamplerQuality: Sendable, Equatable {
     /// The −6 dB cutoff as a fraction of the lower rate's Nyquist frequency.
     public var cutoff: Double
 
+    /// A filter design for `SincTable` and `Resampler`.
     public init(halfWidthZeroCrossings: Int, kaiserBeta: Double, cutoff: Double) {
         self.halfWidthZeroCrossings = halfWidthZeroCrossings
         self.kaiserBeta = kaiserBeta
@@ -33,10 +34,13 @@ public struct ResamplerQuality: Sendable, Equatable {
 /// with s = scale, c = cutoff, sinc(x) = sin(πx)/(πx). Row p holds h at d = j − W + 1 − p/P for tap
 /// j; a value between two rows is interpolated linearly (P = 1024 keeps that error near −110 dB).
 public final class SincTable: @unchecked Sendable {
+    /// Taps per phase (a multiple of 8).
     public let taps: Int
+    /// Fractional positions tabulated between two samples.
     public let phases: Int
     private let rows: UnsafeMutablePointer<Float>
 
+    /// Builds the table (control side): `scale` < 1 lowers the cutoff for decimation by 1/scale.
     public init(scale: Double, quality: ResamplerQuality, phases: Int = 1024) {
         let s = min(1, scale)
         var t = 2 * Int((Double(quality.halfWidthZeroCrossings) / s).rounded(.up))

@@ -9,6 +9,7 @@ import Synchronization
 public enum SincTableCache {
     /// Grid step (cents) of the up-shift tables.
     public static let stepCents = 100
+    /// The largest up-shift a table is kept for, cents.
     public static let maxCents = 2400
 
     private static let tables = Mutex<[Int: SincTable]>([:])

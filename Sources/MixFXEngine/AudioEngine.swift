@@ -2,13 +2,17 @@ import MixFXDSP
 
 /// One track of a compiled graph: a player and the effect nodes between it and the mixer.
 public struct TrackLayout: Sendable {
+    /// The track's player.
     public let player: PlayerNode
+    /// The effect nodes from the player to the mixer, in order.
     public let effects: [AudioNode]
 }
 
 /// The graph after validation: what will be rendered, at what rate and channel count.
 public struct EngineLayout: Sendable {
+    /// The tracks, in attach order of their players.
     public let tracks: [TrackLayout]
+    /// The mixer every track ends at.
     public let mixer: MixerNode
     /// The output rate: `AudioEngine.outputSampleRate`, or the highest input rate.
     public let sampleRate: Int
@@ -22,8 +26,11 @@ public struct EngineLayout: Sendable {
 
 /// The nodes of a classic track, as made by `AudioEngine.addTrack(source:)`.
 public struct Track: Sendable {
+    /// The track's player.
     public let player: PlayerNode
+    /// The track's shelf EQ.
     public let eq: ShelfEQNode
+    /// The track's pitch shifter.
     public let timePitch: TimePitchNode
 }
 
@@ -42,15 +49,18 @@ public final class AudioEngine {
     private var nodes: [AudioNode] = []
     private var outputOf: [ObjectIdentifier: AudioNode] = [:]
 
+    /// An engine holding only its main mixer. Control side.
     public init() { nodes.append(mainMixer) }
 
     /// The attached nodes, in attach order.
     public var attachedNodes: [AudioNode] { nodes }
 
+    /// Adds a node to the graph (once). Control side.
     public func attach(_ node: AudioNode) {
         if !isAttached(node) { nodes.append(node) }
     }
 
+    /// Whether `node` is in the graph.
     public func isAttached(_ node: AudioNode) -> Bool { nodes.contains { $0 === node } }
 
     /// Feeds `source`'s output into `destination`. A node has one output; effect nodes take one
@@ -72,6 +82,7 @@ public final class AudioEngine {
         outputOf[ObjectIdentifier(source)] = destination
     }
 
+    /// Removes `node`'s output connection. Control side.
     public func disconnectOutput(of node: AudioNode) {
         outputOf[ObjectIdentifier(node)] = nil
     }

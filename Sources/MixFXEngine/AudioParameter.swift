@@ -3,9 +3,11 @@ import Synchronization
 /// One parameter value that any thread may set and the render thread reads once per block.
 /// The value is a `Double` stored as bits in a relaxed atomic: no locks, no allocation.
 public final class AudioParameter: Sendable {
+    /// Which parameter this is (its unit, range and default are `id.spec`).
     public let id: ParameterID
     private let bits: Atomic<UInt64>
 
+    /// A parameter at `value`, or at its default. Any thread.
     public init(_ id: ParameterID, value: Double? = nil) {
         self.id = id
         bits = Atomic((value ?? id.spec.defaultValue).bitPattern)

@@ -2,13 +2,16 @@ import MixFXDSP
 
 /// The format of a source of audio frames.
 public struct SourceFormat: Sendable, Equatable {
+    /// Frames per second.
     public var sampleRate: Int
+    /// Channels per frame.
     public var channelCount: Int
     /// Frames in the whole source.
     public var frameCount: Int
     /// Bits of precision per sample (16, 24, 32; 32 for float), used to pick a default output format.
     public var bitsPerSample: Int
 
+    /// A format description.
     public init(sampleRate: Int, channelCount: Int, frameCount: Int, bitsPerSample: Int = 32) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
@@ -32,11 +35,14 @@ public protocol AudioSource: AnyObject, Sendable {
 
 /// A source holding planar samples in memory (tests, generated signals, embedders).
 public final class MemorySource: AudioSource, @unchecked Sendable {
+    /// The format of the channels given at `init`.
     public let format: SourceFormat
+    /// A name for messages.
     public let name: String
     private let channels: [[Float]]
     private var position = 0
 
+    /// A source over `channels` (equal lengths) at `sampleRate`.
     public init(channels: [[Float]], sampleRate: Int, name: String = "memory") {
         precondition(!channels.isEmpty && channels.allSatisfy { $0.count == channels[0].count })
         self.channels = channels
@@ -44,6 +50,7 @@ public final class MemorySource: AudioSource, @unchecked Sendable {
         format = SourceFormat(sampleRate: sampleRate, channelCount: channels.count, frameCount: channels[0].count)
     }
 
+    /// Copies the next frames (see `AudioSource.read`). The rendering thread.
     public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
         let n = min(frameCount, format.frameCount - position)
         guard n > 0 else { return 0 }
@@ -56,5 +63,6 @@ public final class MemorySource: AudioSource, @unchecked Sendable {
         return n
     }
 
+    /// Moves the read position (clamped). The rendering thread, or control side while not rendering.
     public func seek(toFrame frame: Int) throws { position = min(max(0, frame), format.frameCount) }
 }

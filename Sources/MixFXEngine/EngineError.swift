@@ -10,6 +10,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case unsupportedFormat(source: String, reason: String)
     case sourceFailed(source: String, message: String)
 
+    /// One line naming the node, parameter or source, the problem and what is allowed.
     public var description: String {
         switch self {
         case .nodeNotAttached(let n): "node '\(n)' is not attached to the engine"

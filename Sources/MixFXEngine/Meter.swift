@@ -7,6 +7,7 @@ public final class Meter: Sendable {
     private let peakBits = Atomic<UInt32>(0)
     private let rmsBits = Atomic<UInt32>(0)
 
+    /// A meter at silence.
     public init() {}
 
     /// Render side.

@@ -15,12 +15,18 @@ public class AudioNode: @unchecked Sendable {
 /// mixer, whatever effect nodes lie between (unlike AVAudioEngine, where they are lost behind
 /// effect nodes).
 public final class PlayerNode: AudioNode, @unchecked Sendable {
+    /// Where the player reads from (its file).
     public let source: any AudioSource
+    /// Track volume (linear) at the mixer input.
     public let volumeParameter = AudioParameter(.volume)
+    /// Track pan, −1…+1.
     public let panParameter = AudioParameter(.pan)
+    /// Mute (0 or 1).
     public let muteParameter = AudioParameter(.mute)
+    /// Solo (0 or 1).
     public let soloParameter = AudioParameter(.solo)
 
+    /// A player for `source`, named after it unless `name` is given. Control side.
     public init(source: any AudioSource, name: String? = nil) {
         self.source = source
         super.init(nodeName: name ?? source.name)
@@ -48,21 +54,32 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
         set { soloParameter.value = newValue ? 1 : 0 }
     }
 
+    /// This node's parameters (for validation and listing).
     public override var parameters: [AudioParameter] { [volumeParameter, panParameter, muteParameter, soloParameter] }
 }
 
 /// Two-band shelf EQ (RBJ low shelf + high shelf) with a global gain; see `ShelfEQ`.
 public final class ShelfEQNode: AudioNode, @unchecked Sendable {
+    /// Low-shelf gain, dB. Any thread.
     public let bassGain = AudioParameter(.bassGainDB)
+    /// Low-shelf corner, Hz. Any thread.
     public let bassFrequency = AudioParameter(.bassFrequencyHz)
+    /// Low-shelf slope S (0 < S ≤ 1). Any thread.
     public let bassSlopeParameter = AudioParameter(.bassSlope)
+    /// Low-shelf bypass (0 or 1). Any thread.
     public let bassBypassParameter = AudioParameter(.bassBypass)
+    /// High-shelf gain, dB. Any thread.
     public let trebleGain = AudioParameter(.trebleGainDB)
+    /// High-shelf corner, Hz. Any thread.
     public let trebleFrequency = AudioParameter(.trebleFrequencyHz)
+    /// High-shelf slope S (0 < S ≤ 1). Any thread.
     public let trebleSlopeParameter = AudioParameter(.trebleSlope)
+    /// High-shelf bypass (0 or 1). Any thread.
     public let trebleBypassParameter = AudioParameter(.trebleBypass)
+    /// Gain after both shelves, dB. Any thread.
     public let globalGain = AudioParameter(.eqGlobalGainDB)
 
+    /// A flat EQ (bass at 55 Hz, treble at 5800 Hz, 0 dB). Control side.
     public init(name: String = "EQ") { super.init(nodeName: name) }
 
     /// All settings at once. Any thread (each field is its own atomic).
@@ -88,6 +105,7 @@ public final class ShelfEQNode: AudioNode, @unchecked Sendable {
         }
     }
 
+    /// This node's parameters (for validation and listing).
     public override var parameters: [AudioParameter] {
         [bassGain, bassFrequency, bassSlopeParameter, bassBypassParameter,
          trebleGain, trebleFrequency, trebleSlopeParameter, trebleBypassParameter, globalGain]
@@ -96,9 +114,12 @@ public final class ShelfEQNode: AudioNode, @unchecked Sendable {
 
 /// Pitch shift in cents with the duration kept (AVAudioUnitTimePitch's `pitch` and `overlap`).
 public final class TimePitchNode: AudioNode, @unchecked Sendable {
+    /// Pitch, cents. Any thread.
     public let pitchParameter = AudioParameter(.pitchCents)
+    /// Overlap 3…32. Any thread; used when the engine is prepared.
     public let overlapParameter = AudioParameter(.pitchOverlap)
 
+    /// A shifter at 0 cents, overlap 8. Control side.
     public init(name: String = "TimePitch") { super.init(nodeName: name) }
 
     /// −2400…+2400 cents. Any thread.
@@ -112,10 +133,12 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
         set { overlapParameter.value = Double(newValue) }
     }
 
+    /// The current settings, clamped into range. Any thread.
     public var settings: PitchShifterSettings {
         PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue))
     }
 
+    /// This node's parameters (for validation and listing).
     public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter] }
 }
 
@@ -123,8 +146,10 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
 /// no normalisation. Mono inputs are panned with constant power, stereo inputs with balance
 /// (`PanLaw`).
 public final class MixerNode: AudioNode, @unchecked Sendable {
+    /// Mixer output volume (linear). Any thread.
     public let outputVolumeParameter = AudioParameter(.masterVolume)
 
+    /// A mixer at unity output volume. Control side.
     public init(name: String = "mixer") { super.init(nodeName: name) }
 
     /// Linear gain after the sum, 0…16. Any thread.
@@ -133,5 +158,6 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
         set { outputVolumeParameter.value = newValue }
     }
 
+    /// This node's parameters (for validation and listing).
     public override var parameters: [AudioParameter] { [outputVolumeParameter] }
 }

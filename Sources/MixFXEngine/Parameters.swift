@@ -9,19 +9,28 @@ public enum ParameterID: String, CaseIterable, Sendable {
     case masterVolume
 }
 
+/// Unit, range, default and description of a parameter.
 public struct ParameterSpec: Sendable {
+    /// The parameter described.
     public let id: ParameterID
     /// Unit shown to users ("dB", "Hz", "cents", "×", ...).
     public let unit: String
+    /// Smallest allowed value (excluded when `minimumExcluded`).
     public let minimum: Double
+    /// Largest allowed value.
     public let maximum: Double
     /// True when the minimum itself is not allowed (slope: 0 < S ≤ 1).
     public let minimumExcluded: Bool
+    /// The value a missing preset key or a new node takes.
     public let defaultValue: Double
+    /// Whole numbers only.
     public let isInteger: Bool
+    /// Stored as 0 (off) or 1 (on).
     public let isBoolean: Bool
+    /// One line for help texts.
     public let summary: String
 
+    /// Whether `value` is allowed.
     public func contains(_ value: Double) -> Bool {
         guard value.isFinite else { return false }
         if isInteger && value.rounded() != value { return false }
@@ -53,6 +62,7 @@ func format(_ v: Double) -> String {
 }
 
 extension ParameterID {
+    /// The parameter's unit, range and default.
     public var spec: ParameterSpec {
         switch self {
         case .bassGainDB: s(-96, 24, 0, "dB", "bass (low shelf) gain")

@@ -15,16 +15,21 @@ import Synchronization
 /// `render` does not allocate or lock (the sources it reads from may: a live player reads from
 /// ring buffers that do not).
 public final class RenderKernel: @unchecked Sendable {
+    /// What is rendered: tracks, rate, channels, length.
     public let layout: EngineLayout
+    /// The largest block `render` takes.
     public let maximumFrameCount: Int
+    /// Offline (fixed settings) or live (smoothed changes, fixed latency).
     public let mode: RenderMode
     /// The mix (planar, `layout.channelCount` channels) of the last `render` call.
     public let output: AudioBuffer
     /// Per-track levels after effects and mixer gains, and the mix's level.
     public let trackMeters: [Meter]
+    /// The mix's level.
     public let masterMeter = Meter()
     private let tracks: [TrackKernel]
     private let rampFrames: Int
+    /// Frames of the mix rendered since `start` or the last `seek`.
     public private(set) var framesRendered = 0
     /// Offline: render the tracks of each block on all cores (default true).
     public var parallelTracks = true

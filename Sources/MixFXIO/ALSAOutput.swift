@@ -8,6 +8,7 @@ public enum DeviceError: Error, Equatable, CustomStringConvertible {
     case cannotConfigure(device: String, reason: String)
     case writeFailed(device: String, reason: String)
 
+    /// One line naming the device, the problem and what to try.
     public var description: String {
         switch self {
         case .cannotOpen(let d, let r, let available):
@@ -22,7 +23,9 @@ public enum DeviceError: Error, Equatable, CustomStringConvertible {
 
 /// A PCM device as `mixfx devices` lists it.
 public struct DeviceInfo: Sendable, Equatable {
+    /// The PCM name for `--device`.
     public var name: String
+    /// One line naming the device, the problem and what to try.
     public var description: String
 }
 
@@ -34,21 +37,29 @@ public struct DeviceInfo: Sendable, Equatable {
 /// restart after an underrun begins with a full buffer (no underrun spiral). `write` recovers from
 /// underruns (-EPIPE) and suspends and counts them.
 public final class ALSAOutput: @unchecked Sendable {
+    /// The ALSA PCM name.
     public let device: String
+    /// The rate the device took (after `open`).
     public private(set) var sampleRate = 0
+    /// Channels per frame.
     public private(set) var channelCount = 0
+    /// The sample format the device took.
     public private(set) var sampleFormat = SampleFormat.f32
+    /// Device buffer, frames.
     public private(set) var bufferFrames = 0
+    /// Device period (one write), frames.
     public private(set) var periodFrames = 0
     /// Underruns recovered so far.
     public private(set) var underruns = 0
     private var pcm: OpaquePointer?
     private var deviceS24 = false     // S24_LE: right-justified 24-bit in 32
 
+    /// A closed output for the PCM `device`.
     public init(device: String) { self.device = device }
 
     deinit { close() }
 
+    /// Opens and configures the device (control side); see the type's notes.
     public func open(sampleRate requestedRate: Int, channelCount: Int, preferredFormat: SampleFormat?,
                      bufferMilliseconds: Double, periodMilliseconds: Double) throws(DeviceError) {
         var handle: OpaquePointer?
@@ -158,6 +169,7 @@ public final class ALSAOutput: @unchecked Sendable {
         snd_pcm_prepare(pcm)
     }
 
+    /// Closes the device (control side, after the render thread stopped).
     public func close() {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil

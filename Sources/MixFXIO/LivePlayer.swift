@@ -18,23 +18,33 @@ public struct LiveOptions: Sendable {
     /// Start again at the end.
     public var loop = false
 
+    /// The defaults: `default` device, 50 ms buffer.
     public init() {}
 }
 
 /// What a live player reports; any thread may read it.
 public struct LiveStatus: Sendable {
+    /// What is being heard now, seconds into the session.
     public var positionSeconds: Double
+    /// The session's length, seconds.
     public var durationSeconds: Double
     /// Render time of the last period over the period's duration (1 = a full core's real time).
     public var dspLoad: Double
+    /// The largest period load so far.
     public var maxDSPLoad: Double
     /// Mean render time over period duration, after the first periods.
     public var meanDSPLoad: Double
+    /// Device underruns recovered so far.
     public var underruns: Int
+    /// Frames of silence given because a file was read too late.
     public var diskUnderflowFrames: Int
+    /// Paused (silence, position kept).
     public var isPaused: Bool
+    /// Playback ended (end of session, stop, or error) and the device drained.
     public var isFinished: Bool
+    /// Frames of the session rendered so far.
     public var framesRendered: Int
+    /// Samples clamped on the way to an integer device format.
     public var clippedSamples: Int
 }
 
@@ -50,9 +60,13 @@ public struct LiveStatus: Sendable {
 /// Threading: `start`, `pause`, `seek`, `stop`, `waitUntilFinished` and `status` may be called
 /// from any thread except the render thread; parameters of the engine's nodes from any thread.
 public final class LivePlayer: @unchecked Sendable {
+    /// The live render kernel (its meters may be read from any thread).
     public let kernel: RenderKernel
+    /// The opened device.
     public let output: ALSAOutput
+    /// The read-ahead sources of the tracks.
     public let sources: [StreamingSource]
+    /// The options it was opened with.
     public let options: LiveOptions
 
     private let interleaved: UnsafeMutableRawPointer
@@ -101,6 +115,7 @@ public final class LivePlayer: @unchecked Sendable {
 
     deinit { interleaved.deallocate() }
 
+    /// The session's length, seconds.
     public var durationSeconds: Double { Double(kernel.layout.frameCount) / Double(kernel.layout.sampleRate) }
 
     /// Starts the feeder and render threads.
@@ -114,6 +129,7 @@ public final class LivePlayer: @unchecked Sendable {
         render.start()
     }
 
+    /// Pauses (fading out) or resumes (fading in). Any thread but the render thread.
     public func pause(_ on: Bool) { pauseRequested.store(on, ordering: .relaxed) }
 
     /// Fades out and stops; `waitUntilFinished` returns once the device has drained the fade.
@@ -137,6 +153,7 @@ public final class LivePlayer: @unchecked Sendable {
         }
     }
 
+    /// Blocks until playback has ended and drained. Any thread but the render thread.
     public func waitUntilFinished() {
         finished.wait()
         finished.signal()
@@ -158,6 +175,7 @@ public final class LivePlayer: @unchecked Sendable {
     /// The error that ended playback early, if any.
     public var error: (any Error)? { failure }
 
+    /// Position, load and counters now. Any thread.
     public var status: LiveStatus {
         let rate = Double(kernel.layout.sampleRate)
         let frames = rendered.load(ordering: .relaxed)

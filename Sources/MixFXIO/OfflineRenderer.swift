@@ -4,16 +4,24 @@ import MixFXEngine
 
 /// What a finished (or planned) render did.
 public struct RenderReport: Sendable, Equatable {
+    /// The file written.
     public var outputPath: String
+    /// Its container, sample format, rate and channels.
     public var format: OutputFormat
+    /// Frames written: the longest track's length at the output rate.
     public var frameCount: Int
+    /// Largest absolute sample before conversion (1.0 = 0 dBFS).
     public var peak: Float
+    /// Samples clamped (integer output) or beyond ±1.0 (float).
     public var clippedSamples: Int
+    /// Wall time of the render.
     public var elapsedSeconds: Double
     /// Latency each track's effects added and the render removed, in frames.
     public var trackLatencyFrames: [Int]
 
+    /// The output's length, seconds.
     public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
+    /// The peak in dBFS (−∞ for silence).
     public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
     /// Audio seconds rendered per second of wall time.
     public var speedTimesRealTime: Double { elapsedSeconds > 0 ? durationSeconds / elapsedSeconds : .infinity }
@@ -29,6 +37,7 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
     case file(SoundFileError)
     case cancelled
 
+    /// One line naming the file or setting and the problem.
     public var description: String {
         switch self {
         case .outputExists(let p): "'\(p)' exists; use --force to overwrite it"
@@ -45,17 +54,22 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
 /// Writes to a temporary file beside the output and renames it on success, so a failed or
 /// interrupted render leaves nothing behind.
 public struct OfflineRenderer {
+    /// The file written.
     public var outputPath: String
+    /// The sample format; nil picks the most precise input's, at least s16.
     public var sampleFormat: SampleFormat?
+    /// Allow replacing an existing output (never an input).
     public var overwrite = false
     /// TPDF dither when writing integer samples (see `SampleConverter.dither`).
     public var dither = false
+    /// Frames per block (the result does not depend on it).
     public var blockFrames = 4096
     /// Called after each block with (frames done, total frames), on the rendering thread.
     public var progress: ((Int, Int) -> Void)?
     /// Polled after each block; true stops the render (`RenderError.cancelled`).
     public var isCancelled: (() -> Bool)?
 
+    /// A render to `outputPath` (container from its extension). Control side.
     public init(outputPath: String, sampleFormat: SampleFormat? = nil) {
         self.outputPath = outputPath
         self.sampleFormat = sampleFormat

@@ -4,10 +4,12 @@ import CSndFile
 public enum SampleFormat: String, CaseIterable, Sendable {
     case s16, s24, s32, f32
 
+    /// Bits per sample stored.
     public var bits: Int {
         switch self { case .s16: 16; case .s24: 24; case .s32: 32; case .f32: 32 }
     }
 
+    /// True for s16, s24, s32.
     public var isInteger: Bool { self != .f32 }
 
     /// The default for inputs of the given precision: the most precise input, at least 16-bit.
@@ -41,6 +43,7 @@ public enum Container: String, CaseIterable, Sendable {
         }
     }
 
+    /// The recognised extensions, for messages.
     public static var extensionsText: String { "wav, flac, ogg, aiff, caf, w64, au, rf64" }
 
     /// Sample formats the container can hold; nil = lossy (floats are encoded, no sample format).
@@ -68,11 +71,16 @@ public enum Container: String, CaseIterable, Sendable {
 
 /// Everything about the file an offline render writes.
 public struct OutputFormat: Sendable, Equatable {
+    /// File type.
     public var container: Container
+    /// Sample encoding (ignored by lossy containers).
     public var sampleFormat: SampleFormat
+    /// Frames per second.
     public var sampleRate: Int
+    /// Channels per frame.
     public var channelCount: Int
 
+    /// A complete output format.
     public init(container: Container, sampleFormat: SampleFormat, sampleRate: Int, channelCount: Int) {
         self.container = container
         self.sampleFormat = sampleFormat

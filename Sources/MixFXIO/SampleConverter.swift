@@ -5,7 +5,9 @@ import MixFXDSP
 /// wrapped), and every clamped sample counted. So a live stream and an offline file of the same
 /// session hold the same samples.
 public struct SampleConverter {
+    /// Target encoding; nil means floats for a lossy encoder.
     public let sampleFormat: SampleFormat?   // nil: floats for a lossy encoder
+    /// Channels interleaved.
     public let channelCount: Int
     /// Samples outside the integer range (or beyond ±1.0 for float output), so far.
     public private(set) var clippedSamples = 0
@@ -19,6 +21,7 @@ public struct SampleConverter {
     public var dither = false
     private var frameIndex = 0
 
+    /// A converter for one stream (its dither sequence starts at frame 0).
     public init(sampleFormat: SampleFormat?, channelCount: Int, dither: Bool = false) {
         self.sampleFormat = sampleFormat
         self.channelCount = channelCount
@@ -36,6 +39,7 @@ public struct SampleConverter {
         return a + b - 1
     }
 
+    /// Bytes per converted sample (2 for s16, else 4).
     public var bytesPerSample: Int {
         switch sampleFormat { case .s16?: 2; default: 4 }
     }

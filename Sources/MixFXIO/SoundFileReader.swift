@@ -10,6 +10,7 @@ public enum SoundFileError: Error, Equatable, CustomStringConvertible {
     case writeFailed(path: String, reason: String)
     case unsupportedOutput(path: String, reason: String)
 
+    /// One line naming the file and the problem.
     public var description: String {
         switch self {
         case .cannotOpen(let p, let r): "cannot open '\(p)': \(r)"
@@ -26,17 +27,22 @@ public enum SoundFileError: Error, Equatable, CustomStringConvertible {
 /// in [−1, 1); integer files are scaled by 1/2^(bits−1), so 16- and 24-bit data round-trips
 /// exactly.
 public final class SoundFileReader: AudioSource, @unchecked Sendable {
+    /// The file read.
     public let path: String
+    /// Rate, channels, length and precision from the file header.
     public let format: SourceFormat
     /// The libsndfile major format (container) and subtype (encoding).
     public let majorFormat: Int32
+    /// libsndfile encoding (SF_FORMAT_PCM_16, ...).
     public let subtype: Int32
     private let handle: OpaquePointer
     private var interleaved: UnsafeMutablePointer<Float>
     private var interleavedCapacity = 0
 
+    /// The path, for messages.
     public var name: String { path }
 
+    /// Opens `path` for reading (control side); throws naming the file when it cannot.
     public init(path: String) throws(SoundFileError) {
         self.path = path
         var info = SF_INFO()
@@ -78,6 +84,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         return reason
     }
 
+    /// Reads the next frames (see `AudioSource.read`); throws on a read error. One thread at a time.
     public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
         let ch = format.channelCount
         if interleavedCapacity < frameCount * ch {
@@ -101,6 +108,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         return got
     }
 
+    /// Moves to `frame`. One thread at a time.
     public func seek(toFrame frame: Int) throws {
         if sf_seek(handle, sf_count_t(frame), SEEK_SET) < 0 {
             throw SoundFileError.readFailed(path: path, reason: "cannot seek to frame \(frame)")

@@ -5,7 +5,9 @@ import MixFXDSP
 /// itself: integers are rounded from x·2^(bits−1) and clamped, never wrapped, and every clamped
 /// sample is counted. (So a 16-bit input written back at 16-bit is bit-exact.)
 public final class SoundFileWriter {
+    /// The file written.
     public let path: String
+    /// Its format.
     public let format: OutputFormat
     /// Samples that were outside the integer range and were clamped (or, for float and lossy
     /// output, samples beyond ±1.0 that a player would clip).
@@ -17,6 +19,7 @@ public final class SoundFileWriter {
     private var scratch: UnsafeMutableRawPointer?
     private var scratchBytes = 0
 
+    /// Creates `path` (control side); `dither` applies TPDF dither to integer output.
     public init(path: String, format: OutputFormat, dither: Bool = false) throws(SoundFileError) {
         self.path = path
         self.format = format

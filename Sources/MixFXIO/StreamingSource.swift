@@ -6,12 +6,15 @@ import MixFXEngine
 /// may run on different threads without locks: each owns one index, published with
 /// release/acquire atomics.
 public final class FrameRing: @unchecked Sendable {
+    /// Channels per frame.
     public let channelCount: Int
+    /// Frames the ring holds.
     public let capacity: Int
     private let storage: UnsafeMutablePointer<Float>
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
 
+    /// An empty ring (control side).
     public init(channelCount: Int, capacity: Int) {
         self.channelCount = channelCount
         self.capacity = capacity
@@ -63,14 +66,18 @@ public final class FrameRing: @unchecked Sendable {
 /// no locks, no allocation on the render thread. If the disk falls behind, `read` gives silence
 /// for the missing frames and counts them in `underflowFrames`.
 public final class StreamingSource: AudioSource, @unchecked Sendable {
+    /// The file the feeder reads.
     public let reader: SoundFileReader
+    /// The frames read ahead.
     public let ring: FrameRing
     private let chunk: AudioBuffer
     private let ended = Atomic<Bool>(false)
     private let underflows = Atomic<Int>(0)
     private var framesFed = 0
 
+    /// The file's format.
     public var format: SourceFormat { reader.format }
+    /// The file's path.
     public var name: String { reader.name }
 
     /// `bufferSeconds` of audio are kept ahead.

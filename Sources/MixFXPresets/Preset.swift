@@ -20,16 +20,25 @@ import MixFXEngine
 /// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
 /// of range are errors naming the field path.
 public struct Preset: Equatable, Sendable {
+    /// The schema version this mixfx reads and writes.
     public static let schemaVersion = 1
 
+    /// Short name (the file name of a built-in).
     public var name: String
+    /// One line for `mixfx presets`.
     public var description: String
+    /// Settings for every track.
     public var all: [ParameterID: Double] = [:]
+    /// Settings per track; `tracks[0]` is track 1 and overrides `all`.
     public var tracks: [[ParameterID: Double]] = []
+    /// Mixer output volume, if set.
     public var masterVolume: Double?
+    /// Output sample format (s16, s24, s32, f32), if set.
     public var sampleFormat: String?
+    /// Output rate, if set.
     public var sampleRateHz: Int?
 
+    /// An empty preset: every track at the defaults.
     public init(name: String, description: String = "") {
         self.name = name
         self.description = description
@@ -66,10 +75,14 @@ public struct Preset: Equatable, Sendable {
 
 /// A preset problem, naming the preset and the field.
 public struct PresetError: Error, Equatable, CustomStringConvertible {
+    /// The preset's name or file.
     public var source: String
+    /// The JSON path of the bad field (empty for the whole file).
     public var field: String
+    /// What is wrong and what is allowed.
     public var problem: String
 
+    /// One line for `mixfx presets`.
     public var description: String {
         field.isEmpty ? "preset '\(source)': \(problem)" : "preset '\(source)': \(field): \(problem)"
     }

@@ -5,6 +5,7 @@ public enum PresetOrigin: Equatable, Sendable {
     case builtin
     case file(String)
 
+    /// For messages: "built-in" or the file path.
     public var text: String {
         switch self {
         case .builtin: "built-in"
@@ -20,8 +21,10 @@ public enum PresetOrigin: Equatable, Sendable {
 /// and last among the built-in presets. A user preset shadows a built-in one of the same name.
 /// A value containing `/` or ending in `.json` is a file path.
 public struct PresetLibrary: Sendable {
+    /// Where names are looked up, in order, before the built-ins.
     public var searchDirectories: [String]
 
+    /// The search path from `MIXFX_PRESET_PATH`, `XDG_CONFIG_HOME` and `HOME`.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         var dirs: [String] = []
         if let p = environment["MIXFX_PRESET_PATH"] {
@@ -52,6 +55,7 @@ public struct PresetLibrary: Sendable {
                           problem: "no such preset (available: \(names); search path: \(searchDirectories.joined(separator: ":")))")
     }
 
+    /// Loads and validates one preset file.
     public func loadFile(_ path: String, warnings: inout [String]) throws(PresetError) -> Preset {
         guard let data = FileManager.default.contents(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
