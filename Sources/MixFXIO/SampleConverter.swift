@@ -45,46 +45,25 @@ public struct SampleConverter {
     }
 
     /// Writes `frameCount` interleaved frames to `destination` (which holds at least
-    /// frameCount·channelCount·bytesPerSample bytes). `gain` scales on the way (fades).
+    /// frameCount·channelCount·bytesPerSample bytes).
     public mutating func convert(_ buffer: AudioBuffer, frameCount: Int, to destination: UnsafeMutableRawPointer) {
-        let ch = channelCount
         var peakHere = peak
         var clipped = 0
         switch sampleFormat {
         case .s16?:
-            let out = destination.assumingMemoryBound(to: Int16.self)
-            for c in 0..<ch {
-                let src = buffer.channel(c)
-                for i in 0..<frameCount {
-                    let x = src[i]
-                    peakHere = max(peakHere, abs(x))
-                    var v = Double(x) * 32768
-                    if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
-                    v = v.rounded()
-                    if v > 32767 || v < -32768 { clipped += 1 }
-                    out[i * ch + c] = Int16(min(max(v, -32768), 32767))
-                }
-            }
-        case .s24?, .s32?:
-            // s24 is left-justified in 32 bits (libsndfile's int convention); devices taking
-            // S24_LE get it shifted right by the caller.
-            let scale = sampleFormat == .s24 ? 8_388_608.0 : 2_147_483_648.0
-            let shift: Int32 = sampleFormat == .s24 ? 8 : 0
-            let out = destination.assumingMemoryBound(to: Int32.self)
-            for c in 0..<ch {
-                let src = buffer.channel(c)
-                for i in 0..<frameCount {
-                    let x = src[i]
-                    peakHere = max(peakHere, abs(x))
-                    var v = Double(x) * scale
-                    if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
-                    v = v.rounded()
-                    if v > scale - 1 || v < -scale { clipped += 1 }
-                    out[i * ch + c] = Int32(min(max(v, -scale), scale - 1)) << shift
-                }
-            }
+            convertIntegers(buffer, frameCount, destination.assumingMemoryBound(to: Int16.self),
+                            scale: 32768, shift: 0, &peakHere, &clipped)
+        case .s24?:
+            // left-justified in 32 bits (libsndfile's int convention); devices taking S24_LE
+            // get it shifted right by the caller
+            convertIntegers(buffer, frameCount, destination.assumingMemoryBound(to: Int32.self),
+                            scale: 8_388_608, shift: 8, &peakHere, &clipped)
+        case .s32?:
+            convertIntegers(buffer, frameCount, destination.assumingMemoryBound(to: Int32.self),
+                            scale: 2_147_483_648, shift: 0, &peakHere, &clipped)
         case .f32?, nil:
             let out = destination.assumingMemoryBound(to: Float.self)
+            let ch = channelCount
             for c in 0..<ch {
                 let src = buffer.channel(c)
                 for i in 0..<frameCount {
@@ -98,5 +77,24 @@ public struct SampleConverter {
         peak = peakHere
         clippedSamples += clipped
         frameIndex += frameCount
+    }
+
+    /// x·scale (+ dither), rounded, clamped to [−scale, scale − 1], shifted left by `shift`.
+    @inline(__always)
+    private func convertIntegers<T: FixedWidthInteger>(_ buffer: AudioBuffer, _ frameCount: Int, _ out: UnsafeMutablePointer<T>,
+                                                       scale: Double, shift: Int, _ peak: inout Float, _ clipped: inout Int) {
+        let ch = channelCount
+        for c in 0..<ch {
+            let src = buffer.channel(c)
+            for i in 0..<frameCount {
+                let x = src[i]
+                peak = max(peak, abs(x))
+                var v = Double(x) * scale
+                if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
+                v = v.rounded()
+                if v > scale - 1 || v < -scale { clipped += 1 }
+                out[i * ch + c] = T(min(max(v, -scale), scale - 1)) << shift
+            }
+        }
     }
 }

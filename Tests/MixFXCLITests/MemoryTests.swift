@@ -29,6 +29,9 @@ import TestSupport
         let short = try peakMB(try session(seconds: 5, tag: "short"), dir.file("short.wav"))
         let long = try peakMB(try session(seconds: 120, tag: "long"), dir.file("long.wav"))   // 4 × 2 min stereo
         #expect(long < 80, "peak memory \(long) MB")
-        #expect(long - short < 8, "peak grew from \(short) MB to \(long) MB with 24× the length")
+        // Typically 0.5 MB more for 24× the length. The session's samples alone are 170 MB, so
+        // buffering that grows with the input would blow far past this margin; the margin
+        // absorbs what parallel worker threads add when the machine is busy (seen: 11 MB).
+        #expect(long - short < 24, "peak grew from \(short) MB to \(long) MB with 24× the length")
     }
 }
