@@ -118,8 +118,11 @@ public final class LivePlayer: @unchecked Sendable {
     /// The session's length, seconds.
     public var durationSeconds: Double { Double(kernel.layout.frameCount) / Double(kernel.layout.sampleRate) }
 
+    private let started = Atomic<Bool>(false)
+
     /// Starts the feeder and render threads.
     public func start() {
+        guard !started.exchange(true, ordering: .relaxed) else { return }
         let feeder = Thread { [self] in feed() }
         feeder.name = "mixfx-feeder"
         feeder.start()
@@ -142,6 +145,12 @@ public final class LivePlayer: @unchecked Sendable {
     public func seek(toSeconds seconds: Double) throws {
         try controlLock.withLock { _ in
             guard !finishedFlag.load(ordering: .relaxed) else { return }
+            guard started.load(ordering: .relaxed) else {
+                // Not playing yet: nothing to fade or park.
+                try kernel.seek(toFrame: Int(max(0, seconds) * Double(kernel.layout.sampleRate)))
+                rendered.store(kernel.framesRendered, ordering: .relaxed)
+                return
+            }
             parkRequested.store(true, ordering: .relaxed)
             parked.wait()
             defer { unpark.signal() }
