@@ -160,6 +160,57 @@ import TestSupport
         #expect(y.allSatisfy { $0.isFinite })
     }
 
+    @Test func seekJumpsWithAFadeAndNoClick() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        // 440 Hz for 2 s, then 880 Hz for 2 s
+        let a = Signals.sine(frequencyHz: 440, sampleRate: 48_000, frames: 96_000, amplitude: 0.4)
+        let b = Signals.sine(frequencyHz: 880, sampleRate: 48_000, frames: 96_000, amplitude: 0.4, phase: 0)
+        let input = dir.file("two.wav")
+        try AudioFiles.write([(a + b).map { ($0 * 32768).rounded() / 32768 }], to: input, sampleRate: 48_000)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "f32"], environment: ALSARig.environment(tap: tap))
+        usleep(500_000)
+        p.send("seek 3")
+        #expect(p.waitForLine(startingWith: "ok seek 3") != nil)
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        let y: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        // Played about 0.5 s, then the last second: far less than 4 s, ending on 880 Hz.
+        #expect(y.count > 60_000 && y.count < 110_000, "\(y.count) frames played")
+        let tail = y[(y.count - 30_000)..<(y.count - 2_000)]
+        #expect(abs(Signals.cents(Signals.frequency(tail, sampleRate: 48_000), 880)) < 1)
+        let ownMax = 0.4 * 2 * Double.pi * 880 / 48_000
+        #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 }, "a click at the seek")
+    }
+
+    @Test func pauseIsSilenceAndResumesWhereItStoppedWithoutClicks() throws {
+        defer { dir.remove() }
+        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let input = try sine("s.wav", seconds: 2)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "f32"], environment: ALSARig.environment(tap: tap))
+        usleep(500_000)
+        p.send("pause")
+        usleep(400_000)
+        p.send("resume")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        #expect(json(p.stdout)["framesPlayed"] as? Int == 96_000)
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        let y: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        // The whole session plus about 0.4 s of silence in the middle.
+        var longestSilence = 0, run = 0
+        for v in y { run = v == 0 ? run + 1 : 0; longestSilence = max(longestSilence, run) }
+        #expect(longestSilence > 14_400 && longestSilence < 28_800, "silence of \(longestSilence) frames")
+        #expect(y.count > 96_000 + 14_400)
+        let ownMax = 0.5 * 2 * Double.pi * 440 / 48_000
+        #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 }, "a click at pause or resume")
+    }
+
     @Test func theRenderThreadDoesNotAllocate() throws {
         defer { dir.remove() }
         guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
