@@ -166,7 +166,7 @@ struct RenderCommand {
             lines.append("         bass \(db(v[.bassGainDB]!)) @ \(fmt(v[.bassFrequencyHz]!)) Hz S=\(fmt(v[.bassSlope]!))\(v[.bassBypass]! != 0 ? " (bypassed)" : "")"
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")
-            lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!)))"
+            lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!))\(v[.preserveFormants]! != 0 ? ", formants kept" : ""))"
                          + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))")
         }
         if outputExists { lines.append("note     \(output) exists: the render needs --force") }

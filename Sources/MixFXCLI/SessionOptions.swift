@@ -8,7 +8,7 @@ let trackFlagKeys: [(key: String, id: ParameterID)] = [
     ("bass-freq", .bassFrequencyHz), ("treble-freq", .trebleFrequencyHz),
     ("bass-slope", .bassSlope), ("treble-slope", .trebleSlope),
     ("bass-bypass", .bassBypass), ("treble-bypass", .trebleBypass),
-    ("eq-gain", .eqGlobalGainDB), ("overlap", .pitchOverlap),
+    ("eq-gain", .eqGlobalGainDB), ("overlap", .pitchOverlap), ("formant", .preserveFormants),
     ("volume", .volume), ("pan", .pan), ("mute", .mute), ("solo", .solo),
 ]
 
@@ -25,6 +25,11 @@ struct SessionOptions {
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
+        if name == "--formant" && inline == nil {
+            // `--formant` alone switches it on; `--formant=off` and `--track N:formant=off` work too.
+            globalValues[.preserveFormants] = 1
+            return true
+        }
         if name.hasPrefix("--"), let entry = trackFlagKeys.first(where: { "--" + $0.key == name }) {
             let text = try args.value(for: name, inline: inline)
             globalValues[entry.id] = try SessionOptions.value(text, id: entry.id, flag: name)

@@ -9,10 +9,14 @@ public struct PitchShifterSettings: Sendable, Equatable {
     /// Analysis frames overlapping each output instant, 3…32 (more: smoother, more CPU).
     public var overlap: Int
 
+    /// Keep the spectral envelope (formants) where it was, so shifted voices keep their timbre.
+    public var preserveFormants: Bool
+
     /// Settings for `PitchShifter.prepare`.
-    public init(pitchCents: Double = 0, overlap: Int = 8) {
+    public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false) {
         self.pitchCents = pitchCents
         self.overlap = overlap
+        self.preserveFormants = preserveFormants
     }
 
     /// The frequency ratio 2^(cents/1200).
@@ -97,6 +101,11 @@ public final class PitchShifter: @unchecked Sendable {
     private var im: UnsafeMutablePointer<Float>?
     private var power: UnsafeMutablePointer<Float>?
     private var peaks: UnsafeMutablePointer<Int32>?
+    // Formant preservation: the log envelope and the per-bin gains (envIm/cepstrum spare).
+    private var envRe: UnsafeMutablePointer<Float>?
+    private var envIm: UnsafeMutablePointer<Float>?
+    private var cepstrum: UnsafeMutablePointer<Float>?
+    private var formantGain: UnsafeMutablePointer<Float>?
     // Frame history for the output mapping: A_m and r_m, a ring of `historyCapacity`.
     private let historyCapacity = 1024
     private var historyA: UnsafeMutablePointer<Double>?
@@ -183,6 +192,10 @@ public final class PitchShifter: @unchecked Sendable {
         frame = .allocate(capacity: n)
         power = .allocate(capacity: bins)
         peaks = .allocate(capacity: bins)
+        envRe = .allocate(capacity: bins)
+        envIm = .allocate(capacity: bins)
+        cepstrum = .allocate(capacity: n)
+        formantGain = .allocate(capacity: bins)
         historyA = .allocate(capacity: historyCapacity)
         historyR = .allocate(capacity: historyCapacity)
         lookaheadFrames = Int(0.0002 * spec.sampleRate)
@@ -222,6 +235,10 @@ public final class PitchShifter: @unchecked Sendable {
         outIndex = 0
         lastReadPosition = 0
     }
+
+    /// Turns formant preservation on or off while running (render side, once per block).
+    @inline(__always)
+    public func setPreserveFormants(_ on: Bool) { settings.preserveFormants = on }
 
     /// Sets the pitch while running (live mode; the render side calls it once per block). The
     /// vocoder glides to it over about 20 ms.
@@ -346,7 +363,7 @@ public final class PitchShifter: @unchecked Sendable {
         let a = nextA
         historyA[frameIndex % historyCapacity] = a
         historyR[frameIndex % historyCapacity] = r
-        analyseAndSynthesise(centre: roundToInt(a))
+        analyseAndSynthesise(centre: roundToInt(a), ratio: r)
         nextA = a + Double(hopFrames) / r
         frameIndex += 1
     }
@@ -382,7 +399,7 @@ public final class PitchShifter: @unchecked Sendable {
         precondition(end - yStart <= yCapacity, "PitchShifter stretch overflow")
     }
 
-    private func analyseAndSynthesise(centre a: Int) {
+    private func analyseAndSynthesise(centre a: Int, ratio: Double) {
         guard let fft, let inBuf, let yBuf, let window, let synthWindow, let frame, let re, let im,
               let power, let peaks, let prevRe, let prevIm, let rotRe, let rotIm else { return }
         let n = fftSize, bins = n / 2 + 1, ch = spec.channelCount
@@ -395,13 +412,14 @@ public final class PitchShifter: @unchecked Sendable {
             vmul(src, window, frame, n)
             fft.forward(frame, re: re + c * bins, im: im + c * bins)
         }
+        power.update(repeating: 0, count: bins)
+        for c in 0..<ch {
+            vaddPower(re + c * bins, im + c * bins, power, bins)
+        }
+        let formants = settings.preserveFormants && ratio != 1
+        if formants { computeFormantGains(ratio: ratio) }
         if frameIndex > 0 {
             // Peaks of the summed power spectrum: local maxima over ±2 bins.
-            power.update(repeating: 0, count: bins)
-            for c in 0..<ch {
-                let cr = re + c * bins, ci = im + c * bins
-                vaddPower(cr, ci, power, bins)
-            }
             var peakCount = 0
             for k in 1..<(bins - 1) {
                 let m = power[k]
@@ -446,12 +464,66 @@ public final class PitchShifter: @unchecked Sendable {
             (prevRe + c * bins).update(from: cr, count: bins)
             (prevIm + c * bins).update(from: ci, count: bins)
             vrotate(cr, ci, rotRe, rotIm, bins)
+            if formants, let formantGain {
+                vmul(cr, formantGain, cr, bins)
+                vmul(ci, formantGain, ci, bins)
+            }
             ci[0] = 0; ci[bins - 1] = 0
             fft.inverse(re: cr, im: ci, output: frame)
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
             vmulAdd(frame, synthWindow, dst, n)
         }
         lastCentre = a
+    }
+
+    /// Formant preservation. The stretched frame is later played r times faster, which moves
+    /// its envelope E(f) to E(f/r); so each bin k of the stretched frame is scaled by
+    /// E(r·k)/E(k), and after resampling the envelope is back at E(f).
+    ///
+    /// E is the spectral envelope through the frame's peaks: log magnitudes at the peaks of the
+    /// channels' summed power (each the largest within ±3 bins, so harmonics of voices down to
+    /// ~70 Hz count and window sidelobes do not), joined linearly in log magnitude. Voices are
+    /// harmonic, so this follows formants as narrow as the harmonic spacing, where a cepstral
+    /// lifter short enough to ignore the pitch would blur them. Gains are limited to ±36 dB.
+    private func computeFormantGains(ratio: Double) {
+        guard let power, let envRe, let formantGain, let peaks else { return }
+        let bins = fftSize / 2 + 1
+        // Major peaks.
+        var count = 0
+        for k in 1..<(bins - 1) {
+            let m = power[k]
+            guard m > 0 && m >= power[k - 1] && m > power[k + 1] else { continue }
+            var major = true
+            for j in max(0, k - 3)...min(bins - 1, k + 3) where j != k && power[j] > m { major = false; break }
+            if major { peaks[count] = Int32(k); count += 1 }
+        }
+        guard count > 0 else {
+            formantGain.update(repeating: 1, count: bins)
+            return
+        }
+        // log |E| through the peaks (0.5·ln power = ln magnitude), flat beyond the ends.
+        var q = 0
+        for k in 0..<bins {
+            while q + 1 < count && Int(peaks[q + 1]) <= k { q += 1 }
+            let p0 = Int(peaks[q])
+            if k <= p0 || q + 1 >= count {
+                envRe[k] = 0.5 * logf(power[k <= p0 ? p0 : Int(peaks[count - 1])] + 1e-20)
+            } else {
+                let p1 = Int(peaks[q + 1])
+                let a = 0.5 * logf(power[p0] + 1e-20), b = 0.5 * logf(power[p1] + 1e-20)
+                envRe[k] = a + (b - a) * Float(k - p0) / Float(p1 - p0)
+            }
+        }
+        let r = Float(ratio)
+        let last = Float(bins - 1)
+        for k in 0..<bins {
+            let pos = min(r * Float(k), last)
+            let i = Int(pos)
+            let f = pos - Float(i)
+            let target = i + 1 < bins ? envRe[i] + f * (envRe[i + 1] - envRe[i]) : envRe[i]
+            let d = min(max(target - envRe[k], -4.14), 4.14)   // ln(10^(36/20)) ≈ 4.14
+            formantGain[k] = expf(d)
+        }
     }
 
     private func deallocate() {
@@ -463,6 +535,8 @@ public final class PitchShifter: @unchecked Sendable {
         window = nil; synthWindow = nil; inBuf = nil; yBuf = nil; dryBuf = nil
         prevRe = nil; prevIm = nil; rotRe = nil; rotIm = nil; frame = nil; re = nil; im = nil; power = nil; envIn = nil
         peaks?.deallocate(); peaks = nil
+        for p in [envRe, envIm, cepstrum, formantGain] { p?.deallocate() }
+        envRe = nil; envIm = nil; cepstrum = nil; formantGain = nil
         historyA?.deallocate(); historyA = nil
         historyR?.deallocate(); historyR = nil
     }

@@ -189,6 +189,7 @@ extension Track {
         case .eqGlobalGainDB: eq.globalGain
         case .pitchCents: timePitch.pitchParameter
         case .pitchOverlap: timePitch.overlapParameter
+        case .preserveFormants: timePitch.formantParameter
         case .volume: player.volumeParameter
         case .pan: player.panParameter
         case .mute: player.muteParameter

@@ -118,6 +118,8 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     public let pitchParameter = AudioParameter(.pitchCents)
     /// Overlap 3…32. Any thread; used when the engine is prepared.
     public let overlapParameter = AudioParameter(.pitchOverlap)
+    /// Formant preservation (0 or 1). Any thread.
+    public let formantParameter = AudioParameter(.preserveFormants)
 
     /// A shifter at 0 cents, overlap 8. Control side.
     public init(name: String = "TimePitch") { super.init(nodeName: name) }
@@ -135,11 +137,12 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
 
     /// The current settings, clamped into range. Any thread.
     public var settings: PitchShifterSettings {
-        PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue))
+        PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue),
+                             preserveFormants: formantParameter.value != 0)
     }
 
     /// This node's parameters (for validation and listing).
-    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter] }
+    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter, formantParameter] }
 }
 
 /// Sums its inputs: out = outputVolume · Σ gains(volume, pan) · input. A plain sum: no hidden 1/N,

@@ -4,7 +4,7 @@ public enum ParameterID: String, CaseIterable, Sendable {
     case bassGainDB, bassFrequencyHz, bassSlope, bassBypass
     case trebleGainDB, trebleFrequencyHz, trebleSlope, trebleBypass
     case eqGlobalGainDB
-    case pitchCents, pitchOverlap
+    case pitchCents, pitchOverlap, preserveFormants
     case volume, pan, mute, solo
     case masterVolume
 }
@@ -76,6 +76,7 @@ extension ParameterID {
         case .eqGlobalGainDB: s(-96, 24, 0, "dB", "EQ global gain")
         case .pitchCents: s(-2400, 2400, 0, "cents", "pitch shift, duration kept (ratio 2^(cents/1200))")
         case .pitchOverlap: s(3, 32, 8, "", "time-pitch overlap (more: smoother, more CPU)", int: true)
+        case .preserveFormants: s(0, 1, 0, "", "keep the formants (spectral envelope) of voices when shifting", bool: true)
         case .volume: s(0, 16, 1, "×", "track volume at the mixer input (linear)")
         case .pan: s(-1, 1, 0, "", "track pan, −1 left … +1 right")
         case .mute: s(0, 1, 0, "", "silence the track", bool: true)

@@ -153,7 +153,10 @@ final class TrackKernel: @unchecked Sendable {
             case .eq(let node, let k):
                 k.process(target: node.settings, left: left, right: right, frameCount: frameCount)
             case .pitch(let node, let shifter):
-                if shifter.mode == .live { shifter.setPitchCents(node.pitchParameter.clampedValue) }
+                if shifter.mode == .live {
+                    shifter.setPitchCents(node.pitchParameter.clampedValue)
+                    shifter.setPreserveFormants(node.formantParameter.value != 0)
+                }
                 shifter.process(left: left, right: right, frameCount: frameCount)
             }
         }

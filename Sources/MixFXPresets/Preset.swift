@@ -14,7 +14,7 @@ import MixFXEngine
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "globalGainDB" },
-///               "pitch": { "cents", "overlap" },
+///               "pitch": { "cents", "overlap", "preserveFormants" },
 ///               "mixer": { "volume", "pan", "mute", "solo" } }
 ///
 /// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
@@ -57,6 +57,7 @@ public struct Preset: Equatable, Sendable {
         (["eq", "globalGainDB"], .eqGlobalGainDB),
         (["pitch", "cents"], .pitchCents),
         (["pitch", "overlap"], .pitchOverlap),
+        (["pitch", "preserveFormants"], .preserveFormants),
         (["mixer", "volume"], .volume),
         (["mixer", "pan"], .pan),
         (["mixer", "mute"], .mute),

@@ -69,6 +69,13 @@ import TestSupport
         try AudioFiles.write([Signals.noise(frames: 1000)], to: input, sampleRate: 44_100)
         let dry = try MixFXBinary.run(["render", input, "--preset", "chipmunk", "--dry-run"], environment: env)
         #expect(dry.stdout.contains("pitch +700 cents"))
+        // --formant switches formant preservation on; the preset key is pitch.preserveFormants.
+        let formant = try MixFXBinary.run(["render", input, "--preset", "chipmunk", "--formant", "--dry-run"], environment: env)
+        #expect(formant.stdout.contains("formants kept"))
+        try #"{"schemaVersion": 1, "all": {"pitch": {"cents": -300, "preserveFormants": true}}}"#
+            .write(toFile: dir.file("voice.json"), atomically: true, encoding: .utf8)
+        let voice = try MixFXBinary.run(["render", input, "--preset", dir.file("voice.json"), "--dry-run"], environment: env)
+        #expect(voice.stdout.contains("pitch -300 cents (overlap 8, formants kept)"), "\(voice.stdout)")
         // ~/.config/mixfx/presets is searched too
         try FileManager.default.createDirectory(atPath: dir.path + "/.config/mixfx/presets", withIntermediateDirectories: true)
         try #"{"schemaVersion": 1, "description": "home preset", "all": {"pitch": {"cents": -100}}}"#

@@ -122,6 +122,64 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         if cents > 0 { #expect(abs(shiftMS) < 1, "onset moved \(shiftMS) ms at \(cents) cents") }
     }
 
+    /// A synthetic vowel (harmonics of 100 Hz under three formants): with formant preservation the
+    /// formant peaks stay within 5 % of where they were; without it they move with the pitch.
+    @Test(arguments: [700.0, -700.0])
+    func formantsStayWherePreserved(cents: Double) {
+        let rate = 44_100.0, f0 = 100.0
+        let formants = [700.0, 1500.0, 2600.0]
+        func envelope(_ f: Double) -> Double {
+            formants.reduce(0.02) { $0 + exp(-pow((f - $1) / 150, 2) / 2) }   // troughs −34 dB
+        }
+        let n = Int(rate * 3)
+        var x = [Float](repeating: 0, count: n)
+        var k = 1.0
+        while k * f0 < 8000 {
+            let a = 0.05 * envelope(k * f0), w = 2 * Double.pi * k * f0 / rate, ph = k * k * 0.7
+            for i in 0..<n { x[i] += Float(a * sin(w * Double(i) + ph)) }
+            k += 1
+        }
+        /// Formant peak frequencies from the harmonic amplitudes (parabola through the dB values
+        /// of the three harmonics around each maximum).
+        func peaks(_ y: ArraySlice<Float>, f0: Double) -> [Double] {
+            func amplitude(_ f: Double) -> Double {
+                var c = 0.0, s = 0.0
+                for (i, v) in y.enumerated() {
+                    let ang = 2 * Double.pi * f * Double(i) / rate
+                    c += Double(v) * cos(ang); s += Double(v) * sin(ang)
+                }
+                return 2 * hypot(c, s) / Double(y.count)
+            }
+            return formants.map { formant in
+                let ks = Array(Int((0.7 * formant / f0).rounded(.up))...Int(1.3 * formant / f0))
+                let amps = ks.map { 20 * log10(amplitude(Double($0) * f0) + 1e-12) }
+                let m = amps.indices.max { amps[$0] < amps[$1] }!
+                guard m > 0 && m < amps.count - 1 else { return Double(ks[m]) * f0 }
+                let d = 0.5 * (amps[m - 1] - amps[m + 1]) / (amps[m - 1] - 2 * amps[m] + amps[m + 1])
+                return (Double(ks[m]) + d) * f0
+            }
+        }
+        let body = Int(rate)..<Int(rate) + 8192
+        let inputPeaks = peaks(x[body], f0: f0)
+        for (p, f) in zip(inputPeaks, formants) { #expect(abs(p / f - 1) < 0.02, "measure: \(p) for \(f)") }
+        let ratio = pow(2, cents / 1200)
+        func run(_ keep: Bool) -> [Double] {
+            let ps = PitchShifter()
+            ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 512, channelCount: 1),
+                       settings: PitchShifterSettings(pitchCents: cents, preserveFormants: keep))
+            var y = x + [Float](repeating: 0, count: ps.latencyFrames)
+            y.withUnsafeMutableBufferPointer { p in
+                var i = 0
+                while i < p.count { let m = min(512, p.count - i); ps.process(left: p.baseAddress! + i, right: nil, frameCount: m); i += m }
+            }
+            return peaks(Array(y[ps.latencyFrames...])[body], f0: f0 * ratio)
+        }
+        let kept = run(true), moved = run(false)
+        for (p, f) in zip(kept, formants) { #expect(abs(p / f - 1) < 0.05, "formant \(f) Hz came out at \(p) Hz at \(cents) cents") }
+        // Without the option the envelope moves with the pitch (so this test can tell them apart).
+        #expect(zip(moved, formants).contains { abs($0 / $1 - 1) > 0.15 }, "\(moved)")
+    }
+
     @Test func zeroCentsIsBitExactPassthrough() {
         let x = Signals.noise(frames: 10_000)
         let (y, _) = shift(x, cents: 0)
