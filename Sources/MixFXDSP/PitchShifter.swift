@@ -446,10 +446,10 @@ public final class PitchShifter: @unchecked Sendable {
                     xi += im[o] * prevRe[o] - re[o] * prevIm[o]
                 }
                 let omega = 2 * Float.pi * Float(p) / Float(n)
-                let dphi = princarg(atan2f(xi, xr) - omega * ha)
+                let dphi = princarg(fastAtan2(xi, xr) - omega * ha)
                 let omegaInst = omega + dphi / ha
                 let theta = princarg(omegaInst * Float(hopFrames) - omega * ha - dphi)
-                let cr = cosf(theta), sr = sinf(theta)
+                let (sr, cr) = fastSinCos(theta)
                 let ur = rotRe[p], ui = rotIm[p]
                 var nr = ur * cr - ui * sr, ni = ur * sr + ui * cr
                 let mag = (nr * nr + ni * ni).squareRoot()   // keep it a unit phasor
