@@ -80,6 +80,54 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         #expect(abs(Signals.db(fr.amp / fl.amp) - Signals.db(0.3 / 0.5)) < 0.05)
     }
 
+    /// Stereo material keeps its image: the inter-channel correlation moves by ≤ 0.05 and the
+    /// mono sum of the shifted stereo loses ≤ 0.5 dB against the shifted mono sum.
+    @Test(arguments: [200.0, -700.0])
+    func stereoImageAndMonoSumHold(cents: Double) {
+        let rate = 44_100.0, n = 3 * 44_100
+        // A chord panned differently per note, partly out of phase, over a little shared noise.
+        var l = [Float](repeating: 0, count: n), r = l
+        let noise = Signals.noise(frames: n, amplitude: 0.02)
+        for (i, (f, pan, ph)) in [(220.0, -0.6, 0.0), (277.2, 0.4, 1.2), (329.6, 0.1, 2.5), (440.0, 0.8, 0.7)].enumerated() {
+            let gl = Float(cos((pan + 1) * .pi / 4)), gr = Float(sin((pan + 1) * .pi / 4))
+            for k in 0..<n {
+                let t = Double(k) / rate
+                l[k] += gl * Float(0.15 * sin(2 * .pi * f * t + Double(i)))
+                r[k] += gr * Float(0.15 * sin(2 * .pi * f * t + Double(i) + ph))
+            }
+        }
+        for k in 0..<n { l[k] += noise[k]; r[k] += noise[k] }
+        func run(_ a: [Float], _ b: [Float]?) -> ([Float], [Float]) {
+            let ps = PitchShifter()
+            ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 512, channelCount: b == nil ? 1 : 2),
+                       settings: PitchShifterSettings(pitchCents: cents))
+            let pad = [Float](repeating: 0, count: ps.latencyFrames)
+            var x = a + pad, y = (b ?? a) + pad
+            x.withUnsafeMutableBufferPointer { xp in y.withUnsafeMutableBufferPointer { yp in
+                var i = 0
+                while i < xp.count {
+                    let m = min(512, xp.count - i)
+                    ps.process(left: xp.baseAddress! + i, right: b == nil ? nil : yp.baseAddress! + i, frameCount: m)
+                    i += m
+                }
+            } }
+            return (Array(x[ps.latencyFrames...]), Array(y[ps.latencyFrames...]))
+        }
+        func correlation(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+            var ab = 0.0, aa = 0.0, bb = 0.0
+            for (x, y) in zip(a, b) { ab += Double(x) * Double(y); aa += Double(x) * Double(x); bb += Double(y) * Double(y) }
+            return ab / (aa * bb).squareRoot()
+        }
+        let body = 22_050..<(n - 22_050)
+        let (sl, sr) = run(l, r)
+        let change = abs(correlation(sl[body], sr[body]) - correlation(l[body], r[body]))
+        #expect(change <= 0.05, "correlation moved by \(change)")
+        let monoOfStereo = zip(sl, sr).map { 0.5 * ($0 + $1) }
+        let (shiftedMono, _) = run(zip(l, r).map { 0.5 * ($0 + $1) }, nil)
+        let loss = Signals.db(Signals.rms(shiftedMono[body]) / Signals.rms(monoOfStereo[body]))
+        #expect(loss <= 0.5, "mono sum loses \(loss) dB")
+    }
+
     /// Live: pitch glides without clicks or NaN, and 0 cents again is the exact (delayed) input.
     @Test func liveGlidesAndReturnsToExactPassthrough() {
         let rate = 48_000.0, block = 480
