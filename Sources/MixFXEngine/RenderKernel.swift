@@ -68,8 +68,7 @@ public final class RenderKernel: @unchecked Sendable {
                 try t.render(frameCount: n)
                 left -= n
             }
-            let g = targetGains(t)
-            t.gainLeft = g.left; t.gainRight = g.right; t.rampLeft = 0
+            t.setGains(targetGains(t, anySolo: anySolo()))
         }
     }
 
@@ -94,24 +93,16 @@ public final class RenderKernel: @unchecked Sendable {
         } else {
             for t in tracks { try t.render(frameCount: n) }
         }
+        let solo = anySolo()
         for t in tracks {
-            let target = targetGains(t)
-            if target.left != t.gainLeft || target.right != t.gainRight {
-                if mode == .offline {
-                    t.gainLeft = target.left; t.gainRight = target.right
-                } else if t.rampLeft == 0 || target.left != t.gainLeft + t.stepLeft * Float(t.rampLeft)
-                            || target.right != t.gainRight + t.stepRight * Float(t.rampLeft) {
-                    t.rampLeft = rampFrames
-                    t.stepLeft = (target.left - t.gainLeft) / Float(rampFrames)
-                    t.stepRight = (target.right - t.gainRight) / Float(rampFrames)
-                }
-            }
+            let target = targetGains(t, anySolo: solo)
+            if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
             let inL = t.buffer.channel(0)
             let inR = t.channelCount > 1 ? t.buffer.channel(1) : inL
             var peak: Float = 0, sum: Float = 0
-            if t.rampLeft > 0 {
+            if t.rampFramesLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.
-                let m = min(n, t.rampLeft)
+                let m = min(n, t.rampFramesLeft)
                 for i in 0..<m {
                     t.gainLeft += t.stepLeft; t.gainRight += t.stepRight
                     let l = t.gainLeft * inL[i], r = t.gainRight * inR[i]
@@ -119,8 +110,8 @@ public final class RenderKernel: @unchecked Sendable {
                     if outChannels > 1 { outR[i] += r }
                     peak = max(peak, abs(l), abs(r)); sum += l * l
                 }
-                t.rampLeft -= m
-                if t.rampLeft == 0 { t.gainLeft = target.left; t.gainRight = target.right }
+                t.rampFramesLeft -= m
+                if t.rampFramesLeft == 0 { t.setGains(t.rampTarget) }
                 if m < n { mix(t, from: m, count: n - m, outL, outR, outChannels, &peak, &sum) }
             } else {
                 mix(t, from: 0, count: n, outL, outR, outChannels, &peak, &sum)
@@ -150,11 +141,14 @@ public final class RenderKernel: @unchecked Sendable {
         peak = max(peak, p * g); sum += s * t.gainLeft * t.gainLeft
     }
 
+    /// Whether any track is soloed (read once per block).
+    private func anySolo() -> Bool {
+        tracks.contains { $0.layout.player.soloParameter.value != 0 }
+    }
+
     /// The mixer gains a track's settings ask for now: volume, pan law, mute/solo, master.
-    private func targetGains(_ t: TrackKernel) -> (left: Float, right: Float) {
+    private func targetGains(_ t: TrackKernel, anySolo: Bool) -> (left: Float, right: Float) {
         let player = t.layout.player
-        var anySolo = false
-        for other in tracks where other.layout.player.soloParameter.value != 0 { anySolo = true; break }
         let audible = player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0)
         guard audible else { return (0, 0) }
         let volume = player.volumeParameter.clampedValue * layout.mixer.outputVolumeParameter.clampedValue

@@ -81,7 +81,6 @@ public final class LivePlayer: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let finishedFlag = Atomic<Bool>(false)
     private let feederStop = Atomic<Bool>(false)
-    private let endReached = Atomic<Bool>(false)
     private let stallMilliseconds = Atomic<Int>(0)
     private let loadBits = Atomic<UInt64>(0)
     private let maxLoadBits = Atomic<UInt64>(0)
@@ -227,7 +226,6 @@ public final class LivePlayer: @unchecked Sendable {
         let counter = AllocationCounter()
         var periods = 0
         var allocationsAtWarmUp: UInt64?
-        var stopping = false
         var loadSum = 0.0
         do {
             while true {
@@ -241,7 +239,6 @@ public final class LivePlayer: @unchecked Sendable {
                     continue
                 }
                 if stopRequested.load(ordering: .relaxed) {
-                    stopping = true
                     try fadeOut(period: period, channels: channels, step: fadeStep)
                     break
                 }
@@ -259,13 +256,11 @@ public final class LivePlayer: @unchecked Sendable {
                             try feederLock.withLock { _ in try kernel.seek(toFrame: 0) }
                             continue
                         }
-                        endReached.store(true, ordering: .relaxed)
                         break
                     }
                     applyGain(target: paused ? 0 : 1, step: fadeStep, frames: n, channels: channels)
                 }
-                converter.convert(kernel.output, frameCount: n, to: interleaved)
-                output.fixup24(interleaved, sampleCount: n * channels)
+                convertOutput(frames: n, channels: channels)
                 let load = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9 / periodSeconds
                 loadBits.store(load.bitPattern, ordering: .relaxed)
                 if periods > 8 {
@@ -289,7 +284,6 @@ public final class LivePlayer: @unchecked Sendable {
         if let a = allocationsAtWarmUp, let now = counter.count {
             renderAllocations.store(Int(now - a), ordering: .relaxed)
         }
-        _ = stopping
         output.drain()
         drainedNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
         underrunCount.store(output.underruns, ordering: .relaxed)
@@ -309,6 +303,12 @@ public final class LivePlayer: @unchecked Sendable {
         gain = g
     }
 
+    /// The kernel's output block into `interleaved`, in the device's format.
+    private func convertOutput(frames: Int, channels: Int) {
+        converter.convert(kernel.output, frameCount: frames, to: interleaved)
+        output.fixup24(interleaved, sampleCount: frames * channels)
+    }
+
     /// Renders one more period fading to silence and writes it.
     private func fadeOut(period: Int, channels: Int, step: Float) throws {
         guard gain > 0 else { return }
@@ -316,8 +316,7 @@ public final class LivePlayer: @unchecked Sendable {
         if n > 0 {
             let fadeStep = max(step, gain / Float(n))
             applyGain(target: 0, step: fadeStep, frames: n, channels: channels)
-            converter.convert(kernel.output, frameCount: n, to: interleaved)
-            output.fixup24(interleaved, sampleCount: n * channels)
+            convertOutput(frames: n, channels: channels)
             try output.write(interleaved, frameCount: n)
             rendered.store(kernel.framesRendered, ordering: .relaxed)
         }
