@@ -7,189 +7,370 @@ import Glibc
 /// Forward: `X[k] = Σ x[t]·e^{−2πikt/n}` for k = 0…n/2 (n/2 + 1 bins), unscaled.
 /// Inverse: `x[t] = (1/n)·Σ X[k]·e^{+2πikt/n}` over the full Hermitian spectrum.
 ///
-/// Method: the n real samples are packed into an n/2-point complex sequence z[t] = x[2t] + i·x[2t+1],
-/// transformed by an iterative radix-2 FFT, and split with
+/// **Real ↔ complex.** The n real samples are packed into an m = n/2-point complex sequence
+/// z[t] = x[2t] + i·x[2t+1], transformed, and split with
 ///
-///     E[k] = (Z[k] + conj Z[m−k]) / 2,   O[k] = (Z[k] − conj Z[m−k]) / 2i,   m = n/2
+///     E[k] = (Z[k] + conj Z[m−k]) / 2,   O[k] = (Z[k] − conj Z[m−k]) / 2i
 ///     X[k] = E[k] + W^k·O[k],            W = e^{−2πi/n}
 ///
-/// and the inverse undoes it: E[k] = (X[k] + conj X[m−k])/2, O[k] = (X[k] − conj X[m−k])/(2·W^k).
-/// All buffers are allocated in `init`; `forward`/`inverse` never allocate.
+/// and the inverse undoes it: E[k] = (X[k] + conj X[m−k])/2, O[k] = (X[k] − conj X[m−k])/(2·W^k),
+/// Z = E + i·O.
+///
+/// **Complex transform, four lanes wide.** With t = 4a + b and k = k1 + L·k2 (L = m/4),
+///
+///     Z[k1 + L·k2] = Σ_b W_4^{b·k2} · W_m^{b·k1} · Y_b[k1],    Y_b[k1] = Σ_a z[4a + b]·W_L^{a·k1}
+///
+/// Four consecutive samples z[4a…4a+3] are one SIMD4 vector whose lane b belongs to sub-sequence
+/// b, so the four L-point transforms Y_b run side by side in the lanes (radix-4 decimation in time
+/// on bit-reversed vectors, one radix-2 stage first when log2 L is odd), and every stage is a
+/// full-width vector operation with no shuffles. The last step twiddles the lanes by W_m^{b·k1},
+/// transposes 4×4 blocks and does the 4-point transforms across them. All tables and buffers are
+/// allocated in `init`; `forward`/`inverse` never allocate.
 public final class RealFFT: @unchecked Sendable {
     /// Points per transform (a power of two).
     public let size: Int
-    private let half: Int
-    private let log2Half: Int
-    private let bitReverse: UnsafeMutablePointer<Int32>
-    // Per-stage twiddles, contiguous: for the stage of half-size h (h = 8, 16, …, half/2),
-    // stageRe/Im[h − 8 + j] = e^{−iπj/h}, j < h.
-    private let stageRe: UnsafeMutablePointer<Float>
-    private let stageIm: UnsafeMutablePointer<Float>
-    private let splitRe: UnsafeMutablePointer<Float>     // e^{−2πik/n}, k ≤ half
+    private let half: Int                                  // m
+    private let columns: Int                               // L = m/4 (0 below 32 points)
+    private let reversed: UnsafeMutablePointer<Int32>      // bit reversal of 0..<L
+    // Radix-4 stage twiddles, per stage and j < h: W^j, W^2j, W^3j (W = e^{−2πi/4h}) as
+    // re, im pairs, broadcast to all lanes: 6 vectors per j. The inverse set is conjugated.
+    private let stageForward: UnsafeMutablePointer<SIMD4<Float>>
+    private let stageInverse: UnsafeMutablePointer<SIMD4<Float>>
+    // Lane twiddles W_m^{b·k1}, lane b, for k1 < L (re, im), and the conjugates' im for the inverse.
+    private let laneRe: UnsafeMutablePointer<SIMD4<Float>>
+    private let laneIm: UnsafeMutablePointer<SIMD4<Float>>
+    private let laneImInverse: UnsafeMutablePointer<SIMD4<Float>>
+    private let splitRe: UnsafeMutablePointer<Float>       // e^{−2πik/n}, k ≤ m
     private let splitIm: UnsafeMutablePointer<Float>
-    private let zr: UnsafeMutablePointer<Float>
+    private let zr: UnsafeMutablePointer<Float>            // m complex values, natural order
     private let zi: UnsafeMutablePointer<Float>
+    private let vr: UnsafeMutablePointer<SIMD4<Float>>     // L vectors, the lane transforms
+    private let vi: UnsafeMutablePointer<SIMD4<Float>>
 
     /// Allocates the tables and buffers for `size` points (control side).
     public init(size: Int) {
         precondition(size >= 4 && size & (size - 1) == 0, "FFT size must be a power of two ≥ 4")
         self.size = size
         half = size / 2
-        log2Half = half.trailingZeroBitCount
-        bitReverse = .allocate(capacity: half)
-        stageRe = .allocate(capacity: max(8, half))
-        stageIm = .allocate(capacity: max(8, half))
+        columns = half >= 16 ? half / 4 : 0
+        let l = max(columns, 1)
+        reversed = .allocate(capacity: l)
+        let bits = l.trailingZeroBitCount
+        for a in 0..<l {
+            var r = 0, v = a
+            for _ in 0..<bits { r = (r << 1) | (v & 1); v >>= 1 }
+            reversed[a] = Int32(r)
+        }
+        stageForward = .allocate(capacity: 6 * l)
+        stageInverse = .allocate(capacity: 6 * l)
+        var h = bits % 2 == 1 ? 2 : 1, o = 0
+        while h < l {
+            for j in 0..<h {
+                for q in 1...3 {
+                    let angle = -2 * Double.pi * Double(q * j) / Double(4 * h)
+                    let c = Float(cos(angle)), s = Float(sin(angle))
+                    stageForward[o] = SIMD4(repeating: c); stageForward[o + 1] = SIMD4(repeating: s)
+                    stageInverse[o] = SIMD4(repeating: c); stageInverse[o + 1] = SIMD4(repeating: -s)
+                    o += 2
+                }
+            }
+            h *= 4
+        }
+        laneRe = .allocate(capacity: l)
+        laneIm = .allocate(capacity: l)
+        laneImInverse = .allocate(capacity: l)
+        for k1 in 0..<l {
+            var re = SIMD4<Float>(), im = SIMD4<Float>()
+            for b in 0..<4 {
+                let angle = -2 * Double.pi * Double(b * k1) / Double(max(half, 1))
+                re[b] = Float(cos(angle)); im[b] = Float(sin(angle))
+            }
+            laneRe[k1] = re; laneIm[k1] = im; laneImInverse[k1] = -im
+        }
         splitRe = .allocate(capacity: half + 1)
         splitIm = .allocate(capacity: half + 1)
+        for k in 0...half {
+            let angle = -2 * Double.pi * Double(k) / Double(size)
+            splitRe[k] = Float(cos(angle)); splitIm[k] = Float(sin(angle))
+        }
         zr = .allocate(capacity: half)
         zi = .allocate(capacity: half)
-        for i in 0..<half {
-            var r = 0, v = i
-            for _ in 0..<log2Half { r = (r << 1) | (v & 1); v >>= 1 }
-            bitReverse[i] = Int32(r)
-        }
-        var h = 8
-        while h < half {
-            for j in 0..<h {
-                let a = -Double.pi * Double(j) / Double(h)
-                stageRe[h - 8 + j] = Float(cos(a)); stageIm[h - 8 + j] = Float(sin(a))
-            }
-            h *= 2
-        }
-        for k in 0...half {
-            let a = -2 * Double.pi * Double(k) / Double(size)
-            splitRe[k] = Float(cos(a)); splitIm[k] = Float(sin(a))
-        }
+        vr = .allocate(capacity: l)
+        vi = .allocate(capacity: l)
     }
 
     deinit {
-        bitReverse.deallocate(); stageRe.deallocate(); stageIm.deallocate()
-        splitRe.deallocate(); splitIm.deallocate(); zr.deallocate(); zi.deallocate()
-    }
-
-    /// In-place complex FFT of `zr`/`zi` (length `half`), already in bit-reversed order.
-    /// `sign` = −1 forward, +1 inverse (unscaled). Radix-2 decimation in time: the first three
-    /// stages (butterfly spans 1, 2, 4, twiddles ±1, ±i, (±1 ± i)/√2) run as one radix-8 pass,
-    /// the later ones eight butterflies at a time in SIMD lanes.
-    @inline(__always)
-    private func complexTransform(sign: Float) {
-        let n = half
-        let r = UnsafeMutableRawPointer(zr), i = UnsafeMutableRawPointer(zi)
-        if n >= 8 {
-            let s = sign   // −1 forward: w4 = −i; +1 inverse: w4 = +i
-            let h = Float(0.5).squareRoot()
-            var k = 0
-            while k < n {
-                // spans 1 and 2 (radix-4 on 4 points), twice, then span 4
-                var xr = SIMD8<Float>(), xi = SIMD8<Float>()
-                for q in 0..<2 {
-                    let o = k + 4 * q
-                    let a0r = zr[o] + zr[o + 1], a0i = zi[o] + zi[o + 1]
-                    let a1r = zr[o] - zr[o + 1], a1i = zi[o] - zi[o + 1]
-                    let a2r = zr[o + 2] + zr[o + 3], a2i = zi[o + 2] + zi[o + 3]
-                    let a3r = zr[o + 2] - zr[o + 3], a3i = zi[o + 2] - zi[o + 3]
-                    // a3 · w4, w4 = s·i  → (−s·a3i, s·a3r)
-                    let t3r = -s * a3i, t3i = s * a3r
-                    xr[4 * q] = a0r + a2r; xi[4 * q] = a0i + a2i
-                    xr[4 * q + 2] = a0r - a2r; xi[4 * q + 2] = a0i - a2i
-                    xr[4 * q + 1] = a1r + t3r; xi[4 * q + 1] = a1i + t3i
-                    xr[4 * q + 3] = a1r - t3r; xi[4 * q + 3] = a1i - t3i
-                }
-                // span 4: twiddles e^{s·iπj/4}, j = 0…3
-                let wr = SIMD4<Float>(1, h, 0, -h)
-                let wi = SIMD4<Float>(0, s * h, s, s * h)
-                let ar = SIMD4<Float>(xr[0], xr[1], xr[2], xr[3]), ai = SIMD4<Float>(xi[0], xi[1], xi[2], xi[3])
-                let br = SIMD4<Float>(xr[4], xr[5], xr[6], xr[7]), bi = SIMD4<Float>(xi[4], xi[5], xi[6], xi[7])
-                let tr = br * wr - bi * wi, ti = br * wi + bi * wr
-                let lo = ar + tr, hi = ar - tr, loi = ai + ti, hii = ai - ti
-                r.storeBytes(of: SIMD8<Float>(lowHalf: lo, highHalf: hi), toByteOffset: k * 4, as: SIMD8<Float>.self)
-                i.storeBytes(of: SIMD8<Float>(lowHalf: loi, highHalf: hii), toByteOffset: k * 4, as: SIMD8<Float>.self)
-                k += 8
-            }
-        } else {
-            // tiny sizes (2, 4 points): plain radix-2, twiddles e^{sign·iπj/span}
-            var span = 1
-            while span < n {
-                for start in stride(from: 0, to: n, by: 2 * span) {
-                    for j in 0..<span {
-                        let angle = Double.pi * Double(j) / Double(span)
-                        let wr = Float(cos(angle)), wi = sign * Float(sin(angle))
-                        let b0 = start + j, b1 = b0 + span
-                        let br = zr[b1] * wr - zi[b1] * wi, bi = zr[b1] * wi + zi[b1] * wr
-                        zr[b1] = zr[b0] - br; zi[b1] = zi[b0] - bi
-                        zr[b0] += br; zi[b0] += bi
-                    }
-                }
-                span *= 2
-            }
-            return
-        }
-        var h = 8
-        while h < n {
-            let wrBase = UnsafeRawPointer(stageRe + (h - 8)), wiBase = UnsafeRawPointer(stageIm + (h - 8))
-            var start = 0
-            while start < n {
-                var j = 0
-                while j < h {
-                    let wr = wrBase.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Float>.self)
-                    var wi = wiBase.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Float>.self)
-                    if sign > 0 { wi = -wi }
-                    let a = (start + j) * 4, b = (start + j + h) * 4
-                    let ar = r.loadUnaligned(fromByteOffset: a, as: SIMD8<Float>.self)
-                    let ai = i.loadUnaligned(fromByteOffset: a, as: SIMD8<Float>.self)
-                    let br = r.loadUnaligned(fromByteOffset: b, as: SIMD8<Float>.self)
-                    let bi = i.loadUnaligned(fromByteOffset: b, as: SIMD8<Float>.self)
-                    let tr = br * wr - bi * wi, ti = br * wi + bi * wr
-                    r.storeBytes(of: ar + tr, toByteOffset: a, as: SIMD8<Float>.self)
-                    i.storeBytes(of: ai + ti, toByteOffset: a, as: SIMD8<Float>.self)
-                    r.storeBytes(of: ar - tr, toByteOffset: b, as: SIMD8<Float>.self)
-                    i.storeBytes(of: ai - ti, toByteOffset: b, as: SIMD8<Float>.self)
-                    j += 8
-                }
-                start += 2 * h
-            }
-            h *= 2
-        }
+        reversed.deallocate(); stageForward.deallocate(); stageInverse.deallocate()
+        laneRe.deallocate(); laneIm.deallocate(); laneImInverse.deallocate(); splitRe.deallocate(); splitIm.deallocate()
+        zr.deallocate(); zi.deallocate(); vr.deallocate(); vi.deallocate()
     }
 
     /// `input` holds `size` real samples; `re`/`im` receive `size/2 + 1` bins.
     public func forward(_ input: UnsafePointer<Float>, re: UnsafeMutablePointer<Float>,
                         im: UnsafeMutablePointer<Float>) {
-        for t in 0..<half {
-            let r = Int(bitReverse[t])
-            zr[r] = input[2 * t]; zi[r] = input[2 * t + 1]
+        let m = half
+        if columns == 0 {
+            for t in 0..<m { zr[t] = input[2 * t]; zi[t] = input[2 * t + 1] }
+            smallTransform(sign: -1)
+        } else {
+            // z[4a…4a+3] = x[8a…8a+7] deinterleaved, into bit-reversed vector order
+            let raw = UnsafeRawPointer(input)
+            laneTransforms(stageForward, inverse: false) { a in
+                let x = raw.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+                return (x.evenHalf, x.oddHalf)
+            }
+            combineLanes(inverse: false, interleavedOutput: nil, scale: 1)
         }
-        complexTransform(sign: -1)
-        for k in 0...half {
-            let k1 = k == half ? 0 : k, k2 = k == 0 ? 0 : half - k
-            let ar = zr[k1], ai = zi[k1], br = zr[k2], bi = -zi[k2]   // Z[k], conj Z[m−k]
+        // X[k] = E + W^k·O; k = 0 and m from Z[0] alone
+        re[0] = zr[0] + zi[0]; im[0] = 0
+        re[m] = zr[0] - zi[0]; im[m] = 0
+        var k = 1
+        let half4 = SIMD4<Float>(repeating: 0.5)
+        let pr = UnsafeRawPointer(zr), pi = UnsafeRawPointer(zi)
+        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
+        let orr = UnsafeMutableRawPointer(re), ori = UnsafeMutableRawPointer(im)
+        while k + 4 <= m {
+            let ar = pr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let ai = pi.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let br = reverse(pr.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
+            let bi = -reverse(pi.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
+            let er = half4 * (ar + br), ei = half4 * (ai + bi)
+            let or = half4 * (ai - bi), oi = half4 * (br - ar)
+            let wr = sr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let wi = si.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            orr.storeBytes(of: er + wr * or - wi * oi, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            ori.storeBytes(of: ei + wr * oi + wi * or, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            k += 4
+        }
+        while k < m {
+            let ar = zr[k], ai = zi[k], br = zr[m - k], bi = -zi[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
-            // O = (Z − conj Z')/(2i) = (ai − bi)/2 − i(ar − br)/2
-            let or = 0.5 * (ai - bi), oi = -0.5 * (ar - br)
+            let or = 0.5 * (ai - bi), oi = 0.5 * (br - ar)
             let wr = splitRe[k], wi = splitIm[k]
             re[k] = er + wr * or - wi * oi
             im[k] = ei + wr * oi + wi * or
+            k += 1
         }
     }
 
     /// `re`/`im` hold `size/2 + 1` bins; `output` receives `size` real samples, scaled by 1/size.
     public func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
-        for k in 0..<half {
-            let ar = re[k], ai = im[k], br = re[half - k], bi = -im[half - k]  // X[k], conj X[m−k]
+        let m = half
+        // Z[k] = E + i·O, O = (X[k] − conj X[m−k])/2 · conj W^k; k = 0 from X[0] and X[m]
+        do {
+            let er = 0.5 * (re[0] + re[m]), dr = 0.5 * (re[0] - re[m])
+            zr[0] = er; zi[0] = dr
+        }
+        var k = 1
+        let half4 = SIMD4<Float>(repeating: 0.5)
+        let pr = UnsafeRawPointer(re), pi = UnsafeRawPointer(im)
+        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
+        let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
+        while k + 4 <= m {
+            let ar = pr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let ai = pi.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let br = reverse(pr.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
+            let bi = -reverse(pi.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
+            let er = half4 * (ar + br), ei = half4 * (ai + bi)
+            let dr = half4 * (ar - br), di = half4 * (ai - bi)
+            let wr = sr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let wi = -si.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let or = dr * wr - di * wi, oi = dr * wi + di * wr
+            zrr.storeBytes(of: er - oi, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            zri.storeBytes(of: ei + or, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            k += 4
+        }
+        while k < m {
+            let ar = re[k], ai = im[k], br = re[m - k], bi = -im[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
             let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
-            // O = d / W^k = d · conj(W^k)
             let wr = splitRe[k], wi = -splitIm[k]
             let or = dr * wr - di * wi, oi = dr * wi + di * wr
-            // Z = E + i·O
-            let r = Int(bitReverse[k])
-            zr[r] = er - oi; zi[r] = ei + or
+            zr[k] = er - oi; zi[k] = ei + or
+            k += 1
         }
-        complexTransform(sign: 1)
-        let scale = 1 / Float(half)   // z = (1/m)·IDFT_m(Z) gives x exactly
-        for t in 0..<half {
-            output[2 * t] = zr[t] * scale
-            output[2 * t + 1] = zi[t] * scale
+        let scale = 1 / Float(m)   // z = (1/m)·IDFT_m(Z) gives x exactly
+        if columns == 0 {
+            smallTransform(sign: 1)
+            for t in 0..<m { output[2 * t] = zr[t] * scale; output[2 * t + 1] = zi[t] * scale }
+        } else {
+            let rr = UnsafeRawPointer(zr), ri = UnsafeRawPointer(zi)
+            laneTransforms(stageInverse, inverse: true) { a in
+                (rr.loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self),
+                 ri.loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self))
+            }
+            combineLanes(inverse: true, interleavedOutput: output, scale: scale)
         }
     }
+
+    /// The four L-point transforms Y_b of the vectors `load(a)`, a < L, into `vr`/`vi` (natural
+    /// order). The first stage (radix 2 when log2 L is odd, else a twiddle-free radix 4) reads
+    /// its inputs straight from `load` in bit-reversed order; the later radix-4 stages run in place.
+    @inline(__always)
+    private func laneTransforms(_ twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool,
+                                load: (Int) -> (SIMD4<Float>, SIMD4<Float>)) {
+        let l = columns
+        var h: Int
+        if l.trailingZeroBitCount % 2 == 1 {
+            // position 2c holds input rev(2c) = rev'(c), position 2c + 1 input rev'(c) + L/2
+            for c in 0..<(l / 2) {
+                let s = Int(reversed[2 * c])
+                let (ar, ai) = load(s), (br, bi) = load(s + l / 2)
+                vr[2 * c] = ar + br; vi[2 * c] = ai + bi
+                vr[2 * c + 1] = ar - br; vi[2 * c + 1] = ai - bi
+            }
+            h = 2
+        } else {
+            // positions 4c…4c+3 hold inputs s, s + L/2, s + L/4, s + 3L/4 (s = rev(4c)): the
+            // sub-sequences ≡ 0, 2, 1, 3; their 4-point transform needs no twiddles
+            let q = l / 4
+            for c in 0..<q {
+                let s = Int(reversed[4 * c])
+                let (a0r, a0i) = load(s), (b1r, b1i) = load(s + q)
+                let (b2r, b2i) = load(s + 2 * q), (b3r, b3i) = load(s + 3 * q)
+                let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
+                let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
+                let g = 4 * c
+                vr[g] = s02r + s13r; vi[g] = s02i + s13i
+                vr[g + 2] = s02r - s13r; vi[g + 2] = s02i - s13i
+                if inverse {
+                    vr[g + 1] = d02r - d13i; vi[g + 1] = d02i + d13r
+                    vr[g + 3] = d02r + d13i; vi[g + 3] = d02i - d13r
+                } else {
+                    vr[g + 1] = d02r + d13i; vi[g + 1] = d02i - d13r
+                    vr[g + 3] = d02r - d13i; vi[g + 3] = d02i + d13r
+                }
+            }
+            h = 4
+        }
+        radix4Stages(from: h, twiddles: twiddles + (h == 4 ? 6 : 0), inverse: inverse)
+    }
+
+    /// The radix-4 stages from block size `h` on, in place in `vr`/`vi` (`twiddles` at the
+    /// first of them; the table starts at the h = 1 stage when log2 L is even).
+    @inline(never)
+    private func radix4Stages(from first: Int, twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool) {
+        let l = columns
+        var h = first
+        var tw = twiddles
+        while h < l {
+            // Blocks 0, 1, 2, 3 of each group of 4h hold the transforms of the sub-sequences
+            // ≡ 0, 2, 1, 3 (mod 4) (bit-reversed order): A0, A2, A1, A3.
+            var g = 0
+            while g < l {
+                for j in 0..<h {
+                    let i0 = g &+ j, i1 = i0 &+ h, i2 = i1 &+ h, i3 = i2 &+ h
+                    let a0r = vr[i0], a0i = vi[i0]
+                    var b1r = vr[i2], b1i = vi[i2]
+                    var b2r = vr[i1], b2i = vi[i1]
+                    var b3r = vr[i3], b3i = vi[i3]
+                    let w = tw + 6 &* j
+                    (b1r, b1i) = (b1r * w[0] - b1i * w[1], b1r * w[1] + b1i * w[0])
+                    (b2r, b2i) = (b2r * w[2] - b2i * w[3], b2r * w[3] + b2i * w[2])
+                    (b3r, b3i) = (b3r * w[4] - b3i * w[5], b3r * w[5] + b3i * w[4])
+                    let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
+                    let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
+                    vr[i0] = s02r + s13r; vi[i0] = s02i + s13i
+                    vr[i2] = s02r - s13r; vi[i2] = s02i - s13i
+                    if inverse {   // X1 = d02 + i·d13, X3 = d02 − i·d13
+                        vr[i1] = d02r - d13i; vi[i1] = d02i + d13r
+                        vr[i3] = d02r + d13i; vi[i3] = d02i - d13r
+                    } else {       // X1 = d02 − i·d13, X3 = d02 + i·d13
+                        vr[i1] = d02r + d13i; vi[i1] = d02i - d13r
+                        vr[i3] = d02r - d13i; vi[i3] = d02i + d13r
+                    }
+                }
+                g += 4 * h
+            }
+            tw += 6 * h
+            h *= 4
+        }
+    }
+
+    /// Z[k1 + L·k2] = Σ_b W_4^{b·k2}·W_m^{b·k1}·Y_b[k1], four k1 at a time: into `zr`/`zi`, or
+    /// (inverse) straight into `interleavedOutput` as scaled real samples.
+    @inline(never)
+    private func combineLanes(inverse: Bool, interleavedOutput: UnsafeMutablePointer<Float>?, scale: Float) {
+        let l = columns
+        let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
+        var k1 = 0
+        while k1 < l {
+            let wim = inverse ? laneImInverse : laneIm
+            let x0r = vr[k1], x0i = vi[k1], w0r = laneRe[k1], w0i = wim[k1]
+            let x1r = vr[k1 &+ 1], x1i = vi[k1 &+ 1], w1r = laneRe[k1 &+ 1], w1i = wim[k1 &+ 1]
+            let x2r = vr[k1 &+ 2], x2i = vi[k1 &+ 2], w2r = laneRe[k1 &+ 2], w2i = wim[k1 &+ 2]
+            let x3r = vr[k1 &+ 3], x3i = vi[k1 &+ 3], w3r = laneRe[k1 &+ 3], w3i = wim[k1 &+ 3]
+            let (t0r, t1r, t2r, t3r) = transpose(x0r * w0r - x0i * w0i, x1r * w1r - x1i * w1i,
+                                                 x2r * w2r - x2i * w2i, x3r * w3r - x3i * w3i)
+            let (t0i, t1i, t2i, t3i) = transpose(x0r * w0i + x0i * w0r, x1r * w1i + x1i * w1r,
+                                                 x2r * w2i + x2i * w2r, x3r * w3i + x3i * w3r)
+            let s02r = t0r + t2r, s02i = t0i + t2i, d02r = t0r - t2r, d02i = t0i - t2i
+            let s13r = t1r + t3r, s13i = t1i + t3i, d13r = t1r - t3r, d13i = t1i - t3i
+            var y0r = s02r + s13r, y0i = s02i + s13i
+            var y2r = s02r - s13r, y2i = s02i - s13i
+            var y1r: SIMD4<Float>, y1i: SIMD4<Float>, y3r: SIMD4<Float>, y3i: SIMD4<Float>
+            if inverse {
+                y1r = d02r - d13i; y1i = d02i + d13r; y3r = d02r + d13i; y3i = d02i - d13r
+            } else {
+                y1r = d02r + d13i; y1i = d02i - d13r; y3r = d02r - d13i; y3i = d02i + d13r
+            }
+            if let out = interleavedOutput {
+                let s = SIMD4<Float>(repeating: scale)
+                y0r *= s; y0i *= s; y1r *= s; y1i *= s; y2r *= s; y2i *= s; y3r *= s; y3i *= s
+                let o = UnsafeMutableRawPointer(out)
+                o.storeBytes(of: interleave(y0r, y0i), toByteOffset: 8 * k1, as: SIMD8<Float>.self)
+                o.storeBytes(of: interleave(y1r, y1i), toByteOffset: 8 * (k1 + l), as: SIMD8<Float>.self)
+                o.storeBytes(of: interleave(y2r, y2i), toByteOffset: 8 * (k1 + 2 * l), as: SIMD8<Float>.self)
+                o.storeBytes(of: interleave(y3r, y3i), toByteOffset: 8 * (k1 + 3 * l), as: SIMD8<Float>.self)
+            } else {
+                zrr.storeBytes(of: y0r, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
+                zri.storeBytes(of: y0i, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y1r, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y1i, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y2r, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y2i, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y3r, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y3i, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
+            }
+            k1 += 4
+        }
+    }
+
+    /// Transforms of fewer than 16 complex points (sizes below 32), directly from the definition.
+    private func smallTransform(sign: Float) {
+        let m = half
+        var outR = SIMD16<Float>(), outI = SIMD16<Float>()
+        for k in 0..<m {
+            var sr: Float = 0, si: Float = 0
+            for t in 0..<m {
+                // W_m^{kt} = e^{∓2πi·kt/m} = splitRe/Im at index 2·(kt mod m) (W_n², n = 2m)
+                let j = 2 * ((k * t) % m)
+                let wr = j <= m ? splitRe[j] : splitRe[2 * m - j]
+                var wi = j <= m ? splitIm[j] : -splitIm[2 * m - j]
+                if sign > 0 { wi = -wi }
+                sr += zr[t] * wr - zi[t] * wi
+                si += zr[t] * wi + zi[t] * wr
+            }
+            outR[k] = sr; outI[k] = si
+        }
+        for k in 0..<m { zr[k] = outR[k]; zi[k] = outI[k] }
+    }
+}
+
+/// The lanes of `v` in reverse order.
+@inline(__always)
+private func reverse(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
+
+/// (r0, i0, r1, i1, r2, i2, r3, i3).
+@inline(__always)
+private func interleave(_ r: SIMD4<Float>, _ i: SIMD4<Float>) -> SIMD8<Float> {
+    SIMD8(r[0], i[0], r[1], i[1], r[2], i[2], r[3], i[3])
+}
+
+/// The 4×4 transpose: result c holds lane c of a, b, c, d.
+@inline(__always)
+private func transpose(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>)
+    -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+    (SIMD4(a[0], b[0], c[0], d[0]), SIMD4(a[1], b[1], c[1], d[1]),
+     SIMD4(a[2], b[2], c[2], d[2]), SIMD4(a[3], b[3], c[3], d[3]))
 }
