@@ -100,7 +100,11 @@ public final class PitchShifter: @unchecked Sendable {
     private var re: UnsafeMutablePointer<Float>?          // spectra of this frame, per channel
     private var im: UnsafeMutablePointer<Float>?
     private var power: UnsafeMutablePointer<Float>?
-    private var peaks: UnsafeMutablePointer<Int32>?
+    private var peaks: UnsafeMutablePointer<Int32>?       // peak bins (padded to a multiple of 8)
+    private var peakRotRe: UnsafeMutablePointer<Float>?   // the peaks' new phasors
+    private var peakRotIm: UnsafeMutablePointer<Float>?
+    private var outRe: UnsafeMutablePointer<Float>?       // the turned spectrum of one channel
+    private var outIm: UnsafeMutablePointer<Float>?
     // Formant preservation: the log envelope and the per-bin gains (envIm/cepstrum spare).
     private var envRe: UnsafeMutablePointer<Float>?
     private var envIm: UnsafeMutablePointer<Float>?
@@ -191,7 +195,11 @@ public final class PitchShifter: @unchecked Sendable {
         rotIm = .allocate(capacity: bins)
         frame = .allocate(capacity: n)
         power = .allocate(capacity: bins)
-        peaks = .allocate(capacity: bins)
+        peaks = .allocate(capacity: bins + 8)
+        peakRotRe = .allocate(capacity: bins + 8)
+        peakRotIm = .allocate(capacity: bins + 8)
+        outRe = .allocate(capacity: bins)
+        outIm = .allocate(capacity: bins)
         envRe = .allocate(capacity: bins)
         envIm = .allocate(capacity: bins)
         cepstrum = .allocate(capacity: n)
@@ -314,8 +322,13 @@ public final class PitchShifter: @unchecked Sendable {
                     starvedFrames += 1
                 } else if i - half + 1 >= yStart {
                     let frac = p - Double(i)
-                    wetL = table.interpolate(yBuf + (i - yStart), index: 0, fraction: frac)
-                    wetR = ch > 1 ? table.interpolate(yBuf + yCapacity + (i - yStart), index: 0, fraction: frac) : wetL
+                    if ch > 1 {
+                        (wetL, wetR) = table.interpolate(yBuf + (i - yStart), yBuf + yCapacity + (i - yStart),
+                                                         index: 0, fraction: frac)
+                    } else {
+                        wetL = table.interpolate(yBuf + (i - yStart), index: 0, fraction: frac)
+                        wetR = wetL
+                    }
                 }
             }
             // Transient gate: the vocoder spreads a hit over its whole window, so energy appears
@@ -401,11 +414,10 @@ public final class PitchShifter: @unchecked Sendable {
 
     private func analyseAndSynthesise(centre a: Int, ratio: Double) {
         guard let fft, let inBuf, let yBuf, let window, let synthWindow, let frame, let re, let im,
-              let power, let peaks, let prevRe, let prevIm, let rotRe, let rotIm else { return }
+              let power, let prevRe, let prevIm, let rotRe, let rotIm, let outRe, let outIm else { return }
         let n = fftSize, bins = n / 2 + 1, ch = spec.channelCount
         let frameStartY = frameIndex * hopFrames - n / 2
         compactY(upTo: frameStartY + n)
-        let ha = Float(a - lastCentre)
         // Analysis: all channels.
         for c in 0..<ch {
             let src = inBuf + c * inCapacity + (a - n / 2 - inStart)
@@ -419,61 +431,131 @@ public final class PitchShifter: @unchecked Sendable {
         let formants = settings.preserveFormants && ratio != 1
         if formants { computeFormantGains(ratio: ratio) }
         if frameIndex > 0 {
-            // Peaks of the summed power spectrum: local maxima over ±2 bins.
-            var peakCount = 0
-            for k in 1..<(bins - 1) {
-                let m = power[k]
-                if m > power[k - 1] && m >= power[k + 1] && m > 0
-                    && (k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2]) {
-                    peaks[peakCount] = Int32(k); peakCount += 1
-                }
-            }
-            var regionStart = 0
-            for q in 0..<peakCount {
-                let p = Int(peaks[q])
-                var regionEnd = bins
-                if q + 1 < peakCount {
-                    let next = Int(peaks[q + 1])
-                    var lowest = p + 1
-                    for k in (p + 1)..<next where power[k] < power[lowest] { lowest = k }
-                    regionEnd = lowest
-                }
-                // Phase advance at the peak, from the channels' summed cross-spectrum.
-                var xr: Float = 0, xi: Float = 0
-                for c in 0..<ch {
-                    let o = c * bins + p
-                    xr += re[o] * prevRe[o] + im[o] * prevIm[o]
-                    xi += im[o] * prevRe[o] - re[o] * prevIm[o]
-                }
-                let omega = 2 * Float.pi * Float(p) / Float(n)
-                let dphi = princarg(fastAtan2(xi, xr) - omega * ha)
-                let omegaInst = omega + dphi / ha
-                let theta = princarg(omegaInst * Float(hopFrames) - omega * ha - dphi)
-                let (sr, cr) = fastSinCos(theta)
-                let ur = rotRe[p], ui = rotIm[p]
-                var nr = ur * cr - ui * sr, ni = ur * sr + ui * cr
-                let mag = (nr * nr + ni * ni).squareRoot()   // keep it a unit phasor
-                nr /= mag; ni /= mag
-                for k in regionStart..<regionEnd { rotRe[k] = nr; rotIm[k] = ni }
-                regionStart = regionEnd
-            }
+            let peakCount = findPeaks()
+            advancePeakPhasors(count: peakCount, ha: a - lastCentre)
+            fillRegions(count: peakCount)
         }
-        // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add.
+        // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add. This frame's
+        // spectra then become the previous ones (the buffers swap).
         for c in 0..<ch {
-            let cr = re + c * bins, ci = im + c * bins
-            (prevRe + c * bins).update(from: cr, count: bins)
-            (prevIm + c * bins).update(from: ci, count: bins)
-            vrotate(cr, ci, rotRe, rotIm, bins)
+            vrotate(re + c * bins, im + c * bins, rotRe, rotIm, into: outRe, outIm, bins)
             if formants, let formantGain {
-                vmul(cr, formantGain, cr, bins)
-                vmul(ci, formantGain, ci, bins)
+                vmul(outRe, formantGain, outRe, bins)
+                vmul(outIm, formantGain, outIm, bins)
             }
-            ci[0] = 0; ci[bins - 1] = 0
-            fft.inverse(re: cr, im: ci, output: frame)
+            outIm[0] = 0; outIm[bins - 1] = 0
+            fft.inverse(re: outRe, im: outIm, output: frame)
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
             vmulAdd(frame, synthWindow, dst, n)
         }
+        self.prevRe = re; self.re = prevRe
+        self.prevIm = im; self.im = prevIm
         lastCentre = a
+    }
+
+    /// Local maxima over ±2 bins of the channels' summed power, into `peaks`; returns how many.
+    /// Eight bins at a time: the five comparisons give a lane mask, and each lane appends its bin
+    /// without a branch (the count moves by 0 or 1).
+    private func findPeaks() -> Int {
+        guard let power, let peaks else { return 0 }
+        let bins = fftSize / 2 + 1
+        var count = 0
+        func scalarPeak(_ k: Int) {
+            let m = power[k]
+            let isPeak = m > power[k - 1] && m >= power[k + 1] && m > 0
+                && (k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2])
+            peaks[count] = Int32(k); count += isPeak ? 1 : 0
+        }
+        scalarPeak(1)
+        let raw = UnsafeRawPointer(power)
+        var k = 2
+        while k + 10 <= bins {
+            let m = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
+            let l1 = raw.loadUnaligned(fromByteOffset: 4 * (k - 1), as: SIMD8<Float>.self)
+            let l2 = raw.loadUnaligned(fromByteOffset: 4 * (k - 2), as: SIMD8<Float>.self)
+            let r1 = raw.loadUnaligned(fromByteOffset: 4 * (k + 1), as: SIMD8<Float>.self)
+            let r2 = raw.loadUnaligned(fromByteOffset: 4 * (k + 2), as: SIMD8<Float>.self)
+            let mask = (m .> l1) .& (m .>= r1) .& (m .> 0) .& (m .> l2) .& (m .>= r2)
+            if any(mask) {
+                let flags = SIMD8<Int32>(repeating: 0).replacing(with: 1, where: mask)
+                for i in 0..<8 { peaks[count] = Int32(k + i); count += Int(flags[i]) }
+            }
+            k += 8
+        }
+        while k < bins - 1 { scalarPeak(k); k += 1 }
+        return count
+    }
+
+    /// The new phasor of each peak (see the type's notes), eight peaks at a time. The phase
+    /// terms ω_p·Ha and ω_p·(Hs − Ha) are reduced modulo 2π exactly in integers first
+    /// (ω_p·h = 2π·(p·h mod N)/N), so large bins and hops lose no precision.
+    private func advancePeakPhasors(count: Int, ha haFrames: Int) {
+        guard let peaks, let re, let im, let prevRe, let prevIm, let rotRe, let rotIm,
+              let peakRotRe, let peakRotIm, count > 0 else { return }
+        let bins = fftSize / 2 + 1, ch = spec.channelCount
+        let last = peaks[count - 1]
+        for q in count..<((count + 7) / 8 * 8) { peaks[q] = last }   // pad the last chunk
+        let wrap = SIMD8<Int32>(repeating: Int32(fftSize - 1))
+        let binAngle = 2 * Float.pi / Float(fftSize)
+        let ha = SIMD8<Int32>(repeating: Int32(haFrames))
+        let stretch = SIMD8<Int32>(repeating: Int32(hopFrames - haFrames))
+        let dGain = SIMD8<Float>(repeating: Float(hopFrames) / Float(haFrames) - 1)
+        let outRe = UnsafeMutableRawPointer(peakRotRe), outIm = UnsafeMutableRawPointer(peakRotIm)
+        var q = 0
+        while q < count {
+            var p = SIMD8<Int32>()
+            for i in 0..<8 { p[i] = peaks[q + i] }
+            // Σ_c X_c[p]·conj X'_c[p]
+            var xr = SIMD8<Float>(), xi = SIMD8<Float>()
+            for c in 0..<ch {
+                var r = SIMD8<Float>(), m = r, pr = r, pm = r
+                for i in 0..<8 {
+                    let o = c * bins + Int(p[i])
+                    r[i] = re[o]; m[i] = im[o]; pr[i] = prevRe[o]; pm[i] = prevIm[o]
+                }
+                xr += r * pr + m * pm
+                xi += m * pr - r * pm
+            }
+            // dφ = princarg(arg − ω·Ha);  θ = ω·(Hs − Ha) + dφ·(Hs/Ha − 1)
+            let omegaHa = SIMD8<Float>((p &* ha) & wrap) * binAngle
+            let omegaStretch = SIMD8<Float>((p &* stretch) & wrap) * binAngle
+            let dphi = princarg(fastAtan2(xi, xr) - omegaHa)
+            let theta = princarg(omegaStretch + dphi * dGain)
+            let (sn, cs) = fastSinCos(theta)
+            var ur = SIMD8<Float>(), ui = ur
+            for i in 0..<8 { ur[i] = rotRe[Int(p[i])]; ui[i] = rotIm[Int(p[i])] }
+            let nr = ur * cs - ui * sn, ni = ur * sn + ui * cs
+            let scale = 1 / (nr * nr + ni * ni).squareRoot()   // keep them unit phasors
+            outRe.storeBytes(of: nr * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
+            outIm.storeBytes(of: ni * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
+            q += 8
+        }
+    }
+
+    /// Every bin of a peak's region (up to the lowest power between it and the next peak)
+    /// takes the peak's phasor.
+    private func fillRegions(count: Int) {
+        guard let power, let peaks, let rotRe, let rotIm, let peakRotRe, let peakRotIm else { return }
+        let bins = fftSize / 2 + 1
+        var regionStart = 0
+        for q in 0..<count {
+            let p = Int(peaks[q])
+            var regionEnd = bins
+            if q + 1 < count {
+                let next = Int(peaks[q + 1])
+                var lowest = p + 1, lowestPower = power[p + 1]
+                var k = p + 2
+                while k < next {
+                    let v = power[k]
+                    if v < lowestPower { lowestPower = v; lowest = k }
+                    k += 1
+                }
+                regionEnd = lowest
+            }
+            let ur = peakRotRe[q], ui = peakRotIm[q]
+            for k in regionStart..<regionEnd { rotRe[k] = ur; rotIm[k] = ui }
+            regionStart = regionEnd
+        }
     }
 
     /// Formant preservation. The stretched frame is later played r times faster, which moves
@@ -535,8 +617,9 @@ public final class PitchShifter: @unchecked Sendable {
         window = nil; synthWindow = nil; inBuf = nil; yBuf = nil; dryBuf = nil
         prevRe = nil; prevIm = nil; rotRe = nil; rotIm = nil; frame = nil; re = nil; im = nil; power = nil; envIn = nil
         peaks?.deallocate(); peaks = nil
-        for p in [envRe, envIm, cepstrum, formantGain] { p?.deallocate() }
+        for p in [envRe, envIm, cepstrum, formantGain, peakRotRe, peakRotIm, outRe, outIm] { p?.deallocate() }
         envRe = nil; envIm = nil; cepstrum = nil; formantGain = nil
+        peakRotRe = nil; peakRotIm = nil; outRe = nil; outIm = nil
         historyA?.deallocate(); historyA = nil
         historyR?.deallocate(); historyR = nil
     }
@@ -553,13 +636,3 @@ func floorToInt(_ x: Double) -> Int {
 /// x rounded to the nearest integer (halves up), for x ≥ 0.
 @inline(__always) @_noAllocation @_noLocks
 func roundToInt(_ x: Double) -> Int { floorToInt(x + 0.5) }
-
-/// The principal argument: x wrapped into [−π, π).
-@inline(__always) @_noAllocation @_noLocks
-func princarg(_ x: Float) -> Float {
-    let twoPi = 2 * Float.pi
-    let y = x / twoPi + 0.5
-    var k = Float(Int(y))          // floor(y) without a library call (y is small and finite)
-    if k > y { k -= 1 }
-    return x - twoPi * k
-}

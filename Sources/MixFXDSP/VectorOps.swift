@@ -67,38 +67,97 @@ func vrotate(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float
     }
 }
 
-/// atan2(y, x) to within 2e-6 rad, without a library call: octant reduction to [0, 1] and a
-/// degree-15 odd minimax polynomial (coefficients after Abramowitz & Stegun 4.4.49-style fits).
+/// out[i] = (re, im)[i]·(ur, ui)[i], complex; `outRe`/`outIm` must not alias the inputs.
 @inline(__always) @_noAllocation @_noLocks
-func fastAtan2(_ y: Float, _ x: Float) -> Float {
-    let ax = abs(x), ay = abs(y)
-    let mx = max(ax, ay), mn = min(ax, ay)
-    if mx == 0 { return 0 }
-    let a = mn / mx
-    let s = a * a
-    // atan(a) on [0, 1]
-    var r = ((((((-0.0040540580 * s + 0.0218612288) * s - 0.0559098861) * s + 0.0964200441) * s
-                - 0.1390853351) * s + 0.1994653599) * s - 0.3332985605) * s * a + a
-    if ay > ax { r = Float.pi / 2 - r }
-    if x < 0 { r = Float.pi - r }
-    return y < 0 ? -r : r
+func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: UnsafePointer<Float>,
+             _ ui: UnsafePointer<Float>, into outRe: UnsafeMutablePointer<Float>,
+             _ outIm: UnsafeMutablePointer<Float>, _ count: Int) {
+    let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im)
+    let qr = UnsafeRawPointer(ur), qi = UnsafeRawPointer(ui)
+    let orr = UnsafeMutableRawPointer(outRe), ori = UnsafeMutableRawPointer(outIm)
+    var i = 0
+    while i + 8 <= count {
+        let xr = rr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let xi = ri.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let wr = qr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let wi = qi.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        orr.storeBytes(of: xr * wr - xi * wi, toByteOffset: i * 4, as: SIMD8<Float>.self)
+        ori.storeBytes(of: xr * wi + xi * wr, toByteOffset: i * 4, as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < count {
+        let xr = re[i], xi = im[i]
+        outRe[i] = xr * ur[i] - xi * ui[i]
+        outIm[i] = xr * ui[i] + xi * ur[i]
+        i += 1
+    }
 }
 
-/// (sin θ, cos θ) for θ in [−π, π], to within 1e-6, without a library call: reduction to
-/// [−π/4, π/4] by quadrant and Taylor polynomials (degree 9 for sin, 8 for cos).
+/// Each lane rounded to the nearest integer (ties to even), for |x| < 2^22: adding and
+/// subtracting 1.5·2^23 leaves only the integer part under IEEE round-to-nearest.
 @inline(__always) @_noAllocation @_noLocks
-func fastSinCos(_ theta: Float) -> (sin: Float, cos: Float) {
-    let q = theta * (2 / Float.pi)
-    var k = Int(q + (q >= 0 ? 0.5 : -0.5))          // nearest quadrant
-    let x = theta - Float(k) * (Float.pi / 2)
+func roundLanes(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    let magic = SIMD8<Float>(repeating: 12_582_912)
+    return (x + magic) - magic
+}
+
+/// |x| per lane (the sign bit cleared).
+@inline(__always) @_noAllocation @_noLocks
+func absLanes(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+}
+
+/// The principal argument per lane: x wrapped into [−π, π].
+@inline(__always) @_noAllocation @_noLocks
+func princarg(_ x: SIMD8<Float>) -> SIMD8<Float> {
+    x - (2 * Float.pi) * roundLanes(x * (1 / (2 * Float.pi)))
+}
+
+/// atan2(y, x) per lane to within 2e-6 rad, without a library call: octant reduction to [0, 1]
+/// and a degree-15 odd minimax polynomial for atan on [0, 1].
+@inline(__always) @_noAllocation @_noLocks
+func fastAtan2(_ y: SIMD8<Float>, _ x: SIMD8<Float>) -> SIMD8<Float> {
+    let ax = absLanes(x), ay = absLanes(y)
+    let mx = pointwiseMax(ax, ay), mn = pointwiseMin(ax, ay)
+    let a = mn / mx.replacing(with: 1, where: mx .== 0)
+    let s = a * a
+    var poly = SIMD8<Float>(repeating: -0.0040540580)
+    poly = poly * s + 0.0218612288
+    poly = poly * s - 0.0559098861
+    poly = poly * s + 0.0964200441
+    poly = poly * s - 0.1390853351
+    poly = poly * s + 0.1994653599
+    poly = poly * s - 0.3332985605
+    var r = poly * s * a + a
+    r.replace(with: Float.pi / 2 - r, where: ay .> ax)
+    r.replace(with: Float.pi - r, where: x .< 0)
+    r.replace(with: -r, where: y .< 0)
+    return r
+}
+
+/// (sin θ, cos θ) per lane for |θ| < 10⁵, to within 2e-6 near [−π, π], without a library call:
+/// reduction to [−π/4, π/4] by the nearest quadrant k and Taylor polynomials (degree 9 for sin,
+/// 8 for cos), then sin θ = ±sin x or ±cos x by k mod 4. The quadrant is rounded with the 1.5·2^23
+/// trick, whose bit pattern then holds k mod 4 in its low bits.
+@inline(__always) @_noAllocation @_noLocks
+func fastSinCos(_ theta: SIMD8<Float>) -> (sin: SIMD8<Float>, cos: SIMD8<Float>) {
+    let magic = SIMD8<Float>(repeating: 12_582_912)
+    let shifted = theta * (2 / Float.pi) + magic
+    let k = unsafeBitCast(shifted, to: SIMD8<UInt32>.self)
+    let x = theta - (shifted - magic) * (Float.pi / 2)
     let x2 = x * x
-    let s = x * (1 + x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362_880)))))
-    let c = 1 + x2 * (-0.5 + x2 * (1.0 / 24 + x2 * (-1.0 / 720 + x2 * (1.0 / 40_320))))
-    k &= 3
-    switch k {
-    case 0: return (s, c)
-    case 1: return (c, -s)
-    case 2: return (-s, -c)
-    default: return (-c, s)
-    }
+    var s = x2 * Float(1.0 / 362_880) - Float(1.0 / 5040)
+    s = s * x2 + Float(1.0 / 120)
+    s = s * x2 - Float(1.0 / 6)
+    s = (s * x2 + 1) * x
+    var c = x2 * Float(1.0 / 40_320) - Float(1.0 / 720)
+    c = c * x2 + Float(1.0 / 24)
+    c = c * x2 - 0.5
+    c = c * x2 + 1
+    let swap = (k & 1) .!= 0
+    var sinOut = s.replacing(with: c, where: swap)
+    var cosOut = c.replacing(with: s, where: swap)
+    sinOut.replace(with: -sinOut, where: (k & 2) .!= 0)
+    cosOut.replace(with: -cosOut, where: ((k &+ 1) & 2) .!= 0)
+    return (sinOut, cosOut)
 }
