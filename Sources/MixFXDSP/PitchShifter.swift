@@ -88,7 +88,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var fft: RealFFT?
     private var window: UnsafeMutablePointer<Float>?
     private var synthWindow: UnsafeMutablePointer<Float>?
-    private var inCapacity = 0, yCapacity = 0, dryCapacity = 0
+    private var inCapacity = 0, yCapacity = 0
+    private var dryCapacity = 0, dryMask = 0      // rings are powers of two, indexed with & mask
     private var inBuf: UnsafeMutablePointer<Float>?
     private var yBuf: UnsafeMutablePointer<Float>?
     private var dryBuf: UnsafeMutablePointer<Float>?
@@ -111,7 +112,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var cepstrum: UnsafeMutablePointer<Float>?
     private var formantGain: UnsafeMutablePointer<Float>?
     // Frame history for the output mapping: A_m and r_m, a ring of `historyCapacity`.
-    private let historyCapacity = 1024
+    private static let historyCapacity = 1024
+    private static let historyMask = historyCapacity - 1
     private var historyA: UnsafeMutablePointer<Double>?
     private var historyR: UnsafeMutablePointer<Double>?
 
@@ -128,7 +130,7 @@ public final class PitchShifter: @unchecked Sendable {
     private var lastReadPosition = 0.0
     // Transient gate (see `process`): input envelope ring, output envelope, smoothed gain.
     private var envIn: UnsafeMutablePointer<Float>?
-    private var envCapacity = 0
+    private var envCapacity = 0, envMask = 0
     private var envInLevel: Float = 0, envOutLevel: Float = 0, gateGain: Float = 1
     private var envRelease: Float = 0, gateUp: Float = 0, gateDown: Float = 0
     private var lookaheadFrames = 0
@@ -183,7 +185,8 @@ public final class PitchShifter: @unchecked Sendable {
         inCapacity = 2 * n + 2 * maxHa + 2 * spec.maximumFrameCount + 64
         yCapacity = Int((Double(latencyFrames + 2 * spec.maximumFrameCount) * max(1, maxRatio)).rounded(.up))
             + 3 * n + 4 * maxHalfTaps + 2 * hopFrames + 64
-        dryCapacity = mode == .live ? latencyFrames + spec.maximumFrameCount + 1 : 0
+        dryCapacity = mode == .live ? powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + 1) : 0
+        dryMask = max(dryCapacity - 1, 0)
         inBuf = .allocate(capacity: inCapacity * ch)
         yBuf = .allocate(capacity: yCapacity * ch)
         if dryCapacity > 0 { dryBuf = .allocate(capacity: dryCapacity * ch) }
@@ -204,10 +207,11 @@ public final class PitchShifter: @unchecked Sendable {
         envIm = .allocate(capacity: bins)
         cepstrum = .allocate(capacity: n)
         formantGain = .allocate(capacity: bins)
-        historyA = .allocate(capacity: historyCapacity)
-        historyR = .allocate(capacity: historyCapacity)
+        historyA = .allocate(capacity: Self.historyCapacity)
+        historyR = .allocate(capacity: Self.historyCapacity)
         lookaheadFrames = Int(0.0002 * spec.sampleRate)
-        envCapacity = latencyFrames + spec.maximumFrameCount + lookaheadFrames + 8
+        envCapacity = powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + lookaheadFrames + 8)
+        envMask = envCapacity - 1
         envIn = .allocate(capacity: envCapacity)
         envRelease = Float(exp(-1 / (0.02 * spec.sampleRate)))
         gateUp = Float(1 - exp(-1 / (0.00025 * spec.sampleRate)))
@@ -272,8 +276,9 @@ public final class PitchShifter: @unchecked Sendable {
             for k in 0..<frameCount {
                 var p = left[k] * left[k]
                 if ch > 1, let right { p = 0.5 * (p + right[k] * right[k]) }
-                e = max(p, e * envRelease)
-                envIn[(inEnd + k) % envCapacity] = e
+                let decayed = e * envRelease
+                e = p > decayed ? p : decayed
+                envIn[(inEnd + k) & envMask] = e
             }
             envInLevel = e
         }
@@ -289,13 +294,13 @@ public final class PitchShifter: @unchecked Sendable {
             // Dry path (live): the input delayed by L.
             var dryL: Float = 0, dryR: Float = 0
             if live, let dryBuf {
-                let slot = outIndex % dryCapacity
+                let slot = outIndex & dryMask
                 dryBuf[slot] = left[k]
                 if ch > 1 { dryBuf[dryCapacity + slot] = right![k] }
                 let back = outIndex - latencyFrames
                 if back >= 0 {
-                    dryL = dryBuf[back % dryCapacity]
-                    dryR = ch > 1 ? dryBuf[dryCapacity + back % dryCapacity] : dryL
+                    dryL = dryBuf[back & dryMask]
+                    dryR = ch > 1 ? dryBuf[dryCapacity + back & dryMask] : dryL
                 }
             }
             // Wet path: the stretched signal read at p(n).
@@ -304,15 +309,15 @@ public final class PitchShifter: @unchecked Sendable {
             var segmentRatio = 1.0
             if t >= 0 {
                 var moved = false
-                while segment + 1 < frameIndex && historyA[(segment + 1) % historyCapacity] <= t { segment += 1; moved = true }
-                let a = historyA[segment % historyCapacity]
-                let r = historyR[segment % historyCapacity]
+                while segment + 1 < frameIndex && historyA[(segment + 1) & Self.historyMask] <= t { segment += 1; moved = true }
+                let a = historyA[segment & Self.historyMask]
+                let r = historyR[segment & Self.historyMask]
                 if moved || r != segmentTableRatio {
                     segmentTableRatio = r
                     segmentTable = SincTableCache.index(forRatio: r)
                 }
                 segmentRatio = r
-                let nextAOfSegment = segment + 1 < frameIndex ? historyA[(segment + 1) % historyCapacity] : nextA
+                let nextAOfSegment = segment + 1 < frameIndex ? historyA[(segment + 1) & Self.historyMask] : nextA
                 let p = Double(segment * hopFrames) + (t - a) * r
                 lastReadPosition = p
                 let i = floorToInt(p)
@@ -339,8 +344,9 @@ public final class PitchShifter: @unchecked Sendable {
             // noise hits: pre-echo −50 dB (it was −13 dB without the gate).
             if let envIn, t >= 0 {
                 let pOut = ch > 1 ? 0.5 * (wetL * wetL + wetR * wetR) : wetL * wetL
-                envOutLevel = max(pOut, envOutLevel * envRelease)
-                let eIn = envIn[(outIndex - latencyFrames + lookaheadFrames) % envCapacity]
+                let decayed = envOutLevel * envRelease
+                envOutLevel = pOut > decayed ? pOut : decayed
+                let eIn = envIn[(outIndex - latencyFrames + lookaheadFrames) & envMask]
                 var g: Float = 1
                 if envOutLevel > 1e-12 && 4 * eIn < envOutLevel { g = 2 * (eIn / envOutLevel).squareRoot() }
                 gateGain += (g - gateGain) * (g > gateGain ? gateUp : gateDown)
@@ -374,8 +380,8 @@ public final class PitchShifter: @unchecked Sendable {
         }
         let r = currentCents == 0 ? 1 : pow(2, currentCents / 1200)
         let a = nextA
-        historyA[frameIndex % historyCapacity] = a
-        historyR[frameIndex % historyCapacity] = r
+        historyA[frameIndex & Self.historyMask] = a
+        historyR[frameIndex & Self.historyMask] = r
         analyseAndSynthesise(centre: roundToInt(a), ratio: r)
         nextA = a + Double(hopFrames) / r
         frameIndex += 1
@@ -468,6 +474,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
         scalarPeak(1)
         let raw = UnsafeRawPointer(power)
+        let zero = SIMD8<Float>(), one = SIMD8<Float>(repeating: 1)   // named: an inline SIMD8(repeating: 0) here compiles to a lane loop
         var k = 2
         while k + 10 <= bins {
             let m = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
@@ -475,10 +482,10 @@ public final class PitchShifter: @unchecked Sendable {
             let l2 = raw.loadUnaligned(fromByteOffset: 4 * (k - 2), as: SIMD8<Float>.self)
             let r1 = raw.loadUnaligned(fromByteOffset: 4 * (k + 1), as: SIMD8<Float>.self)
             let r2 = raw.loadUnaligned(fromByteOffset: 4 * (k + 2), as: SIMD8<Float>.self)
-            let mask = (m .> l1) .& (m .>= r1) .& (m .> 0) .& (m .> l2) .& (m .>= r2)
+            let mask = (m .> l1) .& (m .>= r1) .& (m .> zero) .& (m .> l2) .& (m .>= r2)
             if any(mask) {
-                let flags = SIMD8<Int32>(repeating: 0).replacing(with: 1, where: mask)
-                for i in 0..<8 { peaks[count] = Int32(k + i); count += Int(flags[i]) }
+                let flags = zero.replacing(with: one, where: mask)
+                for i in 0..<8 { peaks[count] = Int32(k + i); count += flags[i] != 0 ? 1 : 0 }
             }
             k += 8
         }
@@ -491,8 +498,15 @@ public final class PitchShifter: @unchecked Sendable {
     /// (ω_p·h = 2π·(p·h mod N)/N), so large bins and hops lose no precision.
     private func advancePeakPhasors(count: Int, ha haFrames: Int) {
         guard let peaks, let re, let im, let prevRe, let prevIm, let rotRe, let rotIm,
-              let peakRotRe, let peakRotIm, count > 0 else { return }
+              let peakRotRe, let peakRotIm, let crossRe = outRe, let crossIm = outIm, count > 0 else { return }
         let bins = fftSize / 2 + 1, ch = spec.channelCount
+        // Σ_c X_c·conj X'_c over all bins (into the synthesis scratch, free until synthesis)
+        crossRe.update(repeating: 0, count: bins)
+        crossIm.update(repeating: 0, count: bins)
+        for c in 0..<ch {
+            vaddCrossSpectrum(re + c * bins, im + c * bins, prevRe + c * bins, prevIm + c * bins,
+                              crossRe, crossIm, bins)
+        }
         let last = peaks[count - 1]
         for q in count..<((count + 7) / 8 * 8) { peaks[q] = last }   // pad the last chunk
         let wrap = SIMD8<Int32>(repeating: Int32(fftSize - 1))
@@ -507,15 +521,7 @@ public final class PitchShifter: @unchecked Sendable {
             for i in 0..<8 { p[i] = peaks[q + i] }
             // Σ_c X_c[p]·conj X'_c[p]
             var xr = SIMD8<Float>(), xi = SIMD8<Float>()
-            for c in 0..<ch {
-                var r = SIMD8<Float>(), m = r, pr = r, pm = r
-                for i in 0..<8 {
-                    let o = c * bins + Int(p[i])
-                    r[i] = re[o]; m[i] = im[o]; pr[i] = prevRe[o]; pm[i] = prevIm[o]
-                }
-                xr += r * pr + m * pm
-                xi += m * pr - r * pm
-            }
+            for i in 0..<8 { xr[i] = crossRe[Int(p[i])]; xi[i] = crossIm[Int(p[i])] }
             // dφ = princarg(arg − ω·Ha);  θ = ω·(Hs − Ha) + dφ·(Hs/Ha − 1)
             let omegaHa = SIMD8<Float>((p &* ha) & wrap) * binAngle
             let omegaStretch = SIMD8<Float>((p &* stretch) & wrap) * binAngle
@@ -533,7 +539,7 @@ public final class PitchShifter: @unchecked Sendable {
     }
 
     /// Every bin of a peak's region (up to the lowest power between it and the next peak)
-    /// takes the peak's phasor.
+    /// takes the peak's phasor; bins before the first peak belong to it, after the last to the last.
     private func fillRegions(count: Int) {
         guard let power, let peaks, let rotRe, let rotIm, let peakRotRe, let peakRotIm else { return }
         let bins = fftSize / 2 + 1
@@ -544,16 +550,12 @@ public final class PitchShifter: @unchecked Sendable {
             if q + 1 < count {
                 let next = Int(peaks[q + 1])
                 var lowest = p + 1, lowestPower = power[p + 1]
-                var k = p + 2
-                while k < next {
-                    let v = power[k]
-                    if v < lowestPower { lowestPower = v; lowest = k }
-                    k += 1
-                }
+                for k in (p + 2)..<next where power[k] < lowestPower { lowestPower = power[k]; lowest = k }
                 regionEnd = lowest
             }
             let ur = peakRotRe[q], ui = peakRotIm[q]
-            for k in regionStart..<regionEnd { rotRe[k] = ur; rotIm[k] = ui }
+            var k = regionStart
+            while k < regionEnd { rotRe[k] = ur; rotIm[k] = ui; k += 1 }
             regionStart = regionEnd
         }
     }
@@ -623,6 +625,13 @@ public final class PitchShifter: @unchecked Sendable {
         historyA?.deallocate(); historyA = nil
         historyR?.deallocate(); historyR = nil
     }
+}
+
+/// The least power of two ≥ n.
+func powerOfTwo(atLeast n: Int) -> Int {
+    var p = 1
+    while p < n { p *= 2 }
+    return p
 }
 
 /// ⌊x⌋ for finite x in Int's range, without the library call or the rounding-rule metadata

@@ -93,6 +93,33 @@ func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: Unsaf
     }
 }
 
+/// (cr, ci)[i] += (ar, ai)[i]·conj (br, bi)[i], complex.
+@inline(__always) @_noAllocation @_noLocks
+func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _ br: UnsafePointer<Float>,
+                       _ bi: UnsafePointer<Float>, _ cr: UnsafeMutablePointer<Float>,
+                       _ ci: UnsafeMutablePointer<Float>, _ count: Int) {
+    let pa = UnsafeRawPointer(ar), pai = UnsafeRawPointer(ai)
+    let pb = UnsafeRawPointer(br), pbi = UnsafeRawPointer(bi)
+    let pc = UnsafeMutableRawPointer(cr), pci = UnsafeMutableRawPointer(ci)
+    var i = 0
+    while i + 8 <= count {
+        let xr = pa.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let xi = pai.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let yr = pb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let yi = pbi.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        pc.storeBytes(of: pc.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xr * yr + xi * yi,
+                      toByteOffset: i * 4, as: SIMD8<Float>.self)
+        pci.storeBytes(of: pci.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xi * yr - xr * yi,
+                       toByteOffset: i * 4, as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < count {
+        cr[i] += ar[i] * br[i] + ai[i] * bi[i]
+        ci[i] += ai[i] * br[i] - ar[i] * bi[i]
+        i += 1
+    }
+}
+
 /// Each lane rounded to the nearest integer (ties to even), for |x| < 2^22: adding and
 /// subtracting 1.5·2^23 leaves only the integer part under IEEE round-to-nearest.
 @inline(__always) @_noAllocation @_noLocks
@@ -118,8 +145,10 @@ func princarg(_ x: SIMD8<Float>) -> SIMD8<Float> {
 @inline(__always) @_noAllocation @_noLocks
 func fastAtan2(_ y: SIMD8<Float>, _ x: SIMD8<Float>) -> SIMD8<Float> {
     let ax = absLanes(x), ay = absLanes(y)
-    let mx = pointwiseMax(ax, ay), mn = pointwiseMin(ax, ay)
-    let a = mn / mx.replacing(with: 1, where: mx .== 0)
+    let yBigger = ay .> ax
+    let mx = ax.replacing(with: ay, where: yBigger), mn = ay.replacing(with: ax, where: yBigger)
+    let zero = SIMD8<Float>(), one = SIMD8<Float>(repeating: 1)   // named constants vectorise
+    let a = mn / mx.replacing(with: one, where: mx .== zero)
     let s = a * a
     var poly = SIMD8<Float>(repeating: -0.0040540580)
     poly = poly * s + 0.0218612288
@@ -129,9 +158,9 @@ func fastAtan2(_ y: SIMD8<Float>, _ x: SIMD8<Float>) -> SIMD8<Float> {
     poly = poly * s + 0.1994653599
     poly = poly * s - 0.3332985605
     var r = poly * s * a + a
-    r.replace(with: Float.pi / 2 - r, where: ay .> ax)
-    r.replace(with: Float.pi - r, where: x .< 0)
-    r.replace(with: -r, where: y .< 0)
+    r.replace(with: Float.pi / 2 - r, where: yBigger)
+    r.replace(with: Float.pi - r, where: x .< zero)
+    r.replace(with: -r, where: y .< zero)
     return r
 }
 
@@ -154,10 +183,11 @@ func fastSinCos(_ theta: SIMD8<Float>) -> (sin: SIMD8<Float>, cos: SIMD8<Float>)
     c = c * x2 + Float(1.0 / 24)
     c = c * x2 - 0.5
     c = c * x2 + 1
-    let swap = (k & 1) .!= 0
-    var sinOut = s.replacing(with: c, where: swap)
-    var cosOut = c.replacing(with: s, where: swap)
-    sinOut.replace(with: -sinOut, where: (k & 2) .!= 0)
-    cosOut.replace(with: -cosOut, where: ((k &+ 1) & 2) .!= 0)
-    return (sinOut, cosOut)
+    // k odd: sin and cos swap; sin's sign flips where k & 2, cos's where (k + 1) & 2 (bit ops
+    // only: the stdlib's integer lane masks are not vectorised)
+    let swap = SIMD8<UInt32>(repeating: 0) &- (k & 1)
+    let sBits = unsafeBitCast(s, to: SIMD8<UInt32>.self), cBits = unsafeBitCast(c, to: SIMD8<UInt32>.self)
+    let sinBits = ((cBits & swap) | (sBits & ~swap)) ^ ((k & 2) &<< 30)
+    let cosBits = ((sBits & swap) | (cBits & ~swap)) ^ (((k &+ 1) & 2) &<< 30)
+    return (unsafeBitCast(sinBits, to: SIMD8<Float>.self), unsafeBitCast(cosBits, to: SIMD8<Float>.self))
 }
