@@ -96,6 +96,50 @@ public enum Signals {
         return 10 * log10(max(err, 1e-30) / max(sig, 1e-30))
     }
 
+    /// A least-squares fit of sinusoids at the given frequencies (all at once): each one's
+    /// amplitude, and the power of what is left relative to the fitted sum (dB). Normal equations
+    /// in double precision, solved by Gaussian elimination with partial pivoting.
+    public static func partials(_ x: ArraySlice<Float>, frequenciesHz: [Double], sampleRate: Double)
+        -> (amplitudes: [Double], residualDB: Double) {
+        let a = Array(x), k = 2 * frequenciesHz.count
+        var basis = [[Double]](repeating: [Double](repeating: 0, count: a.count), count: k)
+        for (j, f) in frequenciesHz.enumerated() {
+            let w = 2 * Double.pi * f / sampleRate
+            for n in 0..<a.count { basis[2 * j][n] = cos(w * Double(n)); basis[2 * j + 1][n] = sin(w * Double(n)) }
+        }
+        var m = [[Double]](repeating: [Double](repeating: 0, count: k + 1), count: k)
+        for r in 0..<k {
+            for c in r..<k {
+                var sum = 0.0
+                for n in 0..<a.count { sum += basis[r][n] * basis[c][n] }
+                m[r][c] = sum; m[c][r] = sum
+            }
+            var v = 0.0
+            for n in 0..<a.count { v += basis[r][n] * Double(a[n]) }
+            m[r][k] = v
+        }
+        for col in 0..<k {
+            let pivot = (col..<k).max { abs(m[$0][col]) < abs(m[$1][col]) }!
+            m.swapAt(col, pivot)
+            for r in 0..<k where r != col {
+                let f = m[r][col] / m[col][col]
+                if f != 0 { for c in col...k { m[r][c] -= f * m[col][c] } }
+            }
+        }
+        let coef = (0..<k).map { m[$0][k] / m[$0][$0] }
+        var err = 0.0, sig = 0.0
+        for n in 0..<a.count {
+            var fit = 0.0
+            for j in 0..<k { fit += coef[j] * basis[j][n] }
+            err += (Double(a[n]) - fit) * (Double(a[n]) - fit); sig += fit * fit
+        }
+        let amps = (0..<frequenciesHz.count).map { j -> Double in
+            let c = coef[2 * j], s = coef[2 * j + 1]
+            return (c * c + s * s).squareRoot()
+        }
+        return (amps, 10 * log10(max(err, 1e-30) / max(sig, 1e-30)))
+    }
+
     /// Decaying noise hits (2 ms attack, 60 ms decay) every 0.5 s after 0.25 s of silence, 4 s.
     public static func hits(rate: Int) -> (signal: [Float], onsets: [Int]) {
         var x = [Float](repeating: 0, count: 4 * rate)
