@@ -194,10 +194,10 @@ public final class PitchShifter: @unchecked Sendable {
         prevIm = .allocate(capacity: bins * ch)
         re = .allocate(capacity: bins * ch)
         im = .allocate(capacity: bins * ch)
-        rotRe = .allocate(capacity: bins)
-        rotIm = .allocate(capacity: bins)
+        rotRe = .allocate(capacity: bins + 8)
+        rotIm = .allocate(capacity: bins + 8)
         frame = .allocate(capacity: n)
-        power = .allocate(capacity: bins)
+        power = .allocate(capacity: bins + 8)
         peaks = .allocate(capacity: bins + 8)
         peakRotRe = .allocate(capacity: bins + 8)
         peakRotIm = .allocate(capacity: bins + 8)
@@ -430,7 +430,7 @@ public final class PitchShifter: @unchecked Sendable {
             vmul(src, window, frame, n)
             fft.forward(frame, re: re + c * bins, im: im + c * bins)
         }
-        power.update(repeating: 0, count: bins)
+        power.update(repeating: 0, count: bins + 8)
         for c in 0..<ch {
             vaddPower(re + c * bins, im + c * bins, power, bins)
         }
@@ -538,24 +538,45 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
 
-    /// Every bin of a peak's region (up to the lowest power between it and the next peak)
-    /// takes the peak's phasor; bins before the first peak belong to it, after the last to the last.
+    /// Every bin of a peak's region (up to the first lowest-power bin between it and the next
+    /// peak) takes the peak's phasor; bins before the first peak belong to it, after the last to
+    /// the last. Regions are a few bins long, so both steps work eight bins at a time: the gap's
+    /// minimum from one vector (bins past the gap read as +∞), and the fill as whole vectors
+    /// whose overshoot the next region overwrites (`rotRe`/`rotIm` have 8 bins of slack).
     private func fillRegions(count: Int) {
         guard let power, let peaks, let rotRe, let rotIm, let peakRotRe, let peakRotIm else { return }
         let bins = fftSize / 2 + 1
+        let raw = UnsafeRawPointer(power)
+        let lane = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+        let infinity = SIMD8<Float>(repeating: .infinity), far = SIMD8<Float>(repeating: 64)
+        let outRe = UnsafeMutableRawPointer(rotRe), outIm = UnsafeMutableRawPointer(rotIm)
         var regionStart = 0
         for q in 0..<count {
             let p = Int(peaks[q])
             var regionEnd = bins
             if q + 1 < count {
                 let next = Int(peaks[q + 1])
-                var lowest = p + 1, lowestPower = power[p + 1]
-                for k in (p + 2)..<next where power[k] < lowestPower { lowestPower = power[k]; lowest = k }
+                var lowest = p + 1, lowestPower = Float.infinity
+                var k = p + 1
+                while k < next {   // ≤ 8 bins per step; `power` has 8 bins of slack
+                    var v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
+                    v.replace(with: infinity, where: lane .>= SIMD8<Float>(repeating: Float(next - k)))
+                    let m = minLane(v)
+                    if m < lowestPower {
+                        lowestPower = m
+                        lowest = k + Int(minLane(lane.replacing(with: far, where: v .!= SIMD8<Float>(repeating: m))))
+                    }
+                    k += 8
+                }
                 regionEnd = lowest
             }
-            let ur = peakRotRe[q], ui = peakRotIm[q]
+            let ur = SIMD8<Float>(repeating: peakRotRe[q]), ui = SIMD8<Float>(repeating: peakRotIm[q])
             var k = regionStart
-            while k < regionEnd { rotRe[k] = ur; rotIm[k] = ui; k += 1 }
+            while k < regionEnd {
+                outRe.storeBytes(of: ur, toByteOffset: 4 * k, as: SIMD8<Float>.self)
+                outIm.storeBytes(of: ui, toByteOffset: 4 * k, as: SIMD8<Float>.self)
+                k += 8
+            }
             regionStart = regionEnd
         }
     }

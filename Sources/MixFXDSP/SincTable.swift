@@ -32,7 +32,8 @@ public struct ResamplerQuality: Sendable, Equatable {
 ///     h(d) = s·c·sinc(s·c·d) · I0(β·sqrt(1 − (d/W)²)) / I0(β),   |d| < W = taps/2
 ///
 /// with s = scale, c = cutoff, sinc(x) = sin(πx)/(πx). Row p holds h at d = j − W + 1 − p/P for tap
-/// j; a value between two rows is interpolated linearly (P = 1024 keeps that error near −110 dB).
+/// j, followed by the difference to row p + 1, so a value between two rows is interpolated
+/// linearly as h_p + t·Δh_p (P = 1024 keeps that error near −110 dB).
 public final class SincTable: @unchecked Sendable {
     /// Taps per phase (a multiple of 8).
     public let taps: Int
@@ -47,7 +48,8 @@ public final class SincTable: @unchecked Sendable {
         t = (t + 7) / 8 * 8
         taps = t
         self.phases = phases
-        rows = .allocate(capacity: (phases + 1) * t)
+        rows = .allocate(capacity: 2 * phases * t)
+        var h = [Float](repeating: 0, count: (phases + 1) * t)
         let w = Double(t / 2)
         let beta = quality.kaiserBeta
         let i0beta = SincTable.besselI0(beta)
@@ -62,7 +64,13 @@ public final class SincTable: @unchecked Sendable {
                     let sinc = abs(x) < 1e-12 ? 1 : sin(x) / x
                     v = sc * sinc * SincTable.besselI0(beta * (1 - u * u).squareRoot()) / i0beta
                 }
-                rows[p * t + j] = Float(v)
+                h[p * t + j] = Float(v)
+            }
+        }
+        for p in 0..<phases {
+            for j in 0..<t {
+                rows[2 * p * t + j] = h[p * t + j]
+                rows[(2 * p + 1) * t + j] = h[(p + 1) * t + j] - h[p * t + j]
             }
         }
     }
@@ -83,14 +91,12 @@ public final class SincTable: @unchecked Sendable {
         if p0 >= phases { p0 = phases - 1 }
         let t = Float(ph - Double(p0))
         let x = data + (index - taps / 2 + 1)
-        let r0 = rows + p0 * taps
-        let a = dot(x, r0, taps)
-        let b = dot(x, r0 + taps, taps)
-        return a + t * (b - a)
+        let r0 = rows + 2 * p0 * taps
+        return dot(x, r0, taps) + t * dot(x, r0 + taps, taps)
     }
 
-    /// Two signals (a stereo pair) at the same position: the two neighbouring rows are blended
-    /// once per tap and applied to both, which costs little more than one `interpolate`.
+    /// Two signals (a stereo pair) at the same position: the row is blended with its
+    /// difference once per tap and applied to both, which costs little more than one `interpolate`.
     @inline(__always) @_noAllocation @_noLocks
     public func interpolate(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, index: Int,
                             fraction: Double) -> (Float, Float) {
@@ -100,13 +106,13 @@ public final class SincTable: @unchecked Sendable {
         let t = SIMD8<Float>(repeating: Float(ph - Double(p0)))
         let start = 4 * (index - taps / 2 + 1)
         let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
-        let r0 = UnsafeRawPointer(rows + p0 * taps), r1 = UnsafeRawPointer(rows + (p0 + 1) * taps)
+        let r0 = UnsafeRawPointer(rows + 2 * p0 * taps), r1 = UnsafeRawPointer(rows + (2 * p0 + 1) * taps)
         var accA = SIMD8<Float>(), accB = SIMD8<Float>()
         var j = 0
         while j < taps {
             let h0 = r0.loadUnaligned(fromByteOffset: 4 * j, as: SIMD8<Float>.self)
-            let h1 = r1.loadUnaligned(fromByteOffset: 4 * j, as: SIMD8<Float>.self)
-            let h = h0 + t * (h1 - h0)
+            let d = r1.loadUnaligned(fromByteOffset: 4 * j, as: SIMD8<Float>.self)
+            let h = h0 + t * d
             accA += h * ra.loadUnaligned(fromByteOffset: start + 4 * j, as: SIMD8<Float>.self)
             accB += h * rb.loadUnaligned(fromByteOffset: start + 4 * j, as: SIMD8<Float>.self)
             j += 8

@@ -120,6 +120,16 @@ func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _
     }
 }
 
+/// The smallest lane (the stdlib's `min()` on SIMD is a generic call in the hot path).
+@inline(__always) @_noAllocation @_noLocks
+func minLane(_ v: SIMD8<Float>) -> Float {
+    let lo = v.lowHalf, hi = v.highHalf
+    let four = lo.replacing(with: hi, where: hi .< lo)
+    let a = four.lowHalf, b = four.highHalf
+    let two = a.replacing(with: b, where: b .< a)
+    return two[1] < two[0] ? two[1] : two[0]
+}
+
 /// Each lane rounded to the nearest integer (ties to even), for |x| < 2^22: adding and
 /// subtracting 1.5·2^23 leaves only the integer part under IEEE round-to-nearest.
 @inline(__always) @_noAllocation @_noLocks
