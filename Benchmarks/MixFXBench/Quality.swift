@@ -64,13 +64,13 @@ enum QualityBenchmark {
             print(row)
         }
         print()
-        print("attacks: noise hits every 0.5 s; pre-echo in the 30 ms before each onset (dB re the hit) / onset shift (ms)")
+        print("attacks: noise hits every 0.5 s; pre-echo in the 30 ms before each onset (dB re the hit) / onset shift vs the input (ms) / worst 5 ms level 3–60 ms after the onset vs the input's (dB; a doubled attack shows as several dB)")
         print("shift".padding(toLength: 20, withPad: " ", startingAt: 0)
               + tools.map { $0.name.padding(toLength: 22, withPad: " ", startingAt: 0) }.joined())
         let hits = Signals.hits(rate: rate)
         let input = "\(dir)/hits.wav"
         try AudioFiles.write([hits.signal], to: input, sampleRate: rate, sampleFormat: .f32)
-        for c in [200.0, -500.0, 1200.0] {
+        for c in [-1200.0, -500.0, -200.0, 200.0, 1200.0] {
             var row = "\(c > 0 ? "+" : "")\(Int(c)) ct".padding(toLength: 20, withPad: " ", startingAt: 0)
             for tool in tools {
                 let out = "\(dir)/out.wav"
@@ -78,8 +78,9 @@ enum QualityBenchmark {
                 guard try tool.run(input, out, c), let y = try? AudioFiles.read(out).channels[0] else {
                     row += "failed".padding(toLength: 22, withPad: " ", startingAt: 0); continue
                 }
-                let (pre, shift) = Signals.attacks(y, onsets: hits.onsets, rate: rate)
-                row += String(format: "%6.1f / %+6.2f", pre, shift).padding(toLength: 22, withPad: " ", startingAt: 0)
+                let a = Signals.attacks(y, input: hits.signal, onsets: hits.onsets, rate: rate)
+                row += String(format: "%6.1f/%+6.2f/%+5.1f", a.preEchoDB, a.shiftMS, a.doubledDB)
+                    .padding(toLength: 22, withPad: " ", startingAt: 0)
             }
             print(row)
         }

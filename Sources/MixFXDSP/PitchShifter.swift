@@ -134,6 +134,13 @@ public final class PitchShifter: @unchecked Sendable {
     private var envInLevel: Float = 0, envOutLevel: Float = 0, gateGain: Float = 1
     private var envRelease: Float = 0, gateUp: Float = 0, gateDown: Float = 0
     private var lookaheadFrames = 0
+    // Transient splice (see `process`): the input by input time in a mirrored ring, and the
+    // current splice: onset T (input time), ratio, table, and its fade-in/hold/fade-out lengths.
+    private var history: UnsafeMutablePointer<Float>?
+    private var historyRingCapacity = 0, historyRingMask = 0
+    private var onsetLookaheadFrames = 0, onsetBackFrames = 0, onsetAttackFrames = 0
+    private var spliceOnset = 0, spliceEnd = Int.min, spliceHoldEnd = 0, spliceRatio = 1.0
+    private var spliceTable = 0, spliceHoldoffEnd = Int.min
     private var segmentTableRatio = 0.0       // the ratio `segmentTable` was chosen for
     private var segmentTable = 0
 
@@ -210,7 +217,15 @@ public final class PitchShifter: @unchecked Sendable {
         historyA = .allocate(capacity: Self.historyCapacity)
         historyR = .allocate(capacity: Self.historyCapacity)
         lookaheadFrames = Int(0.0002 * spec.sampleRate)
-        envCapacity = powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + lookaheadFrames + 8)
+        onsetLookaheadFrames = Int(0.001 * spec.sampleRate)
+        onsetBackFrames = Int(0.003 * spec.sampleRate)
+        onsetAttackFrames = Int(0.003 * spec.sampleRate)
+        envCapacity = powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + lookaheadFrames
+                                 + onsetLookaheadFrames + onsetBackFrames + 8)
+        historyRingCapacity = powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + 4 * maxHalfTaps
+                                         + 2 * onsetLookaheadFrames + 64)
+        historyRingMask = historyRingCapacity - 1
+        history = .allocate(capacity: ch * (2 * historyRingCapacity + 2 * maxHalfTaps))
         envMask = envCapacity - 1
         envIn = .allocate(capacity: envCapacity)
         envRelease = Float(exp(-1 / (0.02 * spec.sampleRate)))
@@ -236,6 +251,8 @@ public final class PitchShifter: @unchecked Sendable {
         rotRe!.update(repeating: 1, count: bins)
         rotIm!.update(repeating: 0, count: bins)
         envIn!.update(repeating: 0, count: envCapacity)
+        history!.update(repeating: 0, count: spec.channelCount * (2 * historyRingCapacity + 2 * maxHalfTaps))
+        spliceEnd = Int.min; spliceHoldoffEnd = Int.min
         envInLevel = 0; envOutLevel = 0; gateGain = 1
         inStart = -fftSize / 2        // input before sample 0 is silence
         inEnd = 0
@@ -281,6 +298,19 @@ public final class PitchShifter: @unchecked Sendable {
                 envIn[(inEnd + k) & envMask] = e
             }
             envInLevel = e
+        }
+        // The input by input time, written twice (at i and i + capacity) so that any span of
+        // up to `capacity` samples is contiguous for the splice's interpolator.
+        if let history {
+            let stride = 2 * historyRingCapacity + 2 * maxHalfTaps
+            for c in 0..<ch {
+                let src = c == 0 ? left : (right ?? left)
+                let ring = history + c * stride
+                for k in 0..<frameCount {
+                    let slot = (inEnd + k) & historyRingMask
+                    ring[slot] = src[k]; ring[slot + historyRingCapacity] = src[k]
+                }
+            }
         }
         inEnd += frameCount
         // Frames whose analysis window is complete.
@@ -352,6 +382,66 @@ public final class PitchShifter: @unchecked Sendable {
                 gateGain += (g - gateGain) * (g > gateGain ? gateUp : gateDown)
                 if g == 1 && gateGain > 0.99999 { gateGain = 1 }
                 if gateGain != 1 { wetL *= gateGain; wetR *= gateGain }
+            }
+            // Transient splice: the gate keeps a hit's smear out of the silence before it, but
+            // the vocoder still lays copies of the hit at (T − A_m)·(1/r − 1) from its true time T
+            // (frame m centred at A_m), so pitch-down attacks come out late and soft. At an onset
+            // (the input envelope, 1 ms ahead, 9 dB above its value 3 ms earlier) the output
+            // crossfades within 1 ms to the input itself: its first 3 ms as they are, then played
+            // r times faster, g(t) = x(T + a + (t − T − a)·r): the right pitch, the attack in
+            // place and untouched. After a 20 ms
+            // hold it crossfades back to the vocoder over 10 ms (which by then holds no early
+            // copies). Steady material never triggers it; new onsets wait 50 ms.
+            if t >= 0, segmentRatio != 1, let envIn, let history {
+                let now = outIndex - latencyFrames
+                if now >= spliceEnd && now >= spliceHoldoffEnd {
+                    let probe = now + onsetLookaheadFrames
+                    let eNow = envIn[probe & envMask], eBefore = envIn[(probe - onsetBackFrames) & envMask]
+                    if probe - onsetBackFrames >= 0 && eNow > 8 * eBefore && eNow > 1e-8 {
+                        spliceOnset = probe
+                        spliceRatio = segmentRatio
+                        spliceTable = segmentTable
+                        // reading ahead of t by (t − T)·(r − 1) must stay inside the input held
+                        var length = Int(0.03 * spec.sampleRate)
+                        if spliceRatio > 1 {
+                            let room = Double(latencyFrames - maxHalfTaps - 2 * onsetLookaheadFrames - onsetAttackFrames - 4)
+                            length = max(0, min(length, Int(room / (spliceRatio - 1))))
+                        }
+                        spliceHoldEnd = probe + 2 * length / 3
+                        spliceEnd = probe + length
+                        spliceHoldoffEnd = probe + Int(0.05 * spec.sampleRate)
+                    }
+                }
+                if now < spliceEnd {
+                    let w: Float
+                    if now < spliceOnset {
+                        w = Float(now - (spliceOnset - onsetLookaheadFrames)) / Float(onsetLookaheadFrames)
+                    } else if now < spliceHoldEnd {
+                        w = 1
+                    } else {
+                        w = Float(spliceEnd - now) / Float(max(1, spliceEnd - spliceHoldEnd))
+                    }
+                    // the attack's first 3 ms at their own speed (too short to carry pitch),
+                    // so the attack keeps its shape and time; then r times faster
+                    let sinceAttack = now - spliceOnset - onsetAttackFrames
+                    let pos = sinceAttack <= 0 ? Double(now)
+                        : Double(spliceOnset + onsetAttackFrames) + Double(sinceAttack) * spliceRatio
+                    let i = floorToInt(pos)
+                    let table = tables[spliceTable]
+                    let stride = 2 * historyRingCapacity + 2 * maxHalfTaps
+                    let base = (i - table.taps / 2 + 1) & historyRingMask
+                    let frac = pos - Double(i)
+                    var gL: Float, gR: Float
+                    if ch > 1 {
+                        (gL, gR) = table.interpolate(history + base, history + stride + base,
+                                                     index: table.taps / 2 - 1, fraction: frac)
+                    } else {
+                        gL = table.interpolate(history + base, index: table.taps / 2 - 1, fraction: frac)
+                        gR = gL
+                    }
+                    wetL += w * (gL - wetL)
+                    wetR += w * (gR - wetR)
+                }
             }
             if live {
                 let wantWet = !(segmentRatio == 1 && targetCents == 0)
@@ -643,6 +733,7 @@ public final class PitchShifter: @unchecked Sendable {
         for p in [envRe, envIm, cepstrum, formantGain, peakRotRe, peakRotIm, outRe, outIm] { p?.deallocate() }
         envRe = nil; envIm = nil; cepstrum = nil; formantGain = nil
         peakRotRe = nil; peakRotIm = nil; outRe = nil; outIm = nil
+        history?.deallocate(); history = nil
         historyA?.deallocate(); historyA = nil
         historyR?.deallocate(); historyR = nil
     }
