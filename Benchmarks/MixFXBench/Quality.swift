@@ -19,7 +19,7 @@ enum QualityBenchmark {
             let engine = AudioEngine()
             let t = engine.addTrack(source: try SoundFileReader(path: input))
             t.timePitch.pitchCents = cents
-            var r = OfflineRenderer(outputPath: output, sampleFormat: .f32)
+            var r = OfflineRenderer(outputPath: output)   // same sample format as the input, like the peers
             r.overwrite = true
             _ = try r.render(engine)
             return true

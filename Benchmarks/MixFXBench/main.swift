@@ -74,6 +74,10 @@ if args.count == 2 && args[1] == "--fft" {
     }
     exit(0)
 }
+if args.count == 3 && args[1] == "--roundtrip" {
+    try RoundTripBenchmark.run(directory: args[2])
+    exit(0)
+}
 if args.count == 2 && args[1] == "--quality" {
     try QualityBenchmark.run()
     exit(0)

@@ -1,0 +1,128 @@
+import Foundation
+import MixFX
+import TestSupport
+
+/// `mixfx-bench --roundtrip DIR`: every recording in DIR (see Benchmarks/recordings.sh) shifted up
+/// by an interval and back down by the same interval with each tool, then compared with the
+/// original after alignment (channels averaged):
+///
+/// - LSD, log-spectral distance (dB): per STFT frame (2048 points, hop 512, Hann) the RMS over
+///   bins of 10·log10 P_x − 10·log10 P_y (powers floored at 80 dB below the file's loudest
+///   bin), averaged over the frames within 50 dB of the loudest; lower is closer;
+/// - SC, spectral convergence (dB): 20·log10(‖|X| − |Y|‖ / ‖|X|‖) over all frames; lower is closer;
+/// - level change (dB): RMS of the round trip against the original.
+enum RoundTripBenchmark {
+    static func run(directory: String, cents: Double = 400) throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+            .filter { $0.hasSuffix(".wav") }.sorted()
+        let tools = QualityBenchmark.tools()
+        let work = NSTemporaryDirectory() + "mixfx-roundtrip"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        print("round trip +\(Int(cents)) then −\(Int(cents)) cents: LSD (dB) / SC (dB) / level change (dB); lower LSD and SC are closer")
+        print("recording".padding(toLength: 14, withPad: " ", startingAt: 0)
+              + tools.map { $0.name.padding(toLength: 24, withPad: " ", startingAt: 0) }.joined())
+        var sums = [Double](repeating: 0, count: tools.count * 2)
+        for file in files {
+            let input = directory + "/" + file
+            let x = mono(try AudioFiles.read(input).channels)
+            var row = String(file.dropLast(4)).padding(toLength: 14, withPad: " ", startingAt: 0)
+            for (t, tool) in tools.enumerated() {
+                let up = "\(work)/up.wav", back = "\(work)/back.wav"
+                try? FileManager.default.removeItem(atPath: up)
+                try? FileManager.default.removeItem(atPath: back)
+                guard try tool.run(input, up, cents), try tool.run(up, back, -cents),
+                      let y = try? mono(AudioFiles.read(back).channels) else {
+                    row += "failed".padding(toLength: 24, withPad: " ", startingAt: 0); continue
+                }
+                let m = measure(x, y)
+                sums[2 * t] += m.lsd; sums[2 * t + 1] += m.sc
+                row += String(format: "%5.2f / %6.1f / %+5.2f", m.lsd, m.sc, m.levelDB)
+                    .padding(toLength: 24, withPad: " ", startingAt: 0)
+            }
+            print(row)
+        }
+        var row = "mean".padding(toLength: 14, withPad: " ", startingAt: 0)
+        for t in tools.indices {
+            row += String(format: "%5.2f / %6.1f", sums[2 * t] / Double(files.count), sums[2 * t + 1] / Double(files.count))
+                .padding(toLength: 24, withPad: " ", startingAt: 0)
+        }
+        print(row)
+    }
+
+    static func mono(_ channels: [[Float]]) -> [Float] {
+        guard channels.count > 1 else { return channels[0] }
+        return (0..<channels[0].count).map { i in channels.reduce(0) { $0 + $1[i] } / Float(channels.count) }
+    }
+
+    /// Aligns `y` to `x` (the lag of the largest cross-correlation within ±50 ms at 44.1 kHz) and
+    /// measures it.
+    static func measure(_ x: [Float], _ y: [Float]) -> (lsd: Double, sc: Double, levelDB: Double) {
+        let lag = bestLag(x, y, maxLag: 2205)
+        // y[i + lag] lines up with x[i]
+        let start = max(0, -lag), end = min(x.count, y.count - lag)
+        let a = Array(x[start..<end]), b = (start..<end).map { y[$0 + lag] }
+        let (pa, pb) = (spectrogram(a), spectrogram(b))
+        let loudest = pa.flatMap { $0 }.max() ?? 1
+        let floor = loudest * 1e-8
+        let frameEnergy = pa.map { $0.reduce(0, +) }
+        let loudestFrame = frameEnergy.max() ?? 1
+        var lsd = 0.0, frames = 0, diff = 0.0, ref = 0.0
+        for (f, (u, v)) in zip(pa, pb).enumerated() {
+            for k in u.indices {
+                let d = u[k].squareRoot() - v[k].squareRoot()
+                diff += d * d; ref += u[k]
+            }
+            guard frameEnergy[f] > loudestFrame * 1e-5 else { continue }
+            var s = 0.0
+            for k in u.indices {
+                let d = 10 * log10(max(u[k], floor)) - 10 * log10(max(v[k], floor))
+                s += d * d
+            }
+            lsd += (s / Double(u.count)).squareRoot(); frames += 1
+        }
+        let level = Signals.db(Signals.rms(b[...]) / Signals.rms(a[...]))
+        return (lsd / Double(max(frames, 1)), 10 * log10(max(diff, 1e-30) / max(ref, 1e-30)), level)
+    }
+
+    /// Power spectra of Hann-windowed 2048-point frames, hop 512.
+    static func spectrogram(_ x: [Float]) -> [[Double]] {
+        let n = 2048, fft = RealFFT(size: n)
+        let w = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
+        var frame = [Float](repeating: 0, count: n)
+        var re = [Float](repeating: 0, count: n / 2 + 1), im = re
+        var out: [[Double]] = []
+        var s = 0
+        while s + n <= x.count {
+            for i in 0..<n { frame[i] = x[s + i] * w[i] }
+            fft.forward(frame, re: &re, im: &im)
+            out.append((0...(n / 2)).map { Double(re[$0]) * Double(re[$0]) + Double(im[$0]) * Double(im[$0]) })
+            s += 512
+        }
+        return out
+    }
+
+    /// The lag L in ±maxLag maximising Σ x[i]·y[i + L] (by FFT).
+    static func bestLag(_ x: [Float], _ y: [Float], maxLag: Int) -> Int {
+        var m = 1
+        while m < x.count + y.count { m *= 2 }
+        let fft = RealFFT(size: m)
+        var xa = x + [Float](repeating: 0, count: m - x.count), ya = y + [Float](repeating: 0, count: m - y.count)
+        var xr = [Float](repeating: 0, count: m / 2 + 1), xi = xr, yr = xr, yi = xr
+        fft.forward(&xa, re: &xr, im: &xi)
+        fft.forward(&ya, re: &yr, im: &yi)
+        // corr[L] = Σ x[i]·y[i + L]: spectrum conj(X)·Y
+        var cr = xr, ci = xi
+        for k in 0...(m / 2) {
+            cr[k] = xr[k] * yr[k] + xi[k] * yi[k]
+            ci[k] = xr[k] * yi[k] - xi[k] * yr[k]
+        }
+        var corr = [Float](repeating: 0, count: m)
+        fft.inverse(re: cr, im: ci, output: &corr)
+        var best = 0, bestValue = -Float.infinity
+        for lag in -maxLag...maxLag {
+            let v = corr[(lag + m) % m]
+            if v > bestValue { bestValue = v; best = lag }
+        }
+        return best
+    }
+}
