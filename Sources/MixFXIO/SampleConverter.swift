@@ -91,9 +91,13 @@ public struct SampleConverter {
                 peak = max(peak, abs(x))
                 var v = Double(x) * scale
                 if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
-                v = v.rounded()
-                if v > scale - 1 || v < -scale { clipped += 1 }
-                out[i * ch + c] = T(min(max(v, -scale), scale - 1)) << shift
+                // rounded half away from zero, then clamped; in integer arithmetic (the generic
+                // Double → T conversion and `rounded()` are library calls on this path)
+                if v >= scale - 0.5 || v <= -scale - 0.5 { clipped += 1 }
+                v = v.isNaN ? 0 : (v < -scale - 1 ? -scale - 1 : (v > scale ? scale : v))
+                var r = Int(v < 0 ? v - 0.5 : v + 0.5)
+                r = r < -Int(scale) ? -Int(scale) : (r > Int(scale) - 1 ? Int(scale) - 1 : r)
+                out[i * ch + c] = T(truncatingIfNeeded: r) << shift
             }
         }
     }
