@@ -70,7 +70,9 @@ row "rubberband -3 + sox (EQ, mix)" "$rb3"
 echo
 .build/release/mixfx-bench
 echo
-.build/release/mixfx-bench --quality
+bash Benchmarks/recordings.sh "$W/recordings" >/dev/null
+.build/release/mixfx-bench --quality --recordings "$W/recordings" \
+  --band-times "mixfx=$m;sox pitch=$s;soundstretch=$ss;rubberband -2=$rb2;rubberband -3=$rb3"
 echo
 echo "FFT: ns per real forward transform, mixfx RealFFT vs FFTW (fftwf r2c, FFTW_MEASURE)"
 gcc -O2 -o "$W/fftw_bench" Benchmarks/fftw_bench.c -lfftw3f -lm

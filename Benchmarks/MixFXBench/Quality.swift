@@ -35,54 +35,141 @@ enum QualityBenchmark {
         return list
     }
 
-    static func run() throws {
+    /// Per-tool figures for the closing summary (worst cases over the cases run).
+    struct Summary {
+        var worstCents = 0.0, worstSINAD = Double.infinity, sinads: [Double] = []
+        var worstPartialDB = 0.0, worstBetweenDB = -Double.infinity
+        var worstPreEcho = -Double.infinity, worstOnsetMS = 0.0, worstDoubledDB = -Double.infinity
+        var meanLSD = Double.nan, meanSC = Double.nan, worstLevelDB = Double.nan
+        var failed = false
+    }
+
+    /// Runs every section and prints the summary; `recordings` is the round-trip directory (see
+    /// Benchmarks/recordings.sh), `bandTimes` the band's wall times by tool name (from run.sh).
+    static func run(recordings: String?, bandTimes: [String: Double]) throws {
         let dir = NSTemporaryDirectory() + "mixfx-quality"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let rate = 44_100
         let tools = tools()
-        print("steady tones, 44.1 kHz mono, middle 2 s of 3 s: frequency error (cents) / SINAD (dB)")
-        print("tone, shift".padding(toLength: 20, withPad: " ", startingAt: 0)
-              + tools.map { $0.name.padding(toLength: 22, withPad: " ", startingAt: 0) }.joined())
+        var summary = [Summary](repeating: Summary(), count: tools.count)
+        func header(_ first: String) {
+            print(first.padding(toLength: 20, withPad: " ", startingAt: 0)
+                  + tools.map { $0.name.padding(toLength: 22, withPad: " ", startingAt: 0) }.joined())
+        }
+        func cell(_ text: String) -> String { text.padding(toLength: 22, withPad: " ", startingAt: 0) }
+        /// Runs `tool` on `input` at `cents`; nil (and the tool marked failed) if it produced nothing.
+        func output(_ t: Int, _ input: String, _ cents: Double) throws -> [Float]? {
+            let out = "\(dir)/out.wav"
+            try? FileManager.default.removeItem(atPath: out)
+            guard try tools[t].run(input, out, cents), let y = try? AudioFiles.read(out).channels[0] else {
+                summary[t].failed = true
+                return nil
+            }
+            return y
+        }
+
+        print("steady tones, 44.1 kHz mono float, middle 2 s of 3 s: frequency error (cents) / SINAD (dB)")
+        header("tone, shift")
         for (f, c) in [(60.0, 200.0), (440.0, 200.0), (440.0, -1200.0), (1000.0, 700.0), (3000.0, 1200.0),
                        (8000.0, -500.0), (220.0, 2400.0), (100.0, -2400.0)] {
             let input = "\(dir)/tone.wav"
             try AudioFiles.write([Signals.sine(frequencyHz: f, sampleRate: Double(rate), frames: 3 * rate)],
                                  to: input, sampleRate: rate, sampleFormat: .f32)
             var row = "\(Int(f)) Hz \(c > 0 ? "+" : "")\(Int(c)) ct".padding(toLength: 20, withPad: " ", startingAt: 0)
-            for tool in tools {
-                let out = "\(dir)/out.wav"
-                try? FileManager.default.removeItem(atPath: out)
-                guard try tool.run(input, out, c), let y = try? AudioFiles.read(out).channels[0], y.count > 2 * rate else {
-                    row += "failed".padding(toLength: 22, withPad: " ", startingAt: 0); continue
-                }
+            for t in tools.indices {
+                guard let y = try output(t, input, c), y.count > 2 * rate else { row += cell("failed"); continue }
                 let body = y[(rate / 2)..<(5 * rate / 2)]
                 let expected = f * pow(2, c / 1200)
                 let m = Signals.frequency(body, sampleRate: Double(rate))
-                let cell = String(format: "%+.3f / %5.1f", Signals.cents(m, expected), -Signals.residualDB(body, frequencyHz: m, sampleRate: Double(rate)))
-                row += cell.padding(toLength: 22, withPad: " ", startingAt: 0)
+                let error = Signals.cents(m, expected)
+                let sinad = -Signals.residualDB(body, frequencyHz: m, sampleRate: Double(rate))
+                summary[t].worstCents = max(summary[t].worstCents, abs(error))
+                summary[t].worstSINAD = min(summary[t].worstSINAD, sinad)
+                summary[t].sinads.append(sinad)
+                row += cell(String(format: "%+.3f / %5.1f", error, sinad))
             }
             print(row)
         }
+
         print()
-        print("attacks: noise hits every 0.5 s; pre-echo in the 30 ms before each onset (dB re the hit) / onset shift vs the input (ms) / worst 5 ms level 3–60 ms after the onset vs the input's (dB; a doubled attack shows as several dB)")
-        print("shift".padding(toLength: 20, withPad: " ", startingAt: 0)
-              + tools.map { $0.name.padding(toLength: 22, withPad: " ", startingAt: 0) }.joined())
+        print("harmonic tones (12 partials falling 3 dB each), 1.5 s: worst partial level change (dB) / energy between partials (dB)")
+        header("tone, shift")
+        for (f0, c) in [(196.0, 300.0), (196.0, -500.0), (55.0, 300.0), (55.0, -500.0)] {
+            let levels = (0..<12).map { 0.25 * pow(10, -3 * Double($0) / 20) }
+            let x: [Float] = (0..<(3 * rate / 2)).map { n in
+                var v = 0.0
+                for j in 0..<12 { v += levels[j] * sin(2 * .pi * f0 * Double(j + 1) * Double(n) / Double(rate) + Double(j * j) * 0.7) }
+                return Float(v)
+            }
+            let input = "\(dir)/harmonic.wav"
+            try AudioFiles.write([x], to: input, sampleRate: rate, sampleFormat: .f32)
+            var row = "\(Int(f0)) Hz \(c > 0 ? "+" : "")\(Int(c)) ct".padding(toLength: 20, withPad: " ", startingAt: 0)
+            for t in tools.indices {
+                guard let y = try output(t, input, c), y.count > rate / 2 + 8192 else { row += cell("failed"); continue }
+                let r = pow(2, c / 1200)
+                let fit = Signals.partials(y[(2 * rate / 5)..<(2 * rate / 5 + 8192)],
+                                           frequenciesHz: (1...12).map { f0 * r * Double($0) }, sampleRate: Double(rate))
+                let worst = zip(fit.amplitudes, levels).map { abs(Signals.db($0 / $1)) }.max()!
+                summary[t].worstPartialDB = max(summary[t].worstPartialDB, worst)
+                summary[t].worstBetweenDB = max(summary[t].worstBetweenDB, fit.residualDB)
+                row += cell(String(format: "%6.3f / %6.1f", worst, fit.residualDB))
+            }
+            print(row)
+        }
+
+        print()
+        print("attacks: noise hits every 0.5 s: pre-echo in the 30 ms before each onset (dB re the hit) / onset shift vs the input (ms) / worst 5 ms level 3–60 ms after the onset vs the input's (dB; a doubled attack shows as several dB)")
+        header("shift")
         let hits = Signals.hits(rate: rate)
         let input = "\(dir)/hits.wav"
         try AudioFiles.write([hits.signal], to: input, sampleRate: rate, sampleFormat: .f32)
         for c in [-1200.0, -500.0, -200.0, 200.0, 1200.0] {
             var row = "\(c > 0 ? "+" : "")\(Int(c)) ct".padding(toLength: 20, withPad: " ", startingAt: 0)
-            for tool in tools {
-                let out = "\(dir)/out.wav"
-                try? FileManager.default.removeItem(atPath: out)
-                guard try tool.run(input, out, c), let y = try? AudioFiles.read(out).channels[0] else {
-                    row += "failed".padding(toLength: 22, withPad: " ", startingAt: 0); continue
-                }
+            for t in tools.indices {
+                guard let y = try output(t, input, c) else { row += cell("failed"); continue }
                 let a = Signals.attacks(y, input: hits.signal, onsets: hits.onsets, rate: rate)
-                row += String(format: "%6.1f/%+6.2f/%+5.1f", a.preEchoDB, a.shiftMS, a.doubledDB)
-                    .padding(toLength: 22, withPad: " ", startingAt: 0)
+                summary[t].worstPreEcho = max(summary[t].worstPreEcho, a.preEchoDB)
+                summary[t].worstOnsetMS = max(summary[t].worstOnsetMS, abs(a.shiftMS))
+                summary[t].worstDoubledDB = max(summary[t].worstDoubledDB, a.doubledDB)
+                row += cell(String(format: "%6.1f/%+6.2f/%+5.1f", a.preEchoDB, a.shiftMS, a.doubledDB))
             }
             print(row)
+        }
+
+        if let recordings {
+            print()
+            let means = try RoundTripBenchmark.run(directory: recordings, tools: tools)
+            for (t, m) in means.enumerated() {
+                summary[t].meanLSD = m.lsd; summary[t].meanSC = m.sc; summary[t].worstLevelDB = m.worstLevelDB
+            }
+        }
+
+        print()
+        print("summary (worst case over the rows above unless said; band: Benchmarks/run.sh wall time, and its multiple of mixfx's)")
+        header("measure")
+        func line(_ name: String, _ value: (Summary) -> String) {
+            print(name.padding(toLength: 20, withPad: " ", startingAt: 0) + summary.map { cell(value($0)) }.joined())
+        }
+        line("freq error (ct)") { String(format: "%.3f", $0.worstCents) }
+        line("SINAD min / median") { s in
+            let sorted = s.sinads.sorted()
+            return sorted.isEmpty ? "-" : String(format: "%.1f / %.1f", s.worstSINAD, sorted[sorted.count / 2])
+        }
+        line("partials (dB)") { String(format: "%.3f", $0.worstPartialDB) }
+        line("between (dB)") { String(format: "%.1f", $0.worstBetweenDB) }
+        line("pre-echo (dB)") { String(format: "%.1f", $0.worstPreEcho) }
+        line("|onset| (ms)") { String(format: "%.2f", $0.worstOnsetMS) }
+        line("doubled (dB)") { String(format: "%+.1f", $0.worstDoubledDB) }
+        if recordings != nil {
+            line("round trip LSD mean") { String(format: "%.2f", $0.meanLSD) }
+            line("round trip SC mean") { String(format: "%.1f", $0.meanSC) }
+            line("round trip |level|") { String(format: "%.2f", $0.worstLevelDB) }
+        }
+        if let mixfxTime = bandTimes["mixfx"] {
+            print("band wall time (s)".padding(toLength: 20, withPad: " ", startingAt: 0) + tools.map { tool in
+                guard let t = bandTimes[tool.name] else { return cell("-") }
+                return cell(String(format: "%.3f (%.2f×)", t, t / mixfxTime))
+            }.joined())
         }
     }
 }

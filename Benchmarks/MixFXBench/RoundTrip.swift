@@ -12,16 +12,19 @@ import TestSupport
 /// - SC, spectral convergence (dB): 20·log10(‖|X| − |Y|‖ / ‖|X|‖) over all frames; lower is closer;
 /// - level change (dB): RMS of the round trip against the original.
 enum RoundTripBenchmark {
-    static func run(directory: String, cents: Double = 400) throws {
+    /// Prints the table; returns each tool's mean LSD and SC and its worst |level change|.
+    @discardableResult
+    static func run(directory: String, tools: [QualityBenchmark.Tool], cents: Double = 400) throws
+        -> [(lsd: Double, sc: Double, worstLevelDB: Double)] {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { $0.hasSuffix(".wav") }.sorted()
-        let tools = QualityBenchmark.tools()
         let work = NSTemporaryDirectory() + "mixfx-roundtrip"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         print("round trip +\(Int(cents)) then −\(Int(cents)) cents: LSD (dB) / SC (dB) / level change (dB); lower LSD and SC are closer")
         print("recording".padding(toLength: 14, withPad: " ", startingAt: 0)
               + tools.map { $0.name.padding(toLength: 24, withPad: " ", startingAt: 0) }.joined())
         var sums = [Double](repeating: 0, count: tools.count * 2)
+        var worstLevel = [Double](repeating: 0, count: tools.count)
         for file in files {
             let input = directory + "/" + file
             let x = mono(try AudioFiles.read(input).channels)
@@ -36,6 +39,7 @@ enum RoundTripBenchmark {
                 }
                 let m = measure(x, y)
                 sums[2 * t] += m.lsd; sums[2 * t + 1] += m.sc
+                worstLevel[t] = max(worstLevel[t], abs(m.levelDB))
                 row += String(format: "%5.2f / %6.1f / %+5.2f", m.lsd, m.sc, m.levelDB)
                     .padding(toLength: 24, withPad: " ", startingAt: 0)
             }
@@ -47,6 +51,7 @@ enum RoundTripBenchmark {
                 .padding(toLength: 24, withPad: " ", startingAt: 0)
         }
         print(row)
+        return tools.indices.map { (sums[2 * $0] / Double(files.count), sums[2 * $0 + 1] / Double(files.count), worstLevel[$0]) }
     }
 
     static func mono(_ channels: [[Float]]) -> [Float] {

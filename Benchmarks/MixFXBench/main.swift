@@ -74,12 +74,21 @@ if args.count == 2 && args[1] == "--fft" {
     }
     exit(0)
 }
-if args.count == 3 && args[1] == "--roundtrip" {
-    try RoundTripBenchmark.run(directory: args[2])
-    exit(0)
-}
-if args.count == 2 && args[1] == "--quality" {
-    try QualityBenchmark.run()
+if args.count >= 2 && args[1] == "--quality" {
+    // --quality [--recordings DIR] [--band-times "tool=seconds;tool=seconds…"]
+    var recordings: String?, bandTimes: [String: Double] = [:]
+    var i = 2
+    while i + 1 < args.count {
+        if args[i] == "--recordings" { recordings = args[i + 1] }
+        if args[i] == "--band-times" {
+            for pair in args[i + 1].split(separator: ";") {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                if kv.count == 2, let v = Double(kv[1]) { bandTimes[String(kv[0])] = v }
+            }
+        }
+        i += 2
+    }
+    try QualityBenchmark.run(recordings: recordings, bandTimes: bandTimes)
     exit(0)
 }
 if args.count == 2 && args[1] == "--spikes" {
@@ -135,6 +144,19 @@ for cents in [200.0, -500.0, 1200.0] {
         } }
     }
     report("pitch shifter \(cents > 0 ? "+" : "")\(Int(cents)) cents (latency \(ps.latencyFrames) frames)", audioSeconds: audio, wall: t)
+}
+do {
+    // The latency the shifter adds (offline it is removed by pre-roll; live it is what you hear).
+    var row = "shifter latency, frames (ms) at 44.1 kHz by overlap:"
+    for overlap in [3, 4, 8, 16, 32] {
+        let off = PitchShifter(), live = PitchShifter()
+        off.prepare(spec, settings: PitchShifterSettings(pitchCents: 200, overlap: overlap))
+        live.prepare(spec, settings: PitchShifterSettings(pitchCents: 200, overlap: overlap), mode: .live)
+        row += String(format: "  %d: offline +200 ct %d (%.0f), live %d (%.0f);", overlap, off.latencyFrames,
+                      Double(off.latencyFrames) / Double(rate) * 1000, live.latencyFrames,
+                      Double(live.latencyFrames) / Double(rate) * 1000)
+    }
+    print(row)
 }
 do {
     let rs = Resampler(inRate: 44_100, outRate: 48_000, channelCount: 2, maxWriteFrames: block)
