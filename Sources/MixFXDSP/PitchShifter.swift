@@ -320,41 +320,51 @@ public final class PitchShifter: @unchecked Sendable {
         let yFinal = frameIndex * hopFrames - fftSize / 2
         let live = mode == .live
         let fadeStep = Float(1 / (0.02 * spec.sampleRate))
+        // The per-sample state in locals for the loop (stored back after it): class properties
+        // written in a loop cost exclusivity checks and memory round trips.
+        var out = outIndex, seg = segment, envOut = envOutLevel, gain = gateGain
+        var lastRead = lastReadPosition, segTable = segmentTable, segTableRatio = segmentTableRatio
+        var wetMix = wet, starved = starvedFrames
+        defer {
+            outIndex = out; segment = seg; envOutLevel = envOut; gateGain = gain
+            lastReadPosition = lastRead; segmentTable = segTable; segmentTableRatio = segTableRatio
+            wet = wetMix; starvedFrames = starved
+        }
         for k in 0..<frameCount {
             // Dry path (live): the input delayed by L.
             var dryL: Float = 0, dryR: Float = 0
             if live, let dryBuf {
-                let slot = outIndex & dryMask
+                let slot = out & dryMask
                 dryBuf[slot] = left[k]
                 if ch > 1 { dryBuf[dryCapacity + slot] = right![k] }
-                let back = outIndex - latencyFrames
+                let back = out - latencyFrames
                 if back >= 0 {
                     dryL = dryBuf[back & dryMask]
                     dryR = ch > 1 ? dryBuf[dryCapacity + back & dryMask] : dryL
                 }
             }
             // Wet path: the stretched signal read at p(n).
-            let t = Double(outIndex - latencyFrames)
+            let t = Double(out - latencyFrames)
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
             if t >= 0 {
                 var moved = false
-                while segment + 1 < frameIndex && historyA[(segment + 1) & Self.historyMask] <= t { segment += 1; moved = true }
-                let a = historyA[segment & Self.historyMask]
-                let r = historyR[segment & Self.historyMask]
-                if moved || r != segmentTableRatio {
-                    segmentTableRatio = r
-                    segmentTable = SincTableCache.index(forRatio: r)
+                while seg + 1 < frameIndex && historyA[(seg + 1) & Self.historyMask] <= t { seg += 1; moved = true }
+                let a = historyA[seg & Self.historyMask]
+                let r = historyR[seg & Self.historyMask]
+                if moved || r != segTableRatio {
+                    segTableRatio = r
+                    segTable = SincTableCache.index(forRatio: r)
                 }
                 segmentRatio = r
-                let nextAOfSegment = segment + 1 < frameIndex ? historyA[(segment + 1) & Self.historyMask] : nextA
-                let p = Double(segment * hopFrames) + (t - a) * r
-                lastReadPosition = p
+                let nextAOfSegment = seg + 1 < frameIndex ? historyA[(seg + 1) & Self.historyMask] : nextA
+                let p = Double(seg * hopFrames) + (t - a) * r
+                lastRead = p
                 let i = floorToInt(p)
-                let table = tables[segmentTable]
+                let table = tables[segTable]
                 let half = table.taps / 2
                 if t >= nextAOfSegment || i + half >= yFinal {
-                    starvedFrames += 1
+                    starved += 1
                 } else if i - half + 1 >= yStart {
                     let frac = p - Double(i)
                     if ch > 1 {
@@ -367,21 +377,21 @@ public final class PitchShifter: @unchecked Sendable {
                 }
             }
             // Transient gate: the vocoder spreads a hit over its whole window, so energy appears
-            // before the hit (pre-echo). Where the wet signal is more than 6 dB above what the
+            // before the hit (pre-echo). Where the wetMix signal is more than 6 dB above what the
             // input held at that instant (its envelope 0.2 ms ahead, instant attack, 20 ms
             // release), it is turned down; the gain opens in 0.25 ms and closes in 5 ms. On
             // steady material the two envelopes agree and the gain stays exactly 1. Measured on
             // noise hits: pre-echo −50 dB (it was −13 dB without the gate).
             if let envIn, t >= 0 {
                 let pOut = ch > 1 ? 0.5 * (wetL * wetL + wetR * wetR) : wetL * wetL
-                let decayed = envOutLevel * envRelease
-                envOutLevel = pOut > decayed ? pOut : decayed
-                let eIn = envIn[(outIndex - latencyFrames + lookaheadFrames) & envMask]
+                let decayed = envOut * envRelease
+                envOut = pOut > decayed ? pOut : decayed
+                let eIn = envIn[(out - latencyFrames + lookaheadFrames) & envMask]
                 var g: Float = 1
-                if envOutLevel > 1e-12 && 4 * eIn < envOutLevel { g = 2 * (eIn / envOutLevel).squareRoot() }
-                gateGain += (g - gateGain) * (g > gateGain ? gateUp : gateDown)
-                if g == 1 && gateGain > 0.99999 { gateGain = 1 }
-                if gateGain != 1 { wetL *= gateGain; wetR *= gateGain }
+                if envOut > 1e-12 && 4 * eIn < envOut { g = 2 * (eIn / envOut).squareRoot() }
+                gain += (g - gain) * (g > gain ? gateUp : gateDown)
+                if g == 1 && gain > 0.99999 { gain = 1 }
+                if gain != 1 { wetL *= gain; wetR *= gain }
             }
             // Transient splice: the gate keeps a hit's smear out of the silence before it, but
             // the vocoder still lays copies of the hit at (T − A_m)·(1/r − 1) from its true time T
@@ -393,14 +403,14 @@ public final class PitchShifter: @unchecked Sendable {
             // hold it crossfades back to the vocoder over 10 ms (which by then holds no early
             // copies). Steady material never triggers it; new onsets wait 50 ms.
             if t >= 0, segmentRatio != 1, let envIn, let history {
-                let now = outIndex - latencyFrames
+                let now = out - latencyFrames
                 if now >= spliceEnd && now >= spliceHoldoffEnd {
                     let probe = now + onsetLookaheadFrames
                     let eNow = envIn[probe & envMask], eBefore = envIn[(probe - onsetBackFrames) & envMask]
                     if probe - onsetBackFrames >= 0 && eNow > 8 * eBefore && eNow > 1e-8 {
                         spliceOnset = probe
                         spliceRatio = segmentRatio
-                        spliceTable = segmentTable
+                        spliceTable = segTable
                         // reading ahead of t by (t − T)·(r − 1) must stay inside the input held
                         var length = Int(0.03 * spec.sampleRate)
                         if spliceRatio > 1 {
@@ -445,17 +455,17 @@ public final class PitchShifter: @unchecked Sendable {
             }
             if live {
                 let wantWet = !(segmentRatio == 1 && targetCents == 0)
-                wet = wantWet ? min(1, wet + fadeStep) : max(0, wet - fadeStep)
-                if wet == 0 {
+                wetMix = wantWet ? min(1, wetMix + fadeStep) : max(0, wetMix - fadeStep)
+                if wetMix == 0 {
                     wetL = dryL; wetR = dryR
-                } else if wet < 1 {
-                    wetL = dryL + wet * (wetL - dryL)
-                    wetR = dryR + wet * (wetR - dryR)
+                } else if wetMix < 1 {
+                    wetL = dryL + wetMix * (wetL - dryL)
+                    wetR = dryR + wetMix * (wetR - dryR)
                 }
             }
             left[k] = wetL
             if let right { right[k] = wetR }
-            outIndex += 1
+            out += 1
         }
     }
 
