@@ -121,7 +121,8 @@ public final class RealFFT: @unchecked Sendable {
             }
             combineLanes(inverse: false, interleavedOutput: nil, scale: 1)
         }
-        // X[k] = E + W^k·O; k = 0 and m from Z[0] alone
+        // X[k] = E + W^k·O, and from the same values X[m−k] = conj(E − W^k·O) (E and O at m − k
+        // are the conjugates of those at k, and W^{m−k} = −conj W^k); k = 0 and m from Z[0] alone
         re[0] = zr[0] + zi[0]; im[0] = 0
         re[m] = zr[0] - zi[0]; im[m] = 0
         var k = 1
@@ -129,7 +130,7 @@ public final class RealFFT: @unchecked Sendable {
         let pr = UnsafeRawPointer(zr), pi = UnsafeRawPointer(zi)
         let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
         let orr = UnsafeMutableRawPointer(re), ori = UnsafeMutableRawPointer(im)
-        while k + 4 <= m {
+        while k + 4 <= m / 2 {
             let ar = pr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
             let ai = pi.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
             let br = reverse(pr.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
@@ -138,17 +139,21 @@ public final class RealFFT: @unchecked Sendable {
             let or = half4 * (ai - bi), oi = half4 * (br - ar)
             let wr = sr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
             let wi = si.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            orr.storeBytes(of: er + wr * or - wi * oi, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-            ori.storeBytes(of: ei + wr * oi + wi * or, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            let tr = wr * or - wi * oi, ti = wr * oi + wi * or
+            orr.storeBytes(of: er + tr, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            ori.storeBytes(of: ei + ti, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            orr.storeBytes(of: reverse(er - tr), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
+            ori.storeBytes(of: reverse(ti - ei), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
             k += 4
         }
-        while k < m {
+        while k <= m - k {
             let ar = zr[k], ai = zi[k], br = zr[m - k], bi = -zi[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
             let or = 0.5 * (ai - bi), oi = 0.5 * (br - ar)
             let wr = splitRe[k], wi = splitIm[k]
-            re[k] = er + wr * or - wi * oi
-            im[k] = ei + wr * oi + wi * or
+            let tr = wr * or - wi * oi, ti = wr * oi + wi * or
+            re[m - k] = er - tr; im[m - k] = ti - ei
+            re[k] = er + tr; im[k] = ei + ti
             k += 1
         }
     }
@@ -161,12 +166,13 @@ public final class RealFFT: @unchecked Sendable {
             let er = 0.5 * (re[0] + re[m]), dr = 0.5 * (re[0] - re[m])
             zr[0] = er; zi[0] = dr
         }
+        // and from the same values Z[m−k] = conj E + i·conj O
         var k = 1
         let half4 = SIMD4<Float>(repeating: 0.5)
         let pr = UnsafeRawPointer(re), pi = UnsafeRawPointer(im)
         let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
         let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
-        while k + 4 <= m {
+        while k + 4 <= m / 2 {
             let ar = pr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
             let ai = pi.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
             let br = reverse(pr.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
@@ -178,14 +184,18 @@ public final class RealFFT: @unchecked Sendable {
             let or = dr * wr - di * wi, oi = dr * wi + di * wr
             zrr.storeBytes(of: er - oi, toByteOffset: 4 * k, as: SIMD4<Float>.self)
             zri.storeBytes(of: ei + or, toByteOffset: 4 * k, as: SIMD4<Float>.self)
+            // conj E + i·conj O = (er + oi) + i·(or − ei)
+            zrr.storeBytes(of: reverse(er + oi), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
+            zri.storeBytes(of: reverse(or - ei), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
             k += 4
         }
-        while k < m {
+        while k <= m - k {
             let ar = re[k], ai = im[k], br = re[m - k], bi = -im[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
             let dr = 0.5 * (ar - br), di = 0.5 * (ai - bi)
             let wr = splitRe[k], wi = -splitIm[k]
             let or = dr * wr - di * wi, oi = dr * wi + di * wr
+            zr[m - k] = er + oi; zi[m - k] = or - ei
             zr[k] = er - oi; zi[k] = ei + or
             k += 1
         }
@@ -253,7 +263,11 @@ public final class RealFFT: @unchecked Sendable {
         let l = columns
         var h = first
         var tw = twiddles
+        let wim = inverse ? laneImInverse : laneIm
+        var twiddled = false
         while h < l {
+            let last = 4 * h == l
+            twiddled = twiddled || last
             // Blocks 0, 1, 2, 3 of each group of 4h hold the transforms of the sub-sequences
             // ≡ 0, 2, 1, 3 (mod 4) (bit-reversed order): A0, A2, A1, A3.
             var g = 0
@@ -270,20 +284,40 @@ public final class RealFFT: @unchecked Sendable {
                     (b3r, b3i) = (b3r * w[4] - b3i * w[5], b3r * w[5] + b3i * w[4])
                     let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
                     let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
-                    vr[i0] = s02r + s13r; vi[i0] = s02i + s13i
-                    vr[i2] = s02r - s13r; vi[i2] = s02i - s13i
+                    var x0r = s02r + s13r, x0i = s02i + s13i
+                    var x2r = s02r - s13r, x2i = s02i - s13i
+                    var x1r: SIMD4<Float>, x1i: SIMD4<Float>, x3r: SIMD4<Float>, x3i: SIMD4<Float>
                     if inverse {   // X1 = d02 + i·d13, X3 = d02 − i·d13
-                        vr[i1] = d02r - d13i; vi[i1] = d02i + d13r
-                        vr[i3] = d02r + d13i; vi[i3] = d02i - d13r
+                        x1r = d02r - d13i; x1i = d02i + d13r; x3r = d02r + d13i; x3i = d02i - d13r
                     } else {       // X1 = d02 − i·d13, X3 = d02 + i·d13
-                        vr[i1] = d02r + d13i; vi[i1] = d02i - d13r
-                        vr[i3] = d02r - d13i; vi[i3] = d02i + d13r
+                        x1r = d02r + d13i; x1i = d02i - d13r; x3r = d02r - d13i; x3i = d02i + d13r
                     }
+                    if last {
+                        // the lane twiddles W_m^{b·k1} of the combining step, applied here while
+                        // the values are in registers
+                        (x0r, x0i) = (x0r * laneRe[i0] - x0i * wim[i0], x0r * wim[i0] + x0i * laneRe[i0])
+                        (x1r, x1i) = (x1r * laneRe[i1] - x1i * wim[i1], x1r * wim[i1] + x1i * laneRe[i1])
+                        (x2r, x2i) = (x2r * laneRe[i2] - x2i * wim[i2], x2r * wim[i2] + x2i * laneRe[i2])
+                        (x3r, x3i) = (x3r * laneRe[i3] - x3i * wim[i3], x3r * wim[i3] + x3i * laneRe[i3])
+                    }
+                    vr[i0] = x0r; vi[i0] = x0i; vr[i1] = x1r; vi[i1] = x1i
+                    vr[i2] = x2r; vi[i2] = x2i; vr[i3] = x3r; vi[i3] = x3i
                 }
                 g += 4 * h
             }
             tw += 6 * h
             h *= 4
+        }
+        if !twiddled { applyLaneTwiddles(inverse: inverse) }
+    }
+
+    /// Multiplies lane b of vector k1 by W_m^{b·k1} (when no radix-4 stage ran to do it).
+    private func applyLaneTwiddles(inverse: Bool) {
+        let wim = inverse ? laneImInverse : laneIm
+        for k in 0..<columns {
+            let xr = vr[k], xi = vi[k]
+            vr[k] = xr * laneRe[k] - xi * wim[k]
+            vi[k] = xr * wim[k] + xi * laneRe[k]
         }
     }
 
@@ -295,15 +329,9 @@ public final class RealFFT: @unchecked Sendable {
         let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
         var k1 = 0
         while k1 < l {
-            let wim = inverse ? laneImInverse : laneIm
-            let x0r = vr[k1], x0i = vi[k1], w0r = laneRe[k1], w0i = wim[k1]
-            let x1r = vr[k1 &+ 1], x1i = vi[k1 &+ 1], w1r = laneRe[k1 &+ 1], w1i = wim[k1 &+ 1]
-            let x2r = vr[k1 &+ 2], x2i = vi[k1 &+ 2], w2r = laneRe[k1 &+ 2], w2i = wim[k1 &+ 2]
-            let x3r = vr[k1 &+ 3], x3i = vi[k1 &+ 3], w3r = laneRe[k1 &+ 3], w3i = wim[k1 &+ 3]
-            let (t0r, t1r, t2r, t3r) = transpose(x0r * w0r - x0i * w0i, x1r * w1r - x1i * w1i,
-                                                 x2r * w2r - x2i * w2i, x3r * w3r - x3i * w3i)
-            let (t0i, t1i, t2i, t3i) = transpose(x0r * w0i + x0i * w0r, x1r * w1i + x1i * w1r,
-                                                 x2r * w2i + x2i * w2r, x3r * w3i + x3i * w3r)
+            // (the lane twiddles were applied by the last radix-4 stage)
+            let (t0r, t1r, t2r, t3r) = transpose(vr[k1], vr[k1 &+ 1], vr[k1 &+ 2], vr[k1 &+ 3])
+            let (t0i, t1i, t2i, t3i) = transpose(vi[k1], vi[k1 &+ 1], vi[k1 &+ 2], vi[k1 &+ 3])
             let s02r = t0r + t2r, s02i = t0i + t2i, d02r = t0r - t2r, d02i = t0i - t2i
             let s13r = t1r + t3r, s13i = t1i + t3i, d13r = t1r - t3r, d13i = t1i - t3i
             var y0r = s02r + s13r, y0i = s02i + s13i
