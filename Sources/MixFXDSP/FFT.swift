@@ -108,18 +108,36 @@ public final class RealFFT: @unchecked Sendable {
     /// `input` holds `size` real samples; `re`/`im` receive `size/2 + 1` bins.
     public func forward(_ input: UnsafePointer<Float>, re: UnsafeMutablePointer<Float>,
                         im: UnsafeMutablePointer<Float>) {
+        forward(input, window: nil, re: re, im: im)
+    }
+
+    /// The transform of `input[t]·window[t]` (the window applied as the samples are read).
+    public func forward(_ input: UnsafePointer<Float>, window: UnsafePointer<Float>?,
+                        re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>) {
         let m = half
         if columns == 0 {
-            for t in 0..<m { zr[t] = input[2 * t]; zi[t] = input[2 * t + 1] }
+            for t in 0..<m {
+                zr[t] = input[2 * t] * (window?[2 * t] ?? 1)
+                zi[t] = input[2 * t + 1] * (window?[2 * t + 1] ?? 1)
+            }
             smallTransform(sign: -1)
         } else {
             // z[4a…4a+3] = x[8a…8a+7] deinterleaved, into bit-reversed vector order
             let raw = UnsafeRawPointer(input)
-            laneTransforms(stageForward, inverse: false) { a in
-                let x = raw.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
-                return (x.evenHalf, x.oddHalf)
+            if let window {
+                let w = UnsafeRawPointer(window)
+                laneTransforms(stageForward, inverse: false) { a in
+                    let x = raw.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+                        * w.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+                    return (x.evenHalf, x.oddHalf)
+                }
+            } else {
+                laneTransforms(stageForward, inverse: false) { a in
+                    let x = raw.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+                    return (x.evenHalf, x.oddHalf)
+                }
             }
-            combineLanes(inverse: false, interleavedOutput: nil, scale: 1)
+            combineLanes(inverse: false, interleavedOutput: nil, scale: 1, window: nil, accumulate: false)
         }
         // X[k] = E + W^k·O, and from the same values X[m−k] = conj(E − W^k·O) (E and O at m − k
         // are the conjugates of those at k, and W^{m−k} = −conj W^k); k = 0 and m from Z[0] alone
@@ -160,6 +178,17 @@ public final class RealFFT: @unchecked Sendable {
 
     /// `re`/`im` hold `size/2 + 1` bins; `output` receives `size` real samples, scaled by 1/size.
     public func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
+        inverse(re: re, im: im, window: nil, addingTo: output, accumulate: false)
+    }
+
+    /// Overlap-add synthesis in one pass: `output[t] += x[t]·window[t]`, x the inverse transform.
+    public func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, window: UnsafePointer<Float>,
+                        addingTo output: UnsafeMutablePointer<Float>) {
+        inverse(re: re, im: im, window: window, addingTo: output, accumulate: true)
+    }
+
+    private func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, window: UnsafePointer<Float>?,
+                         addingTo output: UnsafeMutablePointer<Float>, accumulate: Bool) {
         let m = half
         // Z[k] = E + i·O, O = (X[k] − conj X[m−k])/2 · conj W^k; k = 0 from X[0] and X[m]
         do {
@@ -202,14 +231,17 @@ public final class RealFFT: @unchecked Sendable {
         let scale = 1 / Float(m)   // z = (1/m)·IDFT_m(Z) gives x exactly
         if columns == 0 {
             smallTransform(sign: 1)
-            for t in 0..<m { output[2 * t] = zr[t] * scale; output[2 * t + 1] = zi[t] * scale }
+            for t in 0..<m {
+                let a = zr[t] * scale * (window?[2 * t] ?? 1), b = zi[t] * scale * (window?[2 * t + 1] ?? 1)
+                if accumulate { output[2 * t] += a; output[2 * t + 1] += b } else { output[2 * t] = a; output[2 * t + 1] = b }
+            }
         } else {
             let rr = UnsafeRawPointer(zr), ri = UnsafeRawPointer(zi)
             laneTransforms(stageInverse, inverse: true) { a in
                 (rr.loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self),
                  ri.loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self))
             }
-            combineLanes(inverse: true, interleavedOutput: output, scale: scale)
+            combineLanes(inverse: true, interleavedOutput: output, scale: scale, window: window, accumulate: accumulate)
         }
     }
 
@@ -324,7 +356,8 @@ public final class RealFFT: @unchecked Sendable {
     /// Z[k1 + L·k2] = Σ_b W_4^{b·k2}·W_m^{b·k1}·Y_b[k1], four k1 at a time: into `zr`/`zi`, or
     /// (inverse) straight into `interleavedOutput` as scaled real samples.
     @inline(never)
-    private func combineLanes(inverse: Bool, interleavedOutput: UnsafeMutablePointer<Float>?, scale: Float) {
+    private func combineLanes(inverse: Bool, interleavedOutput: UnsafeMutablePointer<Float>?, scale: Float,
+                              window: UnsafePointer<Float>?, accumulate: Bool) {
         let l = columns
         let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
         var k1 = 0
@@ -346,10 +379,16 @@ public final class RealFFT: @unchecked Sendable {
                 let s = SIMD4<Float>(repeating: scale)
                 y0r *= s; y0i *= s; y1r *= s; y1i *= s; y2r *= s; y2i *= s; y3r *= s; y3i *= s
                 let o = UnsafeMutableRawPointer(out)
-                o.storeBytes(of: interleave(y0r, y0i), toByteOffset: 8 * k1, as: SIMD8<Float>.self)
-                o.storeBytes(of: interleave(y1r, y1i), toByteOffset: 8 * (k1 + l), as: SIMD8<Float>.self)
-                o.storeBytes(of: interleave(y2r, y2i), toByteOffset: 8 * (k1 + 2 * l), as: SIMD8<Float>.self)
-                o.storeBytes(of: interleave(y3r, y3i), toByteOffset: 8 * (k1 + 3 * l), as: SIMD8<Float>.self)
+                func put(_ v: SIMD8<Float>, _ offset: Int) {
+                    var v = v
+                    if let window { v *= UnsafeRawPointer(window).loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
+                    if accumulate { v += o.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
+                    o.storeBytes(of: v, toByteOffset: offset, as: SIMD8<Float>.self)
+                }
+                put(interleave(y0r, y0i), 8 * k1)
+                put(interleave(y1r, y1i), 8 * (k1 + l))
+                put(interleave(y2r, y2i), 8 * (k1 + 2 * l))
+                put(interleave(y3r, y3i), 8 * (k1 + 3 * l))
             } else {
                 zrr.storeBytes(of: y0r, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
                 zri.storeBytes(of: y0i, toByteOffset: 4 * k1, as: SIMD4<Float>.self)

@@ -97,7 +97,6 @@ public final class PitchShifter: @unchecked Sendable {
     private var prevIm: UnsafeMutablePointer<Float>?
     private var rotRe: UnsafeMutablePointer<Float>?       // U[k], shared by the channels
     private var rotIm: UnsafeMutablePointer<Float>?
-    private var frame: UnsafeMutablePointer<Float>?
     private var re: UnsafeMutablePointer<Float>?          // spectra of this frame, per channel
     private var im: UnsafeMutablePointer<Float>?
     private var power: UnsafeMutablePointer<Float>?
@@ -203,7 +202,6 @@ public final class PitchShifter: @unchecked Sendable {
         im = .allocate(capacity: bins * ch)
         rotRe = .allocate(capacity: bins + 8)
         rotIm = .allocate(capacity: bins + 8)
-        frame = .allocate(capacity: n)
         power = .allocate(capacity: bins + 8)
         peaks = .allocate(capacity: bins + 8)
         peakRotRe = .allocate(capacity: bins + 8)
@@ -519,7 +517,7 @@ public final class PitchShifter: @unchecked Sendable {
     }
 
     private func analyseAndSynthesise(centre a: Int, ratio: Double) {
-        guard let fft, let inBuf, let yBuf, let window, let synthWindow, let frame, let re, let im,
+        guard let fft, let inBuf, let yBuf, let window, let synthWindow, let re, let im,
               let power, let prevRe, let prevIm, let rotRe, let rotIm, let outRe, let outIm else { return }
         let n = fftSize, bins = n / 2 + 1, ch = spec.channelCount
         let frameStartY = frameIndex * hopFrames - n / 2
@@ -527,8 +525,7 @@ public final class PitchShifter: @unchecked Sendable {
         // Analysis: all channels.
         for c in 0..<ch {
             let src = inBuf + c * inCapacity + (a - n / 2 - inStart)
-            vmul(src, window, frame, n)
-            fft.forward(frame, re: re + c * bins, im: im + c * bins)
+            fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
         }
         power.update(repeating: 0, count: bins + 8)
         for c in 0..<ch {
@@ -550,9 +547,8 @@ public final class PitchShifter: @unchecked Sendable {
                 vmul(outIm, formantGain, outIm, bins)
             }
             outIm[0] = 0; outIm[bins - 1] = 0
-            fft.inverse(re: outRe, im: outIm, output: frame)
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
-            vmulAdd(frame, synthWindow, dst, n)
+            fft.inverse(re: outRe, im: outIm, window: synthWindow, addingTo: dst)
         }
         self.prevRe = re; self.re = prevRe
         self.prevIm = im; self.im = prevIm
@@ -734,11 +730,11 @@ public final class PitchShifter: @unchecked Sendable {
     private func deallocate() {
         fft = nil
         tables = []
-        for p in [window, synthWindow, inBuf, yBuf, dryBuf, prevRe, prevIm, rotRe, rotIm, frame, re, im, power, envIn] {
+        for p in [window, synthWindow, inBuf, yBuf, dryBuf, prevRe, prevIm, rotRe, rotIm, re, im, power, envIn] {
             p?.deallocate()
         }
         window = nil; synthWindow = nil; inBuf = nil; yBuf = nil; dryBuf = nil
-        prevRe = nil; prevIm = nil; rotRe = nil; rotIm = nil; frame = nil; re = nil; im = nil; power = nil; envIn = nil
+        prevRe = nil; prevIm = nil; rotRe = nil; rotIm = nil; re = nil; im = nil; power = nil; envIn = nil
         peaks?.deallocate(); peaks = nil
         for p in [envRe, envIm, cepstrum, formantGain, peakRotRe, peakRotIm, outRe, outIm] { p?.deallocate() }
         envRe = nil; envIm = nil; cepstrum = nil; formantGain = nil
