@@ -23,16 +23,16 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 A=/usr/share/sounds/alsa
-sox $A/Front_Center.wav $A/Front_Left.wav $A/Rear_Right.wav $A/Side_Left.wav $A/Rear_Center.wav \
+sox -R $A/Front_Center.wav $A/Front_Left.wav $A/Rear_Right.wav $A/Side_Left.wav $A/Rear_Center.wav \
     -r 44100 -b 16 "$out/voice.wav"
 espeak-ng -w "$out/tts-raw.wav" "Pitch shifting keeps the timing, but moves every partial of the voice. Sixty six sharp consonants."
-sox "$out/tts-raw.wav" -r 44100 -b 16 "$out/tts.wav" && rm "$out/tts-raw.wav"
+sox -R "$out/tts-raw.wav" -r 44100 -b 16 "$out/tts.wav" && rm "$out/tts-raw.wav"
 F=/usr/share/sounds/freedesktop/stereo
 parts=()
 for n in phone-incoming-call camera-shutter bell complete; do
-  sox "$F/$n.oga" -r 44100 -b 16 -c 2 "$out/part-$n.wav"; parts+=("$out/part-$n.wav")
+  sox -R "$F/$n.oga" -r 44100 -b 16 -c 2 "$out/part-$n.wav"; parts+=("$out/part-$n.wav")
 done
-sox "${parts[@]}" "$out/effects.wav" && rm "${parts[@]}"
+sox -R "${parts[@]}" "$out/effects.wav" && rm "${parts[@]}"
 
 # An 8 s type-0 MIDI file: piano chords (C, Am, F, G), a bass line and a drum pattern at 120 bpm.
 python3 - "$out/band.mid" <<'EOF'
@@ -69,9 +69,9 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, q) + b"MTrk" + struct.pack(">I", len(track)) + track)
 EOF
 fluidsynth -ni -q -g 0.6 -r 44100 -F "$out/band-raw.wav" /usr/share/sounds/sf2/TimGM6mb.sf2 "$out/band.mid" >/dev/null 2>&1
-sox "$out/band-raw.wav" -b 16 "$out/band.wav" trim 0 8.5 && rm "$out/band-raw.wav" "$out/band.mid"
+sox -R "$out/band-raw.wav" -b 16 "$out/band.wav" trim 0 8.5 && rm "$out/band-raw.wav" "$out/band.mid"
 # peaks at −6 dBFS, so that no tool's 16-bit output clips when shifting raises the crest factor
 for f in "$out"/voice.wav "$out"/tts.wav "$out"/band.wav "$out"/effects.wav; do
-  sox "$f" "$f.tmp.wav" gain -n -6 && mv "$f.tmp.wav" "$f"
+  sox -R "$f" "$f.tmp.wav" gain -n -6 && mv "$f.tmp.wav" "$f"
 done
 ls "$out"/*.wav
