@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 @Suite struct FFTTests {
-    @Test(arguments: [4, 8, 16, 32, 64, 256, 512, 1024, 2048, 4096, 8192])
+    @Test(arguments: [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
     func forwardMatchesNaiveDFT(size: Int) {
         let x = Signals.noise(frames: size)
         let fft = RealFFT(size: size)
