@@ -53,7 +53,7 @@ enum BuiltinPresets {
     { "mixer": { "volume": 0.5, "pan": -0.6 }, "eq": { "treble": { "gainDB": -3 } } },
     { "mixer": { "volume": 0.45, "pan": 0.5 }, "eq": { "treble": { "gainDB": 2 } } }
   ],
-  "master": { "volume": 0.9 }
+  "master": { "volume": 0.8 }
 }
 """#),
         ("flat", #"""
