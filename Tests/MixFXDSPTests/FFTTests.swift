@@ -33,4 +33,23 @@ import TestSupport
         let err = zip(x, y).map { abs($0 - $1) }.max()!
         #expect(err < 1e-5)
     }
+
+    /// The fused forms: windowed analysis equals the transform of the windowed input, and the
+    /// overlap-add synthesis adds window × inverse to what is there.
+    @Test(arguments: [16, 64, 4096])
+    func windowedForwardAndAccumulatingInverse(n: Int) {
+        let x = Signals.noise(frames: n)
+        let w = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
+        let fft = RealFFT(size: n)
+        var re1 = [Float](repeating: 0, count: n / 2 + 1), im1 = re1, re2 = re1, im2 = re1
+        fft.forward(zip(x, w).map { $0 * $1 }, re: &re1, im: &im1)
+        fft.forward(x, window: w, re: &re2, im: &im2)
+        #expect(re1 == re2 && im1 == im2)
+        let existing = Signals.noise(frames: n, seed: 7)
+        var plain = [Float](repeating: 0, count: n), summed = existing
+        fft.inverse(re: re1, im: im1, output: &plain)
+        fft.inverse(re: re1, im: im1, window: w, addingTo: &summed)
+        let worst = (0..<n).map { abs(summed[$0] - (existing[$0] + plain[$0] * w[$0])) }.max()!
+        #expect(worst < 1e-6, "accumulated synthesis off by \(worst)")
+    }
 }
