@@ -41,21 +41,14 @@ public enum PitchShifterMode: Sendable {
 /// A pitch shifter that keeps duration: a phase vocoder time-stretches by the ratio r, then a
 /// band-limited resampler plays the stretched signal r times faster.
 ///
-/// **Stretch** (Laroche & Dolson 1999, identity phase locking). Analysis frame m is centred on
-/// input position A_m, synthesis frame m on stretched position s_m = m·Hs (Hs = N/overlap), and
-/// A_{m+1} = A_m + Hs/r_m, so the stretch follows the ratio frame by frame. Each output bin is the
-/// input bin turned by a unit phasor U[k]; for a spectral peak p, with the phase advance measured
-/// over the actual analysis hop Ha,
-///
-///     ω_p = 2πp/N,   dφ = princarg(arg Σ_c X_c[p]·conj X'_c[p] − ω_p·Ha),   ω_inst = ω_p + dφ/Ha
-///     U[p] = U'[p] · e^{i(ω_inst·Hs − ω_p·Ha − dφ)}         (so φs[p] = φs'[p] + ω_inst·Hs)
-///
-/// (primes: previous frame), and every bin of the peak's region (bounded by the magnitude minima
-/// between peaks) takes its peak's phasor, which keeps the region's phase relations. The phasors
-/// are shared by all channels, and the advance is measured on their sum of cross-spectra: the
-/// channels keep their phase differences exactly, so the stereo image and mono sum hold.
-/// Hann windows; the synthesis window is divided by Σ_m w²(n − m·Hs), so overlap-add has unity
-/// gain at any overlap.
+/// **Stretch.** Analysis frame m is centred on input position A_m, synthesis frame m on
+/// stretched position s_m = m·Hs (Hs = N/overlap), and A_{m+1} = A_m + Hs/r_m, so the stretch
+/// follows the ratio frame by frame. Each output bin is the input bin turned by a unit phasor
+/// U[k] from `PhaseLocking` (identity phase locking, Laroche & Dolson 1999). The phasors are
+/// shared by all channels and measured on their summed cross-spectra, so the channels keep their
+/// phase differences exactly and the stereo image and mono sum hold. Hann windows; the synthesis
+/// window is divided by Σ_m w²(n − m·Hs), so overlap-add has unity gain at any overlap. With
+/// formant preservation, `FormantCorrection` scales the bins before synthesis.
 ///
 /// **Resample.** Output sample n reads the stretched signal at p(n) = s_m + (n − L − A_m)·r_m,
 /// the segment m with A_m ≤ n − L < A_{m+1}, through a `SincTable` (anti-aliased for r > 1). Output
@@ -95,21 +88,13 @@ public final class PitchShifter: @unchecked Sendable {
     private var dryBuf: UnsafeMutablePointer<Float>?
     private var prevRe: UnsafeMutablePointer<Float>?      // previous analysis spectra, per channel
     private var prevIm: UnsafeMutablePointer<Float>?
-    private var rotRe: UnsafeMutablePointer<Float>?       // U[k], shared by the channels
-    private var rotIm: UnsafeMutablePointer<Float>?
     private var re: UnsafeMutablePointer<Float>?          // spectra of this frame, per channel
     private var im: UnsafeMutablePointer<Float>?
     private var power: UnsafeMutablePointer<Float>?
-    private var peaks: UnsafeMutablePointer<Int32>?       // peak bins (padded to a multiple of 8)
-    private var peakRotRe: UnsafeMutablePointer<Float>?   // the peaks' new phasors
-    private var peakRotIm: UnsafeMutablePointer<Float>?
     private var outRe: UnsafeMutablePointer<Float>?       // the turned spectrum of one channel
     private var outIm: UnsafeMutablePointer<Float>?
-    // Formant preservation: the log envelope and the per-bin gains (envIm/cepstrum spare).
-    private var envRe: UnsafeMutablePointer<Float>?
-    private var envIm: UnsafeMutablePointer<Float>?
-    private var cepstrum: UnsafeMutablePointer<Float>?
-    private var formantGain: UnsafeMutablePointer<Float>?
+    private var locking: PhaseLocking?                    // the phasors, shared by the channels
+    private var formant: FormantCorrection?
     // Frame history for the output mapping: A_m and r_m, a ring of `historyCapacity`.
     private static let historyCapacity = 1024
     private static let historyMask = historyCapacity - 1
@@ -200,18 +185,11 @@ public final class PitchShifter: @unchecked Sendable {
         prevIm = .allocate(capacity: bins * ch)
         re = .allocate(capacity: bins * ch)
         im = .allocate(capacity: bins * ch)
-        rotRe = .allocate(capacity: bins + 8)
-        rotIm = .allocate(capacity: bins + 8)
+        locking = PhaseLocking(fftSize: n)
+        formant = FormantCorrection(bins: bins)
         power = .allocate(capacity: bins + 8)
-        peaks = .allocate(capacity: bins + 8)
-        peakRotRe = .allocate(capacity: bins + 8)
-        peakRotIm = .allocate(capacity: bins + 8)
         outRe = .allocate(capacity: bins)
         outIm = .allocate(capacity: bins)
-        envRe = .allocate(capacity: bins)
-        envIm = .allocate(capacity: bins)
-        cepstrum = .allocate(capacity: n)
-        formantGain = .allocate(capacity: bins)
         historyA = .allocate(capacity: Self.historyCapacity)
         historyR = .allocate(capacity: Self.historyCapacity)
         lookaheadFrames = Int(0.0002 * spec.sampleRate)
@@ -246,8 +224,7 @@ public final class PitchShifter: @unchecked Sendable {
         dryBuf?.update(repeating: 0, count: dryCapacity * ch)
         prevRe!.update(repeating: 0, count: bins * ch)
         prevIm!.update(repeating: 0, count: bins * ch)
-        rotRe!.update(repeating: 1, count: bins)
-        rotIm!.update(repeating: 0, count: bins)
+        locking!.reset()
         envIn!.update(repeating: 0, count: envCapacity)
         history!.update(repeating: 0, count: spec.channelCount * (2 * historyRingCapacity + 2 * maxHalfTaps))
         spliceEnd = Int.min; spliceHoldoffEnd = Int.min
@@ -518,7 +495,7 @@ public final class PitchShifter: @unchecked Sendable {
 
     private func analyseAndSynthesise(centre a: Int, ratio: Double) {
         guard let fft, let inBuf, let yBuf, let window, let synthWindow, let re, let im,
-              let power, let prevRe, let prevIm, let rotRe, let rotIm, let outRe, let outIm else { return }
+              let power, let prevRe, let prevIm, let locking, let outRe, let outIm else { return }
         let n = fftSize, bins = n / 2 + 1, ch = spec.channelCount
         let frameStartY = frameIndex * hopFrames - n / 2
         compactY(upTo: frameStartY + n)
@@ -532,19 +509,18 @@ public final class PitchShifter: @unchecked Sendable {
             vaddPower(re + c * bins, im + c * bins, power, bins)
         }
         let formants = settings.preserveFormants && ratio != 1
-        if formants { computeFormantGains(ratio: ratio) }
+        if formants { formant?.update(power: power, ratio: ratio) }
         if frameIndex > 0 {
-            let peakCount = findPeaks()
-            advancePeakPhasors(count: peakCount, ha: a - lastCentre)
-            fillRegions(count: peakCount)
+            locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,
+                            channels: ch, ha: a - lastCentre, hs: hopFrames)
         }
         // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add. This frame's
         // spectra then become the previous ones (the buffers swap).
         for c in 0..<ch {
-            vrotate(re + c * bins, im + c * bins, rotRe, rotIm, into: outRe, outIm, bins)
-            if formants, let formantGain {
-                vmul(outRe, formantGain, outRe, bins)
-                vmul(outIm, formantGain, outIm, bins)
+            vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, bins)
+            if formants, let gains = formant?.gains {
+                vmul(outRe, gains, outRe, bins)
+                vmul(outIm, gains, outIm, bins)
             }
             outIm[0] = 0; outIm[bins - 1] = 0
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
@@ -555,190 +531,18 @@ public final class PitchShifter: @unchecked Sendable {
         lastCentre = a
     }
 
-    /// Local maxima over ±2 bins of the channels' summed power, into `peaks`; returns how many.
-    /// Eight bins at a time: the five comparisons give a lane mask, and each lane appends its bin
-    /// without a branch (the count moves by 0 or 1).
-    private func findPeaks() -> Int {
-        guard let power, let peaks else { return 0 }
-        let bins = fftSize / 2 + 1
-        var count = 0
-        func scalarPeak(_ k: Int) {
-            let m = power[k]
-            let isPeak = m > power[k - 1] && m >= power[k + 1] && m > 0
-                && (k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2])
-            peaks[count] = Int32(k); count += isPeak ? 1 : 0
-        }
-        scalarPeak(1)
-        let raw = UnsafeRawPointer(power)
-        let zero = SIMD8<Float>(), one = SIMD8<Float>(repeating: 1)   // named: an inline SIMD8(repeating: 0) here compiles to a lane loop
-        var k = 2
-        while k + 10 <= bins {
-            let m = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
-            let l1 = raw.loadUnaligned(fromByteOffset: 4 * (k - 1), as: SIMD8<Float>.self)
-            let l2 = raw.loadUnaligned(fromByteOffset: 4 * (k - 2), as: SIMD8<Float>.self)
-            let r1 = raw.loadUnaligned(fromByteOffset: 4 * (k + 1), as: SIMD8<Float>.self)
-            let r2 = raw.loadUnaligned(fromByteOffset: 4 * (k + 2), as: SIMD8<Float>.self)
-            let mask = (m .> l1) .& (m .>= r1) .& (m .> zero) .& (m .> l2) .& (m .>= r2)
-            if any(mask) {
-                let flags = zero.replacing(with: one, where: mask)
-                for i in 0..<8 { peaks[count] = Int32(k + i); count += flags[i] != 0 ? 1 : 0 }
-            }
-            k += 8
-        }
-        while k < bins - 1 { scalarPeak(k); k += 1 }
-        return count
-    }
-
-    /// The new phasor of each peak (see the type's notes), eight peaks at a time. The phase
-    /// terms ω_p·Ha and ω_p·(Hs − Ha) are reduced modulo 2π exactly in integers first
-    /// (ω_p·h = 2π·(p·h mod N)/N), so large bins and hops lose no precision.
-    private func advancePeakPhasors(count: Int, ha haFrames: Int) {
-        guard let peaks, let re, let im, let prevRe, let prevIm, let rotRe, let rotIm,
-              let peakRotRe, let peakRotIm, let crossRe = outRe, let crossIm = outIm, count > 0 else { return }
-        let bins = fftSize / 2 + 1, ch = spec.channelCount
-        // Σ_c X_c·conj X'_c over all bins (into the synthesis scratch, free until synthesis)
-        crossRe.update(repeating: 0, count: bins)
-        crossIm.update(repeating: 0, count: bins)
-        for c in 0..<ch {
-            vaddCrossSpectrum(re + c * bins, im + c * bins, prevRe + c * bins, prevIm + c * bins,
-                              crossRe, crossIm, bins)
-        }
-        let last = peaks[count - 1]
-        for q in count..<((count + 7) / 8 * 8) { peaks[q] = last }   // pad the last chunk
-        let wrap = SIMD8<Int32>(repeating: Int32(fftSize - 1))
-        let binAngle = 2 * Float.pi / Float(fftSize)
-        let ha = SIMD8<Int32>(repeating: Int32(haFrames))
-        let stretch = SIMD8<Int32>(repeating: Int32(hopFrames - haFrames))
-        let dGain = SIMD8<Float>(repeating: Float(hopFrames) / Float(haFrames) - 1)
-        let outRe = UnsafeMutableRawPointer(peakRotRe), outIm = UnsafeMutableRawPointer(peakRotIm)
-        var q = 0
-        while q < count {
-            var p = SIMD8<Int32>()
-            for i in 0..<8 { p[i] = peaks[q + i] }
-            // Σ_c X_c[p]·conj X'_c[p]
-            var xr = SIMD8<Float>(), xi = SIMD8<Float>()
-            for i in 0..<8 { xr[i] = crossRe[Int(p[i])]; xi[i] = crossIm[Int(p[i])] }
-            // dφ = princarg(arg − ω·Ha);  θ = ω·(Hs − Ha) + dφ·(Hs/Ha − 1)
-            let omegaHa = SIMD8<Float>((p &* ha) & wrap) * binAngle
-            let omegaStretch = SIMD8<Float>((p &* stretch) & wrap) * binAngle
-            let dphi = princarg(fastAtan2(xi, xr) - omegaHa)
-            let theta = princarg(omegaStretch + dphi * dGain)
-            let (sn, cs) = fastSinCos(theta)
-            var ur = SIMD8<Float>(), ui = ur
-            for i in 0..<8 { ur[i] = rotRe[Int(p[i])]; ui[i] = rotIm[Int(p[i])] }
-            let nr = ur * cs - ui * sn, ni = ur * sn + ui * cs
-            let scale = 1 / (nr * nr + ni * ni).squareRoot()   // keep them unit phasors
-            outRe.storeBytes(of: nr * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
-            outIm.storeBytes(of: ni * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
-            q += 8
-        }
-    }
-
-    /// Every bin of a peak's region (up to the first lowest-power bin between it and the next
-    /// peak) takes the peak's phasor; bins before the first peak belong to it, after the last to
-    /// the last. Regions are a few bins long, so both steps work eight bins at a time: the gap's
-    /// minimum from one vector (bins past the gap read as +∞), and the fill as whole vectors
-    /// whose overshoot the next region overwrites (`rotRe`/`rotIm` have 8 bins of slack).
-    private func fillRegions(count: Int) {
-        guard let power, let peaks, let rotRe, let rotIm, let peakRotRe, let peakRotIm else { return }
-        let bins = fftSize / 2 + 1
-        let raw = UnsafeRawPointer(power)
-        let lane = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
-        let infinity = SIMD8<Float>(repeating: .infinity), far = SIMD8<Float>(repeating: 64)
-        let outRe = UnsafeMutableRawPointer(rotRe), outIm = UnsafeMutableRawPointer(rotIm)
-        var regionStart = 0
-        for q in 0..<count {
-            let p = Int(peaks[q])
-            var regionEnd = bins
-            if q + 1 < count {
-                let next = Int(peaks[q + 1])
-                var lowest = p + 1, lowestPower = Float.infinity
-                var k = p + 1
-                while k < next {   // ≤ 8 bins per step; `power` has 8 bins of slack
-                    var v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
-                    v.replace(with: infinity, where: lane .>= SIMD8<Float>(repeating: Float(next - k)))
-                    let m = minLane(v)
-                    if m < lowestPower {
-                        lowestPower = m
-                        lowest = k + Int(minLane(lane.replacing(with: far, where: v .!= SIMD8<Float>(repeating: m))))
-                    }
-                    k += 8
-                }
-                regionEnd = lowest
-            }
-            let ur = SIMD8<Float>(repeating: peakRotRe[q]), ui = SIMD8<Float>(repeating: peakRotIm[q])
-            var k = regionStart
-            while k < regionEnd {
-                outRe.storeBytes(of: ur, toByteOffset: 4 * k, as: SIMD8<Float>.self)
-                outIm.storeBytes(of: ui, toByteOffset: 4 * k, as: SIMD8<Float>.self)
-                k += 8
-            }
-            regionStart = regionEnd
-        }
-    }
-
-    /// Formant preservation. The stretched frame is later played r times faster, which moves
-    /// its envelope E(f) to E(f/r); so each bin k of the stretched frame is scaled by
-    /// E(r·k)/E(k), and after resampling the envelope is back at E(f).
-    ///
-    /// E is the spectral envelope through the frame's peaks: log magnitudes at the peaks of the
-    /// channels' summed power (each the largest within ±3 bins, so harmonics of voices down to
-    /// ~70 Hz count and window sidelobes do not), joined linearly in log magnitude. Voices are
-    /// harmonic, so this follows formants as narrow as the harmonic spacing, where a cepstral
-    /// lifter short enough to ignore the pitch would blur them. Gains are limited to ±36 dB.
-    private func computeFormantGains(ratio: Double) {
-        guard let power, let envRe, let formantGain, let peaks else { return }
-        let bins = fftSize / 2 + 1
-        // Major peaks.
-        var count = 0
-        for k in 1..<(bins - 1) {
-            let m = power[k]
-            guard m > 0 && m >= power[k - 1] && m > power[k + 1] else { continue }
-            var major = true
-            for j in max(0, k - 3)...min(bins - 1, k + 3) where j != k && power[j] > m { major = false; break }
-            if major { peaks[count] = Int32(k); count += 1 }
-        }
-        guard count > 0 else {
-            formantGain.update(repeating: 1, count: bins)
-            return
-        }
-        // log |E| through the peaks (0.5·ln power = ln magnitude), flat beyond the ends.
-        var q = 0
-        for k in 0..<bins {
-            while q + 1 < count && Int(peaks[q + 1]) <= k { q += 1 }
-            let p0 = Int(peaks[q])
-            if k <= p0 || q + 1 >= count {
-                envRe[k] = 0.5 * logf(power[k <= p0 ? p0 : Int(peaks[count - 1])] + 1e-20)
-            } else {
-                let p1 = Int(peaks[q + 1])
-                let a = 0.5 * logf(power[p0] + 1e-20), b = 0.5 * logf(power[p1] + 1e-20)
-                envRe[k] = a + (b - a) * Float(k - p0) / Float(p1 - p0)
-            }
-        }
-        let r = Float(ratio)
-        let last = Float(bins - 1)
-        for k in 0..<bins {
-            let pos = min(r * Float(k), last)
-            let i = Int(pos)
-            let f = pos - Float(i)
-            let target = i + 1 < bins ? envRe[i] + f * (envRe[i + 1] - envRe[i]) : envRe[i]
-            let d = min(max(target - envRe[k], -4.14), 4.14)   // ln(10^(36/20)) ≈ 4.14
-            formantGain[k] = expf(d)
-        }
-    }
-
     private func deallocate() {
         fft = nil
         tables = []
-        for p in [window, synthWindow, inBuf, yBuf, dryBuf, prevRe, prevIm, rotRe, rotIm, re, im, power, envIn] {
+        locking = nil
+        formant = nil
+        for p in [window, synthWindow, inBuf, yBuf, dryBuf, prevRe, prevIm, re, im, power, envIn] {
             p?.deallocate()
         }
         window = nil; synthWindow = nil; inBuf = nil; yBuf = nil; dryBuf = nil
-        prevRe = nil; prevIm = nil; rotRe = nil; rotIm = nil; re = nil; im = nil; power = nil; envIn = nil
-        peaks?.deallocate(); peaks = nil
-        for p in [envRe, envIm, cepstrum, formantGain, peakRotRe, peakRotIm, outRe, outIm] { p?.deallocate() }
-        envRe = nil; envIm = nil; cepstrum = nil; formantGain = nil
-        peakRotRe = nil; peakRotIm = nil; outRe = nil; outIm = nil
+        prevRe = nil; prevIm = nil; re = nil; im = nil; power = nil; envIn = nil
+        for p in [outRe, outIm] { p?.deallocate() }
+        outRe = nil; outIm = nil
         history?.deallocate(); history = nil
         historyA?.deallocate(); historyA = nil
         historyR?.deallocate(); historyR = nil

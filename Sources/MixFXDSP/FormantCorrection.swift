@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Formant preservation. The stretched frame is later played r times faster, which moves
+/// its envelope E(f) to E(f/r); so each bin k of the stretched frame is scaled by
+/// E(r·k)/E(k), and after resampling the envelope is back at E(f).
+///
+/// E is the spectral envelope through the frame's peaks: log magnitudes at the peaks of the
+/// channels' summed power (each the largest within ±3 bins, so harmonics of voices down to
+/// ~70 Hz count and window sidelobes do not), joined linearly in log magnitude. Voices are
+/// harmonic, so this follows formants as narrow as the harmonic spacing, where a cepstral
+/// lifter short enough to ignore the pitch would blur them. Gains are limited to ±36 dB.
+final class FormantCorrection: @unchecked Sendable {
+    /// Bins per spectrum, N/2 + 1.
+    let bins: Int
+    /// The per-bin gains of the last `update`.
+    let gains: UnsafeMutablePointer<Float>
+    private let logEnvelope: UnsafeMutablePointer<Float>
+    private let peaks: UnsafeMutablePointer<Int32>
+
+    /// Buffers for spectra of `bins` bins (control side).
+    init(bins: Int) {
+        self.bins = bins
+        gains = .allocate(capacity: bins)
+        logEnvelope = .allocate(capacity: bins)
+        peaks = .allocate(capacity: bins)
+        gains.update(repeating: 1, count: bins)
+    }
+
+    deinit { gains.deallocate(); logEnvelope.deallocate(); peaks.deallocate() }
+
+    /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`.
+    func update(power: UnsafePointer<Float>, ratio: Double) {
+        // Major peaks.
+        var count = 0
+        for k in 1..<(bins - 1) {
+            let m = power[k]
+            guard m > 0 && m >= power[k - 1] && m > power[k + 1] else { continue }
+            var major = true
+            for j in max(0, k - 3)...min(bins - 1, k + 3) where j != k && power[j] > m { major = false; break }
+            if major { peaks[count] = Int32(k); count += 1 }
+        }
+        guard count > 0 else {
+            gains.update(repeating: 1, count: bins)
+            return
+        }
+        // log |E| through the peaks (0.5·ln power = ln magnitude), flat beyond the ends.
+        var q = 0
+        for k in 0..<bins {
+            while q + 1 < count && Int(peaks[q + 1]) <= k { q += 1 }
+            let p0 = Int(peaks[q])
+            if k <= p0 || q + 1 >= count {
+                logEnvelope[k] = 0.5 * logf(power[k <= p0 ? p0 : Int(peaks[count - 1])] + 1e-20)
+            } else {
+                let p1 = Int(peaks[q + 1])
+                let a = 0.5 * logf(power[p0] + 1e-20), b = 0.5 * logf(power[p1] + 1e-20)
+                logEnvelope[k] = a + (b - a) * Float(k - p0) / Float(p1 - p0)
+            }
+        }
+        let r = Float(ratio)
+        let last = Float(bins - 1)
+        for k in 0..<bins {
+            let pos = min(r * Float(k), last)
+            let i = Int(pos)
+            let f = pos - Float(i)
+            let target = i + 1 < bins ? logEnvelope[i] + f * (logEnvelope[i + 1] - logEnvelope[i]) : logEnvelope[i]
+            let d = min(max(target - logEnvelope[k], -4.14), 4.14)   // ln(10^(36/20)) ≈ 4.14
+            gains[k] = expf(d)
+        }
+    }
+}

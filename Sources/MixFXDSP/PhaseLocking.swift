@@ -1,0 +1,181 @@
+/// Identity phase locking (Laroche & Dolson 1999) for the phase vocoder of `PitchShifter`: per
+/// frame, the peaks of the channels' summed power spectrum get a new unit phasor from their
+/// measured instantaneous frequency, and every bin of a peak's region turns with it, so the phase
+/// relations inside a region (one partial's main lobe) are kept. The phasors `rotRe`/`rotIm` are
+/// shared by all channels.
+///
+/// For a peak p, with the phase advance measured over the actual analysis hop Ha and the
+/// synthesis hop Hs,
+///
+///     ω_p = 2πp/N,   dφ = princarg(arg Σ_c X_c[p]·conj X'_c[p] − ω_p·Ha)
+///     U[p] = U'[p] · e^{iθ},   θ = ω_p·(Hs − Ha) + dφ·(Hs/Ha − 1)
+///
+/// (primes: previous frame), which advances the synthesis phase by ω_inst·Hs with
+/// ω_inst = ω_p + dφ/Ha. All buffers are allocated in `init`; `advance` never allocates.
+final class PhaseLocking: @unchecked Sendable {
+    /// Bins per spectrum, N/2 + 1.
+    let bins: Int
+    private let fftSize: Int
+    /// U[k], the phasor each bin turns by (8 bins of slack for whole-vector fills).
+    let rotRe: UnsafeMutablePointer<Float>
+    let rotIm: UnsafeMutablePointer<Float>
+    private let peaks: UnsafeMutablePointer<Int32>        // peak bins (padded to a multiple of 8)
+    private let peakRotRe: UnsafeMutablePointer<Float>    // the peaks' new phasors
+    private let peakRotIm: UnsafeMutablePointer<Float>
+    private let crossRe: UnsafeMutablePointer<Float>      // Σ_c X_c·conj X'_c
+    private let crossIm: UnsafeMutablePointer<Float>
+
+    /// Buffers for frames of `fftSize` points (control side).
+    init(fftSize: Int) {
+        self.fftSize = fftSize
+        bins = fftSize / 2 + 1
+        rotRe = .allocate(capacity: bins + 8)
+        rotIm = .allocate(capacity: bins + 8)
+        peaks = .allocate(capacity: bins + 8)
+        peakRotRe = .allocate(capacity: bins + 8)
+        peakRotIm = .allocate(capacity: bins + 8)
+        crossRe = .allocate(capacity: bins)
+        crossIm = .allocate(capacity: bins)
+        reset()
+    }
+
+    deinit {
+        for p in [rotRe, rotIm, peakRotRe, peakRotIm, crossRe, crossIm] { p.deallocate() }
+        peaks.deallocate()
+    }
+
+    /// Every phasor back to 1 (no turn).
+    func reset() {
+        rotRe.update(repeating: 1, count: bins + 8)
+        rotIm.update(repeating: 0, count: bins + 8)
+    }
+
+    /// Advances the phasors for a frame: `power` is the channels' summed power (bins + 8 values,
+    /// the slack zero), `re`/`im` and `prevRe`/`prevIm` this frame's and the previous frame's
+    /// spectra (`channels` × bins), `ha` the analysis hop that separates them, `hs` the
+    /// synthesis hop.
+    func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
+                 prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int) {
+        let count = findPeaks(power)
+        advancePeakPhasors(count: count, ha: ha, hs: hs, re, im, prevRe, prevIm, channels: channels)
+        fillRegions(count: count, power)
+    }
+
+    /// Local maxima over ±2 bins of the channels' summed power, into `peaks`; returns how many.
+    /// Eight bins at a time: the five comparisons give a lane mask, and each lane appends its bin
+    /// without a branch (the count moves by 0 or 1).
+    private func findPeaks(_ power: UnsafePointer<Float>) -> Int {
+        var count = 0
+        func scalarPeak(_ k: Int) {
+            let m = power[k]
+            let isPeak = m > power[k - 1] && m >= power[k + 1] && m > 0
+                && (k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2])
+            peaks[count] = Int32(k); count += isPeak ? 1 : 0
+        }
+        scalarPeak(1)
+        let raw = UnsafeRawPointer(power)
+        let zero = SIMD8<Float>(), one = SIMD8<Float>(repeating: 1)   // named: an inline SIMD8(repeating: 0) here compiles to a lane loop
+        var k = 2
+        while k + 10 <= bins {
+            let m = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
+            let l1 = raw.loadUnaligned(fromByteOffset: 4 * (k - 1), as: SIMD8<Float>.self)
+            let l2 = raw.loadUnaligned(fromByteOffset: 4 * (k - 2), as: SIMD8<Float>.self)
+            let r1 = raw.loadUnaligned(fromByteOffset: 4 * (k + 1), as: SIMD8<Float>.self)
+            let r2 = raw.loadUnaligned(fromByteOffset: 4 * (k + 2), as: SIMD8<Float>.self)
+            let mask = (m .> l1) .& (m .>= r1) .& (m .> zero) .& (m .> l2) .& (m .>= r2)
+            if any(mask) {
+                let flags = zero.replacing(with: one, where: mask)
+                for i in 0..<8 { peaks[count] = Int32(k + i); count += flags[i] != 0 ? 1 : 0 }
+            }
+            k += 8
+        }
+        while k < bins - 1 { scalarPeak(k); k += 1 }
+        return count
+    }
+
+    /// The new phasor of each peak (see the type's notes), eight peaks at a time. The phase
+    /// terms ω_p·Ha and ω_p·(Hs − Ha) are reduced modulo 2π exactly in integers first
+    /// (ω_p·h = 2π·(p·h mod N)/N), so large bins and hops lose no precision.
+    private func advancePeakPhasors(count: Int, ha haFrames: Int, hs hopFrames: Int,
+                                    _ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>,
+                                    _ prevRe: UnsafePointer<Float>, _ prevIm: UnsafePointer<Float>, channels: Int) {
+        guard count > 0 else { return }
+        // Σ_c X_c·conj X'_c over all bins
+        crossRe.update(repeating: 0, count: bins)
+        crossIm.update(repeating: 0, count: bins)
+        for c in 0..<channels {
+            vaddCrossSpectrum(re + c * bins, im + c * bins, prevRe + c * bins, prevIm + c * bins,
+                              crossRe, crossIm, bins)
+        }
+        let last = peaks[count - 1]
+        for q in count..<((count + 7) / 8 * 8) { peaks[q] = last }   // pad the last chunk
+        let wrap = SIMD8<Int32>(repeating: Int32(fftSize - 1))
+        let binAngle = 2 * Float.pi / Float(fftSize)
+        let ha = SIMD8<Int32>(repeating: Int32(haFrames))
+        let stretch = SIMD8<Int32>(repeating: Int32(hopFrames - haFrames))
+        let dGain = SIMD8<Float>(repeating: Float(hopFrames) / Float(haFrames) - 1)
+        let outRe = UnsafeMutableRawPointer(peakRotRe), outIm = UnsafeMutableRawPointer(peakRotIm)
+        var q = 0
+        while q < count {
+            var p = SIMD8<Int32>()
+            for i in 0..<8 { p[i] = peaks[q + i] }
+            // Σ_c X_c[p]·conj X'_c[p]
+            var xr = SIMD8<Float>(), xi = SIMD8<Float>()
+            for i in 0..<8 { xr[i] = crossRe[Int(p[i])]; xi[i] = crossIm[Int(p[i])] }
+            // dφ = princarg(arg − ω·Ha);  θ = ω·(Hs − Ha) + dφ·(Hs/Ha − 1)
+            let omegaHa = SIMD8<Float>((p &* ha) & wrap) * binAngle
+            let omegaStretch = SIMD8<Float>((p &* stretch) & wrap) * binAngle
+            let dphi = princarg(fastAtan2(xi, xr) - omegaHa)
+            let theta = princarg(omegaStretch + dphi * dGain)
+            let (sn, cs) = fastSinCos(theta)
+            var ur = SIMD8<Float>(), ui = ur
+            for i in 0..<8 { ur[i] = rotRe[Int(p[i])]; ui[i] = rotIm[Int(p[i])] }
+            let nr = ur * cs - ui * sn, ni = ur * sn + ui * cs
+            let scale = 1 / (nr * nr + ni * ni).squareRoot()   // keep them unit phasors
+            outRe.storeBytes(of: nr * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
+            outIm.storeBytes(of: ni * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
+            q += 8
+        }
+    }
+
+    /// Every bin of a peak's region (up to the first lowest-power bin between it and the next
+    /// peak) takes the peak's phasor; bins before the first peak belong to it, after the last to
+    /// the last. Regions are a few bins long, so both steps work eight bins at a time: the gap's
+    /// minimum from one vector (bins past the gap read as +∞), and the fill as whole vectors
+    /// whose overshoot the next region overwrites (`rotRe`/`rotIm` have 8 bins of slack).
+    private func fillRegions(count: Int, _ power: UnsafePointer<Float>) {
+        let raw = UnsafeRawPointer(power)
+        let lane = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+        let infinity = SIMD8<Float>(repeating: .infinity), far = SIMD8<Float>(repeating: 64)
+        let outRe = UnsafeMutableRawPointer(rotRe), outIm = UnsafeMutableRawPointer(rotIm)
+        var regionStart = 0
+        for q in 0..<count {
+            let p = Int(peaks[q])
+            var regionEnd = bins
+            if q + 1 < count {
+                let next = Int(peaks[q + 1])
+                var lowest = p + 1, lowestPower = Float.infinity
+                var k = p + 1
+                while k < next {   // ≤ 8 bins per step; `power` has 8 bins of slack
+                    var v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
+                    v.replace(with: infinity, where: lane .>= SIMD8<Float>(repeating: Float(next - k)))
+                    let m = minLane(v)
+                    if m < lowestPower {
+                        lowestPower = m
+                        lowest = k + Int(minLane(lane.replacing(with: far, where: v .!= SIMD8<Float>(repeating: m))))
+                    }
+                    k += 8
+                }
+                regionEnd = lowest
+            }
+            let ur = SIMD8<Float>(repeating: peakRotRe[q]), ui = SIMD8<Float>(repeating: peakRotIm[q])
+            var k = regionStart
+            while k < regionEnd {
+                outRe.storeBytes(of: ur, toByteOffset: 4 * k, as: SIMD8<Float>.self)
+                outIm.storeBytes(of: ui, toByteOffset: 4 * k, as: SIMD8<Float>.self)
+                k += 8
+            }
+            regionStart = regionEnd
+        }
+    }
+}
