@@ -14,20 +14,6 @@ func vmul(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ out: UnsafeMut
     while i < count { out[i] = a[i] * b[i]; i += 1 }
 }
 
-/// out[i] += a[i]·b[i]
-@inline(__always) @_noAllocation @_noLocks
-func vmulAdd(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>, _ count: Int) {
-    let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b), ro = UnsafeMutableRawPointer(out)
-    var i = 0
-    while i + 8 <= count {
-        let v = ro.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            + ra.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * rb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        ro.storeBytes(of: v, toByteOffset: i * 4, as: SIMD8<Float>.self)
-        i += 8
-    }
-    while i < count { out[i] += a[i] * b[i]; i += 1 }
-}
-
 /// power[i] += re[i]² + im[i]²
 @inline(__always) @_noAllocation @_noLocks
 func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: UnsafeMutablePointer<Float>, _ count: Int) {
@@ -41,30 +27,6 @@ func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: 
         i += 8
     }
     while i < count { power[i] += re[i] * re[i] + im[i] * im[i]; i += 1 }
-}
-
-/// (re, im)[i] ·= (ur, ui)[i], complex, in place.
-@inline(__always) @_noAllocation @_noLocks
-func vrotate(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>,
-             _ ur: UnsafePointer<Float>, _ ui: UnsafePointer<Float>, _ count: Int) {
-    let rr = UnsafeMutableRawPointer(re), ri = UnsafeMutableRawPointer(im)
-    let qr = UnsafeRawPointer(ur), qi = UnsafeRawPointer(ui)
-    var i = 0
-    while i + 8 <= count {
-        let xr = rr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let xi = ri.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let wr = qr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let wi = qi.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        rr.storeBytes(of: xr * wr - xi * wi, toByteOffset: i * 4, as: SIMD8<Float>.self)
-        ri.storeBytes(of: xr * wi + xi * wr, toByteOffset: i * 4, as: SIMD8<Float>.self)
-        i += 8
-    }
-    while i < count {
-        let xr = re[i], xi = im[i]
-        re[i] = xr * ur[i] - xi * ui[i]
-        im[i] = xr * ui[i] + xi * ur[i]
-        i += 1
-    }
 }
 
 /// out[i] = (re, im)[i]·(ur, ui)[i], complex; `outRe`/`outIm` must not alias the inputs.
@@ -142,6 +104,39 @@ func roundLanes(_ x: SIMD8<Float>) -> SIMD8<Float> {
 @inline(__always) @_noAllocation @_noLocks
 func absLanes(_ x: SIMD8<Float>) -> SIMD8<Float> {
     unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+}
+
+/// Meter levels of a block: the largest |a[i]| and |b[i]| (into `peak`, if larger) and Σ a[i]²
+/// (added to `sumOfSquares`); `b` nil for one channel. Eight lanes at a time (the per-sample
+/// Swift `max` is slow on the mix path).
+@inline(__always) @_noAllocation @_noLocks
+public func levels(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>?, count: Int, peak: inout Float,
+                   sumOfSquares: inout Float) {
+    let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b ?? a)
+    var top = SIMD8<Float>(), acc = SIMD8<Float>()
+    var i = 0
+    while i + 8 <= count {
+        let x = ra.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        acc += x * x
+        let mx = absLanes(x)
+        top = top.replacing(with: mx, where: mx .> top)
+        if b != nil {
+            let my = absLanes(rb.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self))
+            top = top.replacing(with: my, where: my .> top)
+        }
+        i += 8
+    }
+    var p = peak, s: Float = 0
+    for k in 0..<8 { p = top[k] > p ? top[k] : p; s += acc[k] }
+    while i < count {
+        let x = a[i] < 0 ? -a[i] : a[i]
+        p = x > p ? x : p
+        if let b { let y = b[i] < 0 ? -b[i] : b[i]; p = y > p ? y : p }
+        s += a[i] * a[i]
+        i += 1
+    }
+    peak = p
+    sumOfSquares += s
 }
 
 /// The principal argument per lane: x wrapped into [−π, π].

@@ -122,7 +122,7 @@ public final class RenderKernel: @unchecked Sendable {
         for c in 0..<outChannels {
             let o = output.channel(c)
             var s: Float = 0
-            levels(o, o, count: n, peak: &peak, sumOfSquares: &s)
+            levels(o, nil, count: n, peak: &peak, sumOfSquares: &s)
             sum += s
         }
         masterMeter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())
@@ -139,7 +139,7 @@ public final class RenderKernel: @unchecked Sendable {
         if outChannels > 1 { accumulate(inR, into: outR + start, gain: t.gainRight, count: count) }
         let g = max(abs(t.gainLeft), abs(t.gainRight))
         var p: Float = 0, s: Float = 0
-        levels(inL, inR, count: count, peak: &p, sumOfSquares: &s)
+        levels(inL, t.channelCount > 1 ? inR : nil, count: count, peak: &p, sumOfSquares: &s)
         peak = max(peak, p * g); sum += s * t.gainLeft * t.gainLeft
     }
 
@@ -159,41 +159,6 @@ public final class RenderKernel: @unchecked Sendable {
         let g = t.channelCount == 1 ? PanLaw.monoGains(pan: pan) : PanLaw.balanceGains(pan: pan)
         return (Float(volume * g.left), Float(volume * g.right))
     }
-}
-
-/// The largest |a[i]|, |b[i]| (into `peak`, if larger) and Σ a[i]² (added to `sumOfSquares`),
-/// eight lanes at a time (meters; the per-sample Swift `max` is slow on the mix path).
-@inline(__always) @_noAllocation @_noLocks
-func levels(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int, peak: inout Float,
-            sumOfSquares: inout Float) {
-    let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
-    var top = SIMD8<Float>(), acc = SIMD8<Float>()
-    var i = 0
-    while i + 8 <= count {
-        let x = ra.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
-        let y = rb.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
-        acc += x * x
-        let mx = magnitude(x), my = magnitude(y)
-        top = top.replacing(with: mx, where: mx .> top)
-        top = top.replacing(with: my, where: my .> top)
-        i += 8
-    }
-    var p = peak, s: Float = 0
-    for k in 0..<8 { p = top[k] > p ? top[k] : p; s += acc[k] }
-    while i < count {
-        let x = a[i] < 0 ? -a[i] : a[i], y = b[i] < 0 ? -b[i] : b[i]
-        p = x > p ? x : p; p = y > p ? y : p
-        s += a[i] * a[i]
-        i += 1
-    }
-    peak = p
-    sumOfSquares += s
-}
-
-/// |x| per lane (the sign bit cleared).
-@inline(__always) @_noAllocation @_noLocks
-private func magnitude(_ x: SIMD8<Float>) -> SIMD8<Float> {
-    unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
 }
 
 /// out[i] += gain·x[i]; a gain of exactly 1 adds the samples unchanged.

@@ -91,13 +91,12 @@ public struct SampleConverter {
                 peak = max(peak, abs(x))
                 var v = Double(x) * scale
                 if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
-                // rounded half away from zero, then clamped; in integer arithmetic (the generic
-                // Double → T conversion and `rounded()` are library calls on this path)
+                // clamped to [−scale, scale − 1] (integer ends, so rounding stays inside), then
+                // rounded half away from zero through Int (the generic Double → T conversion and
+                // `rounded()` are library calls on this path)
                 if v >= scale - 0.5 || v <= -scale - 0.5 { clipped += 1 }
-                v = v.isNaN ? 0 : (v < -scale - 1 ? -scale - 1 : (v > scale ? scale : v))
-                var r = Int(v < 0 ? v - 0.5 : v + 0.5)
-                r = r < -Int(scale) ? -Int(scale) : (r > Int(scale) - 1 ? Int(scale) - 1 : r)
-                out[i * ch + c] = T(truncatingIfNeeded: r) << shift
+                v = v.isNaN ? 0 : (v < -scale ? -scale : (v > scale - 1 ? scale - 1 : v))
+                out[i * ch + c] = T(truncatingIfNeeded: Int(v < 0 ? v - 0.5 : v + 0.5)) << shift
             }
         }
     }
