@@ -62,22 +62,25 @@ enum RoundTripBenchmark {
     /// Aligns `y` to `x` and measures it. A shifter changes phases, so the waveforms of a round
     /// trip need not correlate, but its energy stays where it was: the lag of the largest
     /// cross-correlation of the 2 ms energy envelopes (within ±50 ms at 44.1 kHz) is refined to
-    /// the lag within ±3 ms (0.25 ms steps) that gives the lowest SC, the same search for every tool.
+    /// the lag within ±3 ms (0.25 ms steps) that gives the lowest SC, the same search for every
+    /// tool. Every lag is measured over the same stretch of `x` (all but the first and last
+    /// 53 ms), so its spectrogram is computed once.
     static func measure(_ x: [Float], _ y: [Float]) -> (lsd: Double, sc: Double, levelDB: Double) {
         let coarse = bestLag(envelope(x), envelope(y), maxLag: 2205)
+        let margin = 2205 + 132, n = min(x.count, y.count)
+        let a = Array(x[margin..<(n - margin)])
+        let pa = spectrogram(a)
         var best: (lsd: Double, sc: Double, levelDB: Double)?
         for lag in stride(from: coarse - 132, through: coarse + 132, by: 11) {
-            let m = measure(x, y, lag: lag)
+            let b = Array(y[(margin + lag)..<(n - margin + lag)])
+            let m = measure(pa, spectrogram(b), level: Signals.db(Signals.rms(b[...]) / Signals.rms(a[...])))
             if best == nil || m.sc < best!.sc { best = m }
         }
         return best!
     }
 
-    /// The measures with y[i + lag] lined up with x[i].
-    static func measure(_ x: [Float], _ y: [Float], lag: Int) -> (lsd: Double, sc: Double, levelDB: Double) {
-        let start = max(0, -lag), end = min(x.count, y.count - lag)
-        let a = Array(x[start..<end]), b = (start..<end).map { y[$0 + lag] }
-        let (pa, pb) = (spectrogram(a), spectrogram(b))
+    /// LSD and SC of the spectrogram `pb` against `pa`.
+    static func measure(_ pa: [[Double]], _ pb: [[Double]], level: Double) -> (lsd: Double, sc: Double, levelDB: Double) {
         let loudest = pa.flatMap { $0 }.max() ?? 1
         let floor = loudest * 1e-8
         let frameEnergy = pa.map { $0.reduce(0, +) }
@@ -96,7 +99,6 @@ enum RoundTripBenchmark {
             }
             lsd += (s / Double(u.count)).squareRoot(); frames += 1
         }
-        let level = Signals.db(Signals.rms(b[...]) / Signals.rms(a[...]))
         return (lsd / Double(max(frames, 1)), 10 * log10(max(diff, 1e-30) / max(ref, 1e-30)), level)
     }
 
