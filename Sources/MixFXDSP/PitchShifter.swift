@@ -82,10 +82,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var window: UnsafeMutablePointer<Float>?
     private var synthWindow: UnsafeMutablePointer<Float>?
     private var inCapacity = 0, yCapacity = 0
-    private var dryCapacity = 0, dryMask = 0      // rings are powers of two, indexed with & mask
     private var inBuf: UnsafeMutablePointer<Float>?
     private var yBuf: UnsafeMutablePointer<Float>?
-    private var dryBuf: UnsafeMutablePointer<Float>?
     private var prevRe: UnsafeMutablePointer<Float>?      // previous analysis spectra, per channel
     private var prevIm: UnsafeMutablePointer<Float>?
     private var re: UnsafeMutablePointer<Float>?          // spectra of this frame, per channel
@@ -118,10 +116,11 @@ public final class PitchShifter: @unchecked Sendable {
     private var envInLevel: Float = 0, envOutLevel: Float = 0, gateGain: Float = 1
     private var envRelease: Float = 0, gateUp: Float = 0, gateDown: Float = 0
     private var lookaheadFrames = 0
-    // Transient splice (see `process`): the input by input time in a mirrored ring, and the
-    // current splice: onset T (input time), ratio, table, and its fade-in/hold/fade-out lengths.
+    // The input by input time in a mirrored ring (the live dry path and the transient splice
+    // read it), and the current splice: onset T (input time), ratio, table, and its
+    // fade-in/hold/fade-out lengths.
     private var history: UnsafeMutablePointer<Float>?
-    private var historyRingCapacity = 0, historyRingMask = 0
+    private var historyRingCapacity = 0, historyRingMask = 0, historyStride = 0
     private var onsetLookaheadFrames = 0, onsetBackFrames = 0, onsetAttackFrames = 0
     private var spliceOnset = 0, spliceEnd = Int.min, spliceHoldEnd = 0, spliceRatio = 1.0
     private var spliceTable = 0, spliceHoldoffEnd = Int.min
@@ -176,11 +175,8 @@ public final class PitchShifter: @unchecked Sendable {
         inCapacity = 2 * n + 2 * maxHa + 2 * spec.maximumFrameCount + 64
         yCapacity = Int((Double(latencyFrames + 2 * spec.maximumFrameCount) * max(1, maxRatio)).rounded(.up))
             + 3 * n + 4 * maxHalfTaps + 2 * hopFrames + 64
-        dryCapacity = mode == .live ? powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + 1) : 0
-        dryMask = max(dryCapacity - 1, 0)
         inBuf = .allocate(capacity: inCapacity * ch)
         yBuf = .allocate(capacity: yCapacity * ch)
-        if dryCapacity > 0 { dryBuf = .allocate(capacity: dryCapacity * ch) }
         prevRe = .allocate(capacity: bins * ch)
         prevIm = .allocate(capacity: bins * ch)
         re = .allocate(capacity: bins * ch)
@@ -201,7 +197,8 @@ public final class PitchShifter: @unchecked Sendable {
         historyRingCapacity = powerOfTwo(atLeast: latencyFrames + spec.maximumFrameCount + 4 * maxHalfTaps
                                          + 2 * onsetLookaheadFrames + 64)
         historyRingMask = historyRingCapacity - 1
-        history = .allocate(capacity: ch * (2 * historyRingCapacity + 2 * maxHalfTaps))
+        historyStride = 2 * historyRingCapacity + 2 * maxHalfTaps   // per channel
+        history = .allocate(capacity: ch * historyStride)
         envMask = envCapacity - 1
         envIn = .allocate(capacity: envCapacity)
         envRelease = Float(exp(-1 / (0.02 * spec.sampleRate)))
@@ -221,12 +218,11 @@ public final class PitchShifter: @unchecked Sendable {
         let bins = fftSize / 2 + 1
         inBuf.update(repeating: 0, count: inCapacity * ch)
         yBuf.update(repeating: 0, count: yCapacity * ch)
-        dryBuf?.update(repeating: 0, count: dryCapacity * ch)
         prevRe!.update(repeating: 0, count: bins * ch)
         prevIm!.update(repeating: 0, count: bins * ch)
         locking!.reset()
         envIn!.update(repeating: 0, count: envCapacity)
-        history!.update(repeating: 0, count: spec.channelCount * (2 * historyRingCapacity + 2 * maxHalfTaps))
+        history!.update(repeating: 0, count: spec.channelCount * historyStride)
         spliceEnd = Int.min; spliceHoldoffEnd = Int.min
         envInLevel = 0; envOutLevel = 0; gateGain = 1
         inStart = -fftSize / 2        // input before sample 0 is silence
@@ -277,10 +273,9 @@ public final class PitchShifter: @unchecked Sendable {
         // The input by input time, written twice (at i and i + capacity) so that any span of
         // up to `capacity` samples is contiguous for the splice's interpolator.
         if let history {
-            let stride = 2 * historyRingCapacity + 2 * maxHalfTaps
             for c in 0..<ch {
                 let src = c == 0 ? left : (right ?? left)
-                let ring = history + c * stride
+                let ring = history + c * historyStride
                 for k in 0..<frameCount {
                     let slot = (inEnd + k) & historyRingMask
                     ring[slot] = src[k]; ring[slot + historyRingCapacity] = src[k]
@@ -308,15 +303,10 @@ public final class PitchShifter: @unchecked Sendable {
         for k in 0..<frameCount {
             // Dry path (live): the input delayed by L.
             var dryL: Float = 0, dryR: Float = 0
-            if live, let dryBuf {
-                let slot = out & dryMask
-                dryBuf[slot] = left[k]
-                if ch > 1 { dryBuf[dryCapacity + slot] = right![k] }
-                let back = out - latencyFrames
-                if back >= 0 {
-                    dryL = dryBuf[back & dryMask]
-                    dryR = ch > 1 ? dryBuf[dryCapacity + back & dryMask] : dryL
-                }
+            if live, let history, out - latencyFrames >= 0 {
+                let slot = (out - latencyFrames) & historyRingMask
+                dryL = history[slot]
+                dryR = ch > 1 ? history[historyStride + slot] : dryL
             }
             // Wet path: the stretched signal read at p(n).
             let t = Double(out - latencyFrames)
@@ -352,7 +342,7 @@ public final class PitchShifter: @unchecked Sendable {
                 }
             }
             // Transient gate: the vocoder spreads a hit over its whole window, so energy appears
-            // before the hit (pre-echo). Where the wetMix signal is more than 6 dB above what the
+            // before the hit (pre-echo). Where the wet signal is more than 6 dB above what the
             // input held at that instant (its envelope 0.2 ms ahead, instant attack, 20 ms
             // release), it is turned down; the gain opens in 0.25 ms and closes in 5 ms. On
             // steady material the two envelopes agree and the gain stays exactly 1. Measured on
@@ -374,9 +364,9 @@ public final class PitchShifter: @unchecked Sendable {
             // (the input envelope, 1 ms ahead, 9 dB above its value 3 ms earlier) the output
             // crossfades within 1 ms to the input itself: its first 3 ms as they are, then played
             // r times faster, g(t) = x(T + a + (t − T − a)·r): the right pitch, the attack in
-            // place and untouched. After a 20 ms
-            // hold it crossfades back to the vocoder over 10 ms (which by then holds no early
-            // copies). Steady material never triggers it; new onsets wait 50 ms.
+            // place and untouched. After a 20 ms hold it crossfades back to the vocoder over
+            // 10 ms (which by then holds no early copies). Steady material never triggers it;
+            // new onsets wait 50 ms.
             if t >= 0, segmentRatio != 1, let envIn, let history {
                 let now = out - latencyFrames
                 if now >= spliceEnd && now >= spliceHoldoffEnd {
@@ -413,12 +403,11 @@ public final class PitchShifter: @unchecked Sendable {
                         : Double(spliceOnset + onsetAttackFrames) + Double(sinceAttack) * spliceRatio
                     let i = floorToInt(pos)
                     let table = tables[spliceTable]
-                    let stride = 2 * historyRingCapacity + 2 * maxHalfTaps
                     let base = (i - table.taps / 2 + 1) & historyRingMask
                     let frac = pos - Double(i)
                     var gL: Float, gR: Float
                     if ch > 1 {
-                        (gL, gR) = table.interpolate(history + base, history + stride + base,
+                        (gL, gR) = table.interpolate(history + base, history + historyStride + base,
                                                      index: table.taps / 2 - 1, fraction: frac)
                     } else {
                         gL = table.interpolate(history + base, index: table.taps / 2 - 1, fraction: frac)
@@ -536,10 +525,10 @@ public final class PitchShifter: @unchecked Sendable {
         tables = []
         locking = nil
         formant = nil
-        for p in [window, synthWindow, inBuf, yBuf, dryBuf, prevRe, prevIm, re, im, power, envIn] {
+        for p in [window, synthWindow, inBuf, yBuf, prevRe, prevIm, re, im, power, envIn] {
             p?.deallocate()
         }
-        window = nil; synthWindow = nil; inBuf = nil; yBuf = nil; dryBuf = nil
+        window = nil; synthWindow = nil; inBuf = nil; yBuf = nil
         prevRe = nil; prevIm = nil; re = nil; im = nil; power = nil; envIn = nil
         for p in [outRe, outIm] { p?.deallocate() }
         outRe = nil; outIm = nil
