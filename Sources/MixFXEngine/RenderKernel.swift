@@ -31,8 +31,14 @@ public final class RenderKernel: @unchecked Sendable {
     private let rampFrames: Int
     /// Frames of the mix rendered since `start` or the last `seek`.
     public private(set) var framesRendered = 0
-    /// Offline: render the tracks of each block on all cores (default true).
+    /// Offline: render the tracks on all the cores the process may use, ahead of the mix
+    /// (default true; read by `start` and `seek`).
     public var parallelTracks = true
+    private var pipeline: TrackPipeline?
+    /// True when the tracks render ahead on worker threads (offline, `parallelTracks`, more
+    /// than one track and core; decided by `start`/`seek`).
+    public var rendersTracksInParallel: Bool { pipeline != nil }
+    private var trackPeak: [Float], trackSum: [Float]
 
     init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
@@ -44,7 +50,11 @@ public final class RenderKernel: @unchecked Sendable {
         }
         trackMeters = tracks.map(\.meter)
         rampFrames = max(1, layout.sampleRate / 100)
+        trackPeak = [Float](repeating: 0, count: tracks.count)
+        trackSum = [Float](repeating: 0, count: tracks.count)
     }
+
+    deinit { pipeline?.stop() }
 
     /// The latency each track's effects add (removed by `start()`). Live kernels give every
     /// track the same latency.
@@ -56,6 +66,8 @@ public final class RenderKernel: @unchecked Sendable {
     /// Moves to `frame` of the mix (at the output rate) with cleared signal state, pre-rolled so
     /// the next block starts exactly there.
     public func seek(toFrame frame: Int) throws {
+        pipeline?.stop()
+        pipeline = nil
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
         for t in tracks {
@@ -70,6 +82,12 @@ public final class RenderKernel: @unchecked Sendable {
             }
             t.setGains(targetGains(t, anySolo: anySolo()))
         }
+        let cores = TrackPipeline.availableCores()
+        if mode == .offline && parallelTracks && tracks.count > 1 && cores > 1 && target < layout.frameCount {
+            pipeline = TrackPipeline(tracks: tracks, blockFrames: maximumFrameCount,
+                                     totalFrames: layout.frameCount - target, workers: cores)
+            pipeline!.start()
+        }
     }
 
     /// Renders up to `frameCount` (≤ `maximumFrameCount`) frames of the mix into `output`; returns
@@ -81,19 +99,32 @@ public final class RenderKernel: @unchecked Sendable {
         output.clear(frameCount: n)
         let outL = output.channel(0)
         let outR = outChannels > 1 ? output.channel(1) : outL
-        if mode == .offline && tracks.count > 1 && parallelTracks {
-            // Offline, the tracks' chains run in parallel (they share nothing); the mix below
-            // sums them in track order, so the result is the same as sequential.
-            let failures = Mutex<(any Error)?>(nil)
-            let all = tracks
-            DispatchQueue.concurrentPerform(iterations: all.count) { k in
-                do { try all[k].render(frameCount: n) } catch { failures.withLock { $0 = $0 ?? error } }
-            }
-            if let error = failures.withLock({ $0 }) { throw error }
-        } else {
-            for t in tracks { try t.render(frameCount: n) }
-        }
         let solo = anySolo()
+        if let pipeline {
+            // Offline on several cores: the tracks were rendered ahead (`TrackPipeline`); mix
+            // them block by block, in track order, so the result is the same as sequential.
+            for k in tracks.indices { trackPeak[k] = 0; trackSum[k] = 0 }
+            var done = 0
+            while done < n {
+                let (offset, frames) = try pipeline.acquire()
+                let m = min(n - done, frames - offset)
+                for (k, t) in tracks.enumerated() {
+                    t.setGains(targetGains(t, anySolo: solo))
+                    let b = pipeline.buffer(track: k)
+                    let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
+                    var peak = trackPeak[k], sum = trackSum[k]
+                    mix(t, inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
+                    trackPeak[k] = peak; trackSum[k] = sum
+                }
+                pipeline.release(frames: m)
+                done += m
+            }
+            for (k, t) in tracks.enumerated() {
+                t.meter.record(peak: trackPeak[k], rms: (trackSum[k] / Float(n)).squareRoot())
+            }
+            return finish(n, outChannels)
+        }
+        for t in tracks { try t.render(frameCount: n) }
         for t in tracks {
             let target = targetGains(t, anySolo: solo)
             if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
@@ -112,12 +143,17 @@ public final class RenderKernel: @unchecked Sendable {
                 }
                 t.rampFramesLeft -= m
                 if t.rampFramesLeft == 0 { t.setGains(t.rampTarget) }
-                if m < n { mix(t, from: m, count: n - m, outL, outR, outChannels, &peak, &sum) }
+                if m < n { mix(t, inL + m, inR + m, count: n - m, outL + m, outR + m, outChannels, &peak, &sum) }
             } else {
-                mix(t, from: 0, count: n, outL, outR, outChannels, &peak, &sum)
+                mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)
             }
             t.meter.record(peak: peak, rms: (sum / Float(n)).squareRoot())
         }
+        return finish(n, outChannels)
+    }
+
+    /// The master meter, and the position.
+    private func finish(_ n: Int, _ outChannels: Int) -> Int {
         var peak: Float = 0, sum: Float = 0
         for c in 0..<outChannels {
             let o = output.channel(c)
@@ -131,12 +167,11 @@ public final class RenderKernel: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func mix(_ t: TrackKernel, from start: Int, count: Int, _ outL: UnsafeMutablePointer<Float>,
-                     _ outR: UnsafeMutablePointer<Float>, _ outChannels: Int, _ peak: inout Float, _ sum: inout Float) {
-        let inL = t.buffer.channel(0) + start
-        let inR = (t.channelCount > 1 ? t.buffer.channel(1) : t.buffer.channel(0)) + start
-        accumulate(inL, into: outL + start, gain: t.gainLeft, count: count)
-        if outChannels > 1 { accumulate(inR, into: outR + start, gain: t.gainRight, count: count) }
+    private func mix(_ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+                     count: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
+                     _ outChannels: Int, _ peak: inout Float, _ sum: inout Float) {
+        accumulate(inL, into: outL, gain: t.gainLeft, count: count)
+        if outChannels > 1 { accumulate(inR, into: outR, gain: t.gainRight, count: count) }
         let g = max(abs(t.gainLeft), abs(t.gainRight))
         var p: Float = 0, s: Float = 0
         levels(inL, t.channelCount > 1 ? inR : nil, count: count, peak: &p, sumOfSquares: &s)

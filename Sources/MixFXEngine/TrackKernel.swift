@@ -162,9 +162,20 @@ final class TrackKernel: @unchecked Sendable {
         }
     }
 
-    /// Renders the next `frameCount` frames of this track into `buffer` (silence after the end).
-    func render(frameCount: Int) throws {
-        try pull(frameCount: frameCount)
+    /// A rough relative cost of rendering a block, for spreading tracks over cores: a shifter
+    /// costs about ten times the rest of the chain.
+    var renderCost: Int {
+        1 + (resampler == nil ? 0 : 2) + effects.reduce(0) { cost, e in
+            if case .pitch(_, let s) = e, s.latencyFrames > 0 || s.mode == .live { return cost + 10 }
+            return cost
+        }
+    }
+
+    /// Renders the next `frameCount` frames of this track into `out` (default `buffer`; silence
+    /// after the end).
+    func render(frameCount: Int, into out: AudioBuffer? = nil) throws {
+        let buffer = out ?? self.buffer
+        try pull(frameCount: frameCount, into: buffer)
         let left = buffer.channel(0)
         let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
         for e in effects {
@@ -181,11 +192,11 @@ final class TrackKernel: @unchecked Sendable {
         }
     }
 
-    private func pull(frameCount: Int) throws {
+    private func pull(frameCount: Int, into buffer: AudioBuffer) throws {
         var done = 0
         if let resampler {
             while done < frameCount {
-                done += resampler.read(into: { self.buffer.channel($0) }, offset: done, maxFrames: frameCount - done)
+                done += resampler.read(into: { buffer.channel($0) }, offset: done, maxFrames: frameCount - done)
                 guard done < frameCount else { break }
                 if resampler.isDrained { break }
                 if resampler.needsInput {

@@ -134,6 +134,79 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
         #expect(a[0].count == 32_654)   // ceil(30000·48000/44100 = 32653.06)
     }
 
+    /// The tracks render ahead on worker threads (`TrackPipeline`); the mix must be the same
+    /// samples as rendering them one after another, whatever the request sizes, across a seek.
+    @Test func tracksOnSeveralCoresMixLikeOneAfterAnother() throws {
+        func make() -> AudioEngine {
+            let engine = AudioEngine()
+            for k in 0..<5 {
+                let frames = 20_000 + 3_000 * k
+                let t = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: frames, seed: 20 + UInt64(k)),
+                                                                        Signals.noise(frames: frames, seed: 30 + UInt64(k))],
+                                                             sampleRate: 44_100))
+                t.timePitch.pitchCents = [0, 200, -500, 1200, 0][k]
+                t.eq.bassGain.value = Double(k)
+                t.player.volume = 0.5
+            }
+            return engine
+        }
+        func render(parallel: Bool, request: Int, seekTo: Int?) throws -> [[Float]] {
+            let kernel = try make().makeKernel(maximumFrameCount: 1024)
+            kernel.parallelTracks = parallel
+            try kernel.start()
+            #expect(kernel.rendersTracksInParallel == (parallel && ProcessInfo.processInfo.activeProcessorCount > 1))
+            var out: [[Float]] = [[], []]
+            var seeked = false
+            while true {
+                let n = try kernel.render(frameCount: request)
+                if n == 0 { break }
+                for c in 0..<2 { out[c] += UnsafeBufferPointer(start: kernel.output.channel(c), count: n) }
+                if let seekTo, !seeked && out[0].count > 9_000 {
+                    try kernel.seek(toFrame: seekTo)
+                    seeked = true
+                }
+            }
+            return out
+        }
+        let sequential = try render(parallel: false, request: 1024, seekTo: nil)
+        #expect(sequential[0].count == 32_000)
+        #expect(try render(parallel: true, request: 1024, seekTo: nil) == sequential)
+        #expect(try render(parallel: true, request: 700, seekTo: nil) == sequential)
+        let seekedSequential = try render(parallel: false, request: 700, seekTo: 15_000)
+        #expect(try render(parallel: true, request: 700, seekTo: 15_000) == seekedSequential)
+    }
+
+    /// A source that fails on a worker thread: the error reaches the caller of `render`.
+    @Test func aWorkerThreadsErrorReachesTheCaller() throws {
+        final class FailingSource: AudioSource, @unchecked Sendable {
+            struct Broken: Error {}
+            let format = SourceFormat(sampleRate: 44_100, channelCount: 1, frameCount: 100_000)
+            let name = "failing"
+            var position = 0
+            func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
+                if position > 20_000 { throw Broken() }
+                buffer.clear(frameCount: offset + frameCount)
+                position += frameCount
+                return frameCount
+            }
+            func seek(toFrame frame: Int) throws { position = frame }
+        }
+        let engine = AudioEngine()
+        engine.addTrack(source: FailingSource())
+        engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 100_000, seed: 40)], sampleRate: 44_100))
+        let kernel = try engine.makeKernel(maximumFrameCount: 1024)
+        try kernel.start()
+        var rendered = 0
+        #expect(throws: FailingSource.Broken.self) {
+            while true {
+                let n = try kernel.render(frameCount: 1024)
+                if n == 0 { break }
+                rendered += n
+            }
+        }
+        #expect(rendered >= 20_000 && rendered < 100_000)
+    }
+
     @Test func pitchedTrackIsAlignedAndExactLength() throws {
         let rate = 44_100
         let x = Signals.sine(frequencyHz: 440, sampleRate: Double(rate), frames: 3 * rate)
