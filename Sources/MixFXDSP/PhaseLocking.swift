@@ -158,11 +158,15 @@ final class PhaseLocking: @unchecked Sendable {
                 var k = p + 1
                 while k < next {   // ≤ 8 bins per step; `power` has 8 bins of slack
                     var v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
-                    v.replace(with: infinity, where: lane .>= SIMD8<Float>(repeating: Float(next - k)))
+                    let left = SIMD8<Float>(repeating: Float(next - k))   // named: see below
+                    v.replace(with: infinity, where: lane .>= left)
                     let m = minLane(v)
                     if m < lowestPower {
                         lowestPower = m
-                        lowest = k + Int(minLane(lane.replacing(with: far, where: v .!= SIMD8<Float>(repeating: m))))
+                        // The first lane holding m. The splat is named: written inline in the
+                        // mask expression it compiles to a lane-by-lane loop.
+                        let splat = SIMD8<Float>(repeating: m)
+                        lowest = k + Int(minLane(far.replacing(with: lane, where: v .== splat)))
                     }
                     k += 8
                 }
