@@ -42,15 +42,17 @@ public enum PitchShifterMode: Sendable {
 /// band-limited resampler plays the stretched signal r times faster.
 ///
 /// **Stretch.** Analysis frame m is centred on input position A_m, synthesis frame m on
-/// stretched position s_m = m·Hs (Hs = N/overlap), and A_{m+1} = A_m + Hs/r_m, so the stretch
-/// follows the ratio frame by frame. Each output bin is the input bin turned by a unit phasor
-/// U[k] from `PhaseLocking` (identity phase locking, Laroche & Dolson 1999). The phasors are
-/// shared by all channels and measured on their summed cross-spectra, so the channels keep their
-/// phase differences exactly and the stereo image and mono sum hold. Hann windows; the synthesis
-/// window is divided by Σ_m w²(n − m·Hs), so overlap-add has unity gain at any overlap. With
-/// formant preservation, `FormantCorrection` scales the bins before synthesis.
+/// stretched position S_m, with S_{m+1} = S_m + Hs_m and A_{m+1} = A_m + Hs_m/r_m, so the stretch
+/// follows the ratio frame by frame. The larger hop is N/overlap: Hs_m = N/overlap when lowering
+/// the pitch, ≈ r_m·N/overlap when raising it (`synthesisHop`). Each output bin is the input bin
+/// turned by a unit phasor U[k] from `PhaseLocking` (identity phase locking, Laroche & Dolson
+/// 1999). The phasors are shared by all channels and measured on their summed cross-spectra, so
+/// the channels keep their phase differences exactly and the stereo image and mono sum hold.
+/// Hann windows, weighted overlap-add divided by the running Σ_m w²(s − S_m), so the gain is
+/// unity for any sequence of hops. With formant preservation, `FormantCorrection` scales the bins
+/// before synthesis.
 ///
-/// **Resample.** Output sample n reads the stretched signal at p(n) = s_m + (n − L − A_m)·r_m,
+/// **Resample.** Output sample n reads the stretched signal at p(n) = S_m + (n − L − A_m)·r_m,
 /// the segment m with A_m ≤ n − L < A_{m+1}, through a `SincTable` (anti-aliased for r > 1). Output
 /// n therefore holds input sample n − L: a fixed latency L = `latencyFrames`, which offline
 /// rendering removes by pre-rolling L frames and draining L frames.
@@ -66,7 +68,8 @@ public final class PitchShifter: @unchecked Sendable {
     public private(set) var mode = PitchShifterMode.offline
     /// Analysis frame length N, from the sample rate.
     public private(set) var fftSize = 0
-    /// Synthesis hop Hs = N / overlap.
+    /// The larger of the two hops, N / overlap: the synthesis hop when lowering the pitch, the
+    /// analysis hop when raising it (see `synthesisHop`).
     public private(set) var hopFrames = 0
     /// Output lags input by this many frames; offline rendering removes it.
     public private(set) var latencyFrames = 0
@@ -80,10 +83,11 @@ public final class PitchShifter: @unchecked Sendable {
     private var maxHalfTaps = 0
     private var fft: RealFFT?
     private var window: UnsafeMutablePointer<Float>?
-    private var synthWindow: UnsafeMutablePointer<Float>?
+    private var windowSquared: UnsafeMutablePointer<Float>?
     private var inCapacity = 0, yCapacity = 0
     private var inBuf: UnsafeMutablePointer<Float>?
     private var yBuf: UnsafeMutablePointer<Float>?
+    private var normBuf: UnsafeMutablePointer<Float>?     // Σ_m w²(s − S_m) beside yBuf, until final
     private var prevRe: UnsafeMutablePointer<Float>?      // previous analysis spectra, per channel
     private var prevIm: UnsafeMutablePointer<Float>?
     private var re: UnsafeMutablePointer<Float>?          // spectra of this frame, per channel
@@ -98,12 +102,15 @@ public final class PitchShifter: @unchecked Sendable {
     private static let historyMask = historyCapacity - 1
     private var historyA: UnsafeMutablePointer<Double>?
     private var historyR: UnsafeMutablePointer<Double>?
+    private var historyS: UnsafeMutablePointer<Int>?      // and S_m, the synthesis centre
 
     private var inStart = 0, inEnd = 0        // absolute input indices held: [inStart, inEnd)
     private var yStart = 0                    // absolute stretched index of yBuf[0]
     private var frameIndex = 0                // next frame m
     private var nextA = 0.0                   // A_m of the next frame
+    private var nextS = 0                     // S_m of the next frame
     private var lastCentre = 0                // rounded A of the previous frame
+    private var lastSynthesisCentre = 0       // S of the previous frame
     private var segment = 0                   // frame whose segment holds the current output
     private var outIndex = 0
     private var currentCents = 0.0            // smoothed pitch, per frame
@@ -162,13 +169,11 @@ public final class PitchShifter: @unchecked Sendable {
         latencyFrames = worst
 
         let w = UnsafeMutablePointer<Float>.allocate(capacity: n)
-        let ws = UnsafeMutablePointer<Float>.allocate(capacity: n)
+        let w2 = UnsafeMutablePointer<Float>.allocate(capacity: n)
         for i in 0..<n { w[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))) }
-        var norm = [Double](repeating: 0, count: hopFrames)
-        for i in 0..<n { norm[((i - n / 2) % hopFrames + hopFrames) % hopFrames] += Double(w[i]) * Double(w[i]) }
-        for i in 0..<n { ws[i] = Float(Double(w[i]) / norm[((i - n / 2) % hopFrames + hopFrames) % hopFrames]) }
+        for i in 0..<n { w2[i] = w[i] * w[i] }
         window = w
-        synthWindow = ws
+        windowSquared = w2
 
         let ch = spec.channelCount
         let maxHa = Int((Double(hopFrames) / minRatio).rounded(.up)) + 2
@@ -177,6 +182,7 @@ public final class PitchShifter: @unchecked Sendable {
             + 3 * n + 4 * maxHalfTaps + 2 * hopFrames + 64
         inBuf = .allocate(capacity: inCapacity * ch)
         yBuf = .allocate(capacity: yCapacity * ch)
+        normBuf = .allocate(capacity: yCapacity)
         prevRe = .allocate(capacity: bins * ch)
         prevIm = .allocate(capacity: bins * ch)
         re = .allocate(capacity: bins * ch)
@@ -188,6 +194,7 @@ public final class PitchShifter: @unchecked Sendable {
         outIm = .allocate(capacity: bins)
         historyA = .allocate(capacity: Self.historyCapacity)
         historyR = .allocate(capacity: Self.historyCapacity)
+        historyS = .allocate(capacity: Self.historyCapacity)
         lookaheadFrames = Int(0.0002 * spec.sampleRate)
         onsetLookaheadFrames = Int(0.001 * spec.sampleRate)
         onsetBackFrames = Int(0.003 * spec.sampleRate)
@@ -218,6 +225,7 @@ public final class PitchShifter: @unchecked Sendable {
         let bins = fftSize / 2 + 1
         inBuf.update(repeating: 0, count: inCapacity * ch)
         yBuf.update(repeating: 0, count: yCapacity * ch)
+        normBuf!.update(repeating: 0, count: yCapacity)
         prevRe!.update(repeating: 0, count: bins * ch)
         prevIm!.update(repeating: 0, count: bins * ch)
         locking!.reset()
@@ -230,7 +238,9 @@ public final class PitchShifter: @unchecked Sendable {
         yStart = -fftSize / 2 - 2 * maxHalfTaps - 8
         frameIndex = 0
         nextA = 0
+        nextS = 0
         lastCentre = 0
+        lastSynthesisCentre = 0
         segment = 0
         outIndex = 0
         lastReadPosition = 0
@@ -251,7 +261,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// Shifts `frameCount` frames in place (`right` nil for mono). Output lags input by
     /// `latencyFrames`. Never allocates.
     public func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
-        guard active, let inBuf, let yBuf, let historyA, let historyR else { return }
+        guard active, let inBuf, let yBuf, let historyA, let historyR, let historyS else { return }
         let ch = spec.channelCount
         compactInput()
         for c in 0..<ch {
@@ -287,7 +297,7 @@ public final class PitchShifter: @unchecked Sendable {
         while roundToInt(nextA) + fftSize / 2 <= inEnd {
             runFrame()
         }
-        let yFinal = frameIndex * hopFrames - fftSize / 2
+        let yFinal = nextS - fftSize / 2
         let live = mode == .live
         let fadeStep = Float(1 / (0.02 * spec.sampleRate))
         // The per-sample state in locals for the loop (stored back after it): class properties
@@ -323,7 +333,7 @@ public final class PitchShifter: @unchecked Sendable {
                 }
                 segmentRatio = r
                 let nextAOfSegment = seg + 1 < frameIndex ? historyA[(seg + 1) & Self.historyMask] : nextA
-                let p = Double(seg * hopFrames) + (t - a) * r
+                let p = Double(historyS[seg & Self.historyMask]) + (t - a) * r
                 lastRead = p
                 let i = floorToInt(p)
                 let table = tables[segTable]
@@ -433,8 +443,19 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
 
+    /// The synthesis hop for ratio r. The larger of the two hops is N/overlap, so neither the
+    /// analysis nor the synthesis frames overlap more than `overlap` times: lowering the pitch,
+    /// Hs = N/overlap and Ha = Hs/r; raising it, Hs = r·N/overlap and Ha = N/overlap (raising by
+    /// r costs no more frames than not shifting). The synthesis frames still overlap at least
+    /// min(overlap, 4) times.
+    @inline(__always)
+    private func synthesisHop(ratio r: Double) -> Int {
+        guard r > 1 else { return hopFrames }
+        return max(hopFrames, min(roundToInt(Double(hopFrames) * r), fftSize / 4))
+    }
+
     private func runFrame() {
-        guard let historyA, let historyR else { return }
+        guard let historyA, let historyR, let historyS else { return }
         // Glide toward the target pitch (time constant ≈ 20 ms, in whole frames).
         if currentCents != targetCents {
             let frameSeconds = Double(hopFrames) / spec.sampleRate
@@ -443,11 +464,14 @@ public final class PitchShifter: @unchecked Sendable {
             if abs(targetCents - currentCents) < 0.05 { currentCents = targetCents }
         }
         let r = currentCents == 0 ? 1 : pow(2, currentCents / 1200)
-        let a = nextA
+        let a = nextA, s = nextS
+        let hs = synthesisHop(ratio: r)
         historyA[frameIndex & Self.historyMask] = a
         historyR[frameIndex & Self.historyMask] = r
-        analyseAndSynthesise(centre: roundToInt(a), ratio: r)
-        nextA = a + Double(hopFrames) / r
+        historyS[frameIndex & Self.historyMask] = s
+        analyseAndSynthesise(centre: roundToInt(a), ratio: r, at: s, hop: hs)
+        nextA = a + Double(hs) / r
+        nextS = s + hs
         frameIndex += 1
     }
 
@@ -477,16 +501,22 @@ public final class PitchShifter: @unchecked Sendable {
                 base.update(from: base + drop, count: held + fftSize - drop)
                 (base + held + fftSize - drop).update(repeating: 0, count: drop)
             }
+            if let normBuf {
+                normBuf.update(from: normBuf + drop, count: held + fftSize - drop)
+                (normBuf + held + fftSize - drop).update(repeating: 0, count: drop)
+            }
             yStart += drop
         }
         precondition(end - yStart <= yCapacity, "PitchShifter stretch overflow")
     }
 
-    private func analyseAndSynthesise(centre a: Int, ratio: Double) {
-        guard let fft, let inBuf, let yBuf, let window, let synthWindow, let re, let im,
+    /// Frame m: analysis centred on input `a`, synthesis centred on `s` = S_m, and S_{m+1} =
+    /// s + `hop`.
+    private func analyseAndSynthesise(centre a: Int, ratio: Double, at s: Int, hop: Int) {
+        guard let fft, let inBuf, let yBuf, let normBuf, let window, let windowSquared, let re, let im,
               let power, let prevRe, let prevIm, let locking, let outRe, let outIm else { return }
         let n = fftSize, bins = n / 2 + 1, ch = spec.channelCount
-        let frameStartY = frameIndex * hopFrames - n / 2
+        let frameStartY = s - n / 2
         compactY(upTo: frameStartY + n)
         // Analysis: all channels.
         for c in 0..<ch {
@@ -501,7 +531,7 @@ public final class PitchShifter: @unchecked Sendable {
         if formants { formant?.update(power: power, ratio: ratio) }
         if frameIndex > 0 {
             locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,
-                            channels: ch, ha: a - lastCentre, hs: hopFrames)
+                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre)
         }
         // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add. This frame's
         // spectra then become the previous ones (the buffers swap).
@@ -513,8 +543,21 @@ public final class PitchShifter: @unchecked Sendable {
             }
             outIm[0] = 0; outIm[bins - 1] = 0
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
-            fft.inverse(re: outRe, im: outIm, window: synthWindow, addingTo: dst)
+            fft.inverse(re: outRe, im: outIm, window: window, addingTo: dst)
         }
+        // Weighted overlap-add with a running normalisation: Σ w·frame / Σ w², which is unity
+        // gain for any sequence of hops. Output before S_{m+1} − N/2 gets no more frames, so it
+        // is divided now.
+        let norm = normBuf + (frameStartY - yStart)
+        for i in 0..<n { norm[i] += windowSquared[i] }
+        for c in 0..<ch {
+            let y = yBuf + c * yCapacity + (frameStartY - yStart)
+            for i in 0..<hop {
+                let d = norm[i]
+                y[i] = d > 1e-3 ? y[i] / d : 0
+            }
+        }
+        lastSynthesisCentre = s
         self.prevRe = re; self.re = prevRe
         self.prevIm = im; self.im = prevIm
         lastCentre = a
@@ -525,16 +568,17 @@ public final class PitchShifter: @unchecked Sendable {
         tables = []
         locking = nil
         formant = nil
-        for p in [window, synthWindow, inBuf, yBuf, prevRe, prevIm, re, im, power, envIn] {
+        for p in [window, windowSquared, inBuf, yBuf, normBuf, prevRe, prevIm, re, im, power, envIn] {
             p?.deallocate()
         }
-        window = nil; synthWindow = nil; inBuf = nil; yBuf = nil
+        window = nil; windowSquared = nil; inBuf = nil; yBuf = nil; normBuf = nil
         prevRe = nil; prevIm = nil; re = nil; im = nil; power = nil; envIn = nil
         for p in [outRe, outIm] { p?.deallocate() }
         outRe = nil; outIm = nil
         history?.deallocate(); history = nil
         historyA?.deallocate(); historyA = nil
         historyR?.deallocate(); historyR = nil
+        historyS?.deallocate(); historyS = nil
     }
 }
 
