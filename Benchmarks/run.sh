@@ -88,13 +88,17 @@ for i in 1 2 3 4; do
   [ -f "$W/live15-$i.wav" ] || sox -D "${T[$((i-1))]}" -r 48000 "$W/live15-$i.wav" trim 0 15 2>/dev/null
 done
 echo
-echo "live: 4 stereo tracks at 48 kHz, bass +4, pitch +200, default buffer (50 ms), 15 s in real time"
+echo "live: 4 stereo tracks at 48 kHz, bass +4, default buffer (50 ms), 15 s in real time, at +200 cents"
+echo "and at both ends of the pitch range (the shifters' worst cases)"
 if command -v pulseaudio >/dev/null; then
   export MIXFX_PULSE_DIR=$(mktemp -d /tmp/mixfx-pulse.XXXXXX)
   source Tests/alsa/start-pulse.sh 2>/dev/null
-  ALSA_CONFIG_PATH=$PWD/Tests/alsa/asound-mixfx.conf \
-    .build/release/mixfx play "$W"/live15-{1,2,3,4}.wav --bass 4 --pitch 200 --device mixfx_pulse --no-ui --json </dev/null \
-    | awk -F': ' '/DSPLoad|periodFrames|bufferFrames|latencyFrames|underruns|wallSeconds/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "  " $1 " = " $2}'
+  for pitch in 200 2400 -2400; do
+    echo "  pitch $pitch:"
+    ALSA_CONFIG_PATH=$PWD/Tests/alsa/asound-mixfx.conf \
+      .build/release/mixfx play "$W"/live15-{1,2,3,4}.wav --bass 4 --pitch "$pitch" --device mixfx_pulse --no-ui --json </dev/null \
+      | awk -F': ' '/DSPLoad|periodFrames|bufferFrames|latencyFrames|underruns|wallSeconds/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "    " $1 " = " $2}'
+  done
   bash Tests/alsa/stop-pulse.sh
   echo "  DSP load = render time of a period / the period's duration (1.0 = one core)"
   echo "  control-to-sound latency ≈ buffer + one period; the shifter adds latencyFrames (the same at every overlap: the FFT size is fixed)"
