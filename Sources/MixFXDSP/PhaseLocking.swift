@@ -146,7 +146,8 @@ final class PhaseLocking: @unchecked Sendable {
     private func fillRegions(count: Int, _ power: UnsafePointer<Float>) {
         let raw = UnsafeRawPointer(power)
         let lane = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
-        let infinity = SIMD8<Float>(repeating: .infinity), far = SIMD8<Float>(repeating: 64)
+        let laneBits = SIMD8<UInt32>(0, 1, 2, 3, 4, 5, 6, 7), highBits = SIMD8<UInt32>(repeating: ~7)
+        let huge = SIMD8<Float>(repeating: .greatestFiniteMagnitude)
         let outRe = UnsafeMutableRawPointer(rotRe), outIm = UnsafeMutableRawPointer(rotIm)
         var regionStart = 0
         for q in 0..<count {
@@ -154,19 +155,21 @@ final class PhaseLocking: @unchecked Sendable {
             var regionEnd = bins
             if q + 1 < count {
                 let next = Int(peaks[q + 1])
-                var lowest = p + 1, lowestPower = Float.infinity
+                // The lowest bin of the gap, eight bins at a time, from one reduction: each
+                // power's 3 lowest mantissa bits are replaced by its lane, so the smallest key
+                // (powers are ≥ 0, so their bits order like their values) names its lane too
+                // (ties within 8 ulp go to the first lane).
+                var lowest = p + 1, lowestKey = Float.infinity
                 var k = p + 1
                 while k < next {   // ≤ 8 bins per step; `power` has 8 bins of slack
                     var v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
-                    let left = SIMD8<Float>(repeating: Float(next - k))   // named: see below
-                    v.replace(with: infinity, where: lane .>= left)
-                    let m = minLane(v)
-                    if m < lowestPower {
-                        lowestPower = m
-                        // The first lane holding m. The splat is named: written inline in the
-                        // mask expression it compiles to a lane-by-lane loop.
-                        let splat = SIMD8<Float>(repeating: m)
-                        lowest = k + Int(minLane(far.replacing(with: lane, where: v .== splat)))
+                    let left = SIMD8<Float>(repeating: Float(next - k))   // named: inline in a mask expression it compiles to a lane loop
+                    v.replace(with: huge, where: lane .>= left)
+                    let bits = (unsafeBitCast(v, to: SIMD8<UInt32>.self) & highBits) | laneBits
+                    let key = minLane(unsafeBitCast(bits, to: SIMD8<Float>.self))
+                    if key < lowestKey {
+                        lowestKey = key
+                        lowest = k + Int(key.bitPattern & 7)
                     }
                     k += 8
                 }
