@@ -76,6 +76,9 @@ public final class PitchShifter: @unchecked Sendable {
     /// Output samples that had to be zero because the stretched signal was late (0 unless the
     /// latency bound is wrong; tests check it).
     public private(set) var starvedFrames = 0
+    /// Analysis/synthesis frames run since `prepare` or `reset` (the cost: four FFTs each for
+    /// stereo).
+    public var framesRun: Int { frameIndex }
 
     private var spec = ProcessSpec(sampleRate: 48_000, maximumFrameCount: 0, channelCount: 1)
     private var active = false

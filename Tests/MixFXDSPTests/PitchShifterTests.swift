@@ -129,7 +129,10 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
     }
 
     /// Live: pitch glides without clicks or NaN, and 0 cents again is the exact (delayed) input.
-    @Test func liveGlidesAndReturnsToExactPassthrough() {
+    /// Raising the pitch lengthens the synthesis hop (up to a quarter frame at +2400), so the
+    /// glides also cross hop changes.
+    @Test(arguments: [700.0, 2400.0])
+    func liveGlidesAndReturnsToExactPassthrough(peakCents: Double) {
         let rate = 48_000.0, block = 480
         let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: Int(rate * 6))
         let ps = PitchShifter()
@@ -141,8 +144,8 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
             var i = 0
             while i < p.count {
                 let t = Double(i) / rate
-                // 0 → +700 at 1 s, glide down to −500 by 2.5 s, back to 0 at 3 s
-                let cents = t < 1 ? 0 : t < 1.5 ? 700 : t < 2.5 ? 700 - (t - 1.5) * 1200 : t < 3 ? -500 : 0
+                // 0 → peak at 1 s, glide down to −500 by 2.5 s, back to 0 at 3 s
+                let cents = t < 1 ? 0 : t < 1.5 ? peakCents : t < 2.5 ? peakCents - (t - 1.5) * (peakCents + 500) : t < 3 ? -500 : 0
                 ps.setPitchCents(cents)
                 ps.process(left: p.baseAddress! + i, right: nil, frameCount: block)
                 i += block
@@ -150,13 +153,37 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         }
         #expect(y.allSatisfy { $0.isFinite })
         #expect(ps.starvedFrames == 0)
-        // no step larger than the highest pitch's own (a 440·2^(7/12) Hz sine at 0.5)
-        let ownMax = 0.5 * 2 * Double.pi * 440 * pow(2, 7.0 / 12) / rate
+        // no step larger than the highest pitch's own (a 440·2^(peak/1200) Hz sine at 0.5)
+        let ownMax = 0.5 * 2 * Double.pi * 440 * pow(2, peakCents / 1200) / rate
         let worst = zip(y.dropFirst(), y).map { abs(Double($0 - $1)) }.max()!
         #expect(worst < ownMax * 1.1, "largest step \(worst), allowed \(ownMax * 1.1)")
         // After the return to 0 cents has passed through the latency and the crossfade: exact.
         let settled = Int(3 * rate) + latency + Int(0.2 * rate)
         #expect(Array(y[settled...]) == Array(x[(settled - latency)..<(x.count - latency)]))
+    }
+
+    /// The larger hop is N/overlap whichever way the pitch moves: raising it costs no more frames
+    /// than not shifting, lowering it by r costs r times as many.
+    @Test func framesFollowTheHopRule() {
+        let x = Signals.noise(frames: 88_200)
+        func frames(_ cents: Double) -> Int {
+            let ps = PitchShifter()
+            ps.prepare(ProcessSpec(sampleRate: 44_100, maximumFrameCount: 1024, channelCount: 1),
+                       settings: PitchShifterSettings(pitchCents: cents), mode: .live)
+            var y = x
+            y.withUnsafeMutableBufferPointer { p in
+                var i = 0
+                while i < p.count { ps.process(left: p.baseAddress! + i, right: nil, frameCount: min(1024, p.count - i)); i += 1024 }
+            }
+            return ps.framesRun
+        }
+        let neutral = frames(0)
+        #expect(neutral == 88_200 / 512 - 3)   // frames whose window the input completes: A + N/2 ≤ input
+        #expect(frames(200) <= neutral + 1 && frames(200) >= neutral - 1)
+        #expect(frames(1200) <= neutral + 1 && frames(1200) >= neutral - 1)
+        #expect(abs(Double(frames(-1200)) - Double(neutral) / 2) <= 1)
+        // above +1200 the synthesis hop stops at a quarter frame, so the analysis hop shortens
+        #expect(abs(Double(frames(2400)) - 2 * Double(neutral)) <= 2)
     }
 
     /// A harmonic tone (12 partials, levels falling 3 dB per partial, random phases): every
