@@ -84,9 +84,9 @@ public final class RenderKernel: @unchecked Sendable {
         }
         let cores = TrackPipeline.availableCores()
         if mode == .offline && parallelTracks && tracks.count > 1 && cores > 1 && target < layout.frameCount {
-            pipeline = TrackPipeline(tracks: tracks, blockFrames: maximumFrameCount,
-                                     totalFrames: layout.frameCount - target, workers: cores)
-            pipeline!.start()
+            let p = TrackPipeline(tracks: tracks, blockFrames: maximumFrameCount,
+                                  totalFrames: layout.frameCount - target, workers: cores)
+            if p.start() { pipeline = p }   // else the tracks render in `render`, one after another
         }
     }
 

@@ -19,7 +19,9 @@ import Glibc
 ///
 /// Threading: created, consumed (`acquire`/`release`) and stopped by one thread, the render
 /// thread; the workers touch only their own tracks and slots, and hand blocks over through
-/// semaphores (which order the memory accesses).
+/// semaphores (which order the memory accesses). The workers are threads of their own, not
+/// work items on a shared dispatch queue: they block while the mix catches up, and blocked work
+/// items could starve an embedder's own use of that queue.
 final class TrackPipeline: @unchecked Sendable {
     /// Blocks a track may render ahead of the mix.
     static let depth = 4
@@ -33,7 +35,7 @@ final class TrackPipeline: @unchecked Sendable {
     private let free: [DispatchSemaphore]    // per worker: slots it may fill
     private let failure = Mutex<(block: Int, error: any Error)?>(nil)   // the first block that failed
     private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchGroup()
+    private var threads: [pthread_t] = []
     // Render-thread side: the block being mixed and how far.
     private var block = 0, offset = 0, held = false
 
@@ -66,11 +68,16 @@ final class TrackPipeline: @unchecked Sendable {
         return lists.map { $0.sorted() }
     }
 
-    /// Starts the workers.
-    func start() {
+    /// Starts the workers; false (and none running) if the system refused a thread.
+    func start() -> Bool {
         for w in assignment.indices {
-            DispatchQueue.global(qos: .userInitiated).async(group: finished) { [self] in run(worker: w) }
+            guard let thread = Worker.spawn({ [self] in run(worker: w) }) else {
+                stop()
+                return false
+            }
+            threads.append(thread)
         }
+        return true
     }
 
     private func run(worker w: Int) {
@@ -122,7 +129,8 @@ final class TrackPipeline: @unchecked Sendable {
     func stop() {
         stopping.store(true, ordering: .releasing)
         for f in free { f.signal() }
-        finished.wait()
+        for t in threads { pthread_join(t, nil) }
+        threads = []
     }
 
     /// Cores online, at least 1. (Under `taskset` with fewer cores the workers share them; the
@@ -133,5 +141,26 @@ final class TrackPipeline: @unchecked Sendable {
         #else
         return 1
         #endif
+    }
+}
+
+/// A thread of its own running a closure (pthreads: the engine does not use Foundation).
+private final class Worker: @unchecked Sendable {
+    let body: @Sendable () -> Void
+    private init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+
+    /// Starts `body` on a new thread; nil if the system refused one.
+    static func spawn(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+        let context = Unmanaged.passRetained(Worker(body)).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { context in
+            Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
+        guard rc == 0 else {
+            Unmanaged<Worker>.fromOpaque(context).release()
+            return nil
+        }
+        return thread
     }
 }
