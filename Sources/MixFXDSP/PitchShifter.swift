@@ -552,14 +552,9 @@ public final class PitchShifter: @unchecked Sendable {
         // gain for any sequence of hops. Output before S_{m+1} − N/2 gets no more frames, so it
         // is divided now.
         let norm = normBuf + (frameStartY - yStart)
-        for i in 0..<n { norm[i] += windowSquared[i] }
-        for c in 0..<ch {
-            let y = yBuf + c * yCapacity + (frameStartY - yStart)
-            for i in 0..<hop {
-                let d = norm[i]
-                y[i] = d > 1e-3 ? y[i] / d : 0
-            }
-        }
+        vadd(windowSquared, into: norm, n)
+        let y0 = yBuf + (frameStartY - yStart), y1 = ch > 1 ? y0 + yCapacity : nil
+        vdivideByNorm(y0, y1, norm, hop)
         lastSynthesisCentre = s
         self.prevRe = re; self.re = prevRe
         self.prevIm = im; self.im = prevIm

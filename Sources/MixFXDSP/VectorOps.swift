@@ -196,3 +196,45 @@ func fastSinCos(_ theta: SIMD8<Float>) -> (sin: SIMD8<Float>, cos: SIMD8<Float>)
     let cosBits = ((sBits & swap) | (cBits & ~swap)) ^ (((k &+ 1) & 2) &<< 30)
     return (unsafeBitCast(sinBits, to: SIMD8<Float>.self), unsafeBitCast(cosBits, to: SIMD8<Float>.self))
 }
+
+/// y[i] += x[i], eight lanes at a time.
+@inline(__always) @_noAllocation @_noLocks
+func vadd(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, _ count: Int) {
+    let px = UnsafeRawPointer(x), py = UnsafeMutableRawPointer(y)
+    var i = 0
+    while i + 8 <= count {
+        py.storeBytes(of: py.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+                      + px.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self),
+                      toByteOffset: 4 * i, as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < count { y[i] += x[i]; i += 1 }
+}
+
+/// a[i] /= norm[i] (and b[i], when given) for `count` samples, eight at a time; 0 where the
+/// norm is below 10⁻³ (no frame covers the sample).
+@inline(__always) @_noAllocation @_noLocks
+func vdivideByNorm(_ a: UnsafeMutablePointer<Float>, _ b: UnsafeMutablePointer<Float>?,
+                   _ norm: UnsafePointer<Float>, _ count: Int) {
+    let pa = UnsafeMutableRawPointer(a), pn = UnsafeRawPointer(norm)
+    let tiny = SIMD8<Float>(repeating: 1e-3), zero = SIMD8<Float>(), one = SIMD8<Float>(repeating: 1)
+    var i = 0
+    while i + 8 <= count {
+        let d = pn.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        let inverse = (one / d).replacing(with: zero, where: d .< tiny)
+        pa.storeBytes(of: pa.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self) * inverse,
+                      toByteOffset: 4 * i, as: SIMD8<Float>.self)
+        if let b {
+            let pb = UnsafeMutableRawPointer(b)
+            pb.storeBytes(of: pb.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self) * inverse,
+                          toByteOffset: 4 * i, as: SIMD8<Float>.self)
+        }
+        i += 8
+    }
+    while i < count {
+        let inverse: Float = norm[i] < 1e-3 ? 0 : 1 / norm[i]
+        a[i] *= inverse
+        b?[i] *= inverse
+        i += 1
+    }
+}
