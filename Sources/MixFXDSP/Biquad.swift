@@ -96,6 +96,7 @@ public struct StereoBiquad: Sendable {
     public var coefficients: BiquadCoefficients = .identity
     private var s1 = SIMD2<Double>(repeating: 0)
     private var s2 = SIMD2<Double>(repeating: 0)
+    private var pending: SIMD2<Double>?      // the first input of a pair split by a block end
 
     /// A filter passing its input unchanged, with clear state.
     public init() {}
@@ -104,6 +105,7 @@ public struct StereoBiquad: Sendable {
     public mutating func reset() {
         s1 = .zero
         s2 = .zero
+        pending = nil
     }
 
     /// Filters one frame (two lanes).
@@ -118,6 +120,69 @@ public struct StereoBiquad: Sendable {
 
     /// Snaps denormal-range state to zero (call once per block): a decaying filter fed silence
     /// would otherwise crawl through denormals, which are slow on x86.
+    /// Filters `count` frames in place (`right` nil for mono), two samples per step. The
+    /// transposed direct form above, with u = x·(b1 − a1·b0), v = x·(b2 − a2·b0), is
+    ///
+    ///     y[n] = b0·x[n] + s1,   s1' = u[n] − a1·s1 + s2,   s2' = v[n] − a2·s1
+    ///
+    /// and two steps at once give
+    ///
+    ///     y[n+1] = b0·x[n+1] + u[n] − a1·s1 + s2
+    ///     s1''   = u[n+1] + v[n] − a1·u[n] + (a1² − a2)·s1 − a1·s2
+    ///     s2''   = v[n+1] − a2·u[n] + a1·a2·s1 − a2·s2
+    ///
+    /// so the chain of dependent operations from one state to the next is one multiply-add per
+    /// two samples instead of three operations per sample. Same filter, rounding aside. Pairs
+    /// are counted from `reset`, and a block that ends inside a pair keeps its first sample
+    /// pending, so the output does not depend on where blocks begin and end.
+    @_noAllocation @_noLocks
+    public mutating func process(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, count: Int) {
+        let c = coefficients
+        let b0 = SIMD2<Double>(repeating: c.b0)
+        let bu = SIMD2<Double>(repeating: c.b1 - c.a1 * c.b0), bv = SIMD2<Double>(repeating: c.b2 - c.a2 * c.b0)
+        let a1 = SIMD2<Double>(repeating: c.a1), a2 = SIMD2<Double>(repeating: c.a2)
+        let k11 = SIMD2<Double>(repeating: c.a1 * c.a1 - c.a2), k21 = SIMD2<Double>(repeating: c.a1 * c.a2)
+        let r = right ?? left
+        var s1 = self.s1, s2 = self.s2
+        var i = 0
+        if let x0 = pending, count > 0 {
+            // the second sample of the pair the last block began
+            let x1 = SIMD2<Double>(Double(left[0]), Double(r[0]))
+            let u0 = bu * x0, v0 = bv * x0, u1 = bu * x1, v1 = bv * x1
+            let y1 = (b0 * x1 + u0) + (s2 - a1 * s1)
+            let n1 = (u1 + v0 - a1 * u0) + (k11 * s1 - a1 * s2)
+            let n2 = (v1 - a2 * u0) + (k21 * s1 - a2 * s2)
+            s1 = n1; s2 = n2
+            left[0] = Float(y1[0])
+            if let right { right[0] = Float(y1[1]) }
+            pending = nil
+            i = 1
+        }
+        while i + 2 <= count {
+            let x0 = SIMD2<Double>(Double(left[i]), Double(r[i]))
+            let x1 = SIMD2<Double>(Double(left[i + 1]), Double(r[i + 1]))
+            let u0 = bu * x0, v0 = bv * x0, u1 = bu * x1, v1 = bv * x1
+            let y0 = b0 * x0 + s1
+            let y1 = (b0 * x1 + u0) + (s2 - a1 * s1)
+            let n1 = (u1 + v0 - a1 * u0) + (k11 * s1 - a1 * s2)
+            let n2 = (v1 - a2 * u0) + (k21 * s1 - a2 * s2)
+            s1 = n1; s2 = n2
+            left[i] = Float(y0[0]); left[i + 1] = Float(y1[0])
+            if let right { right[i] = Float(y0[1]); right[i + 1] = Float(y1[1]) }
+            i += 2
+        }
+        self.s1 = s1; self.s2 = s2
+        if i < count {
+            // the first sample of a pair: its output needs only the state; the state moves on
+            // with the pair's second sample
+            let x0 = SIMD2<Double>(Double(left[i]), Double(r[i]))
+            let y0 = b0 * x0 + s1
+            left[i] = Float(y0[0])
+            if let right { right[i] = Float(y0[1]) }
+            pending = x0
+        }
+    }
+
     @inline(__always)
     public mutating func flushDenormals() {
         let tiny = SIMD2<Double>(repeating: 1e-30)

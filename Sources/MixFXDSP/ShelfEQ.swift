@@ -98,16 +98,12 @@ public struct ShelfEQ: Sendable {
     public mutating func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
                                  frameCount: Int) {
         let runLow = !settings.bass.isNeutral, runHigh = !settings.treble.isNeutral
-        if runLow || runHigh {
-            let r = right ?? left
-            for i in 0..<frameCount {
-                var x = SIMD2<Double>(Double(left[i]), Double(r[i]))
-                if runLow { x = low.tick(x) }
-                if runHigh { x = high.tick(x) }
-                left[i] = Float(x[0])
-                if right != nil { r[i] = Float(x[1]) }
-            }
+        if runLow {
+            low.process(left, right, count: frameCount)
             low.flushDenormals()
+        }
+        if runHigh {
+            high.process(left, right, count: frameCount)
             high.flushDenormals()
         }
         if settings.globalGainDB != 0 {
