@@ -117,19 +117,23 @@ final class PhaseLocking: @unchecked Sendable {
         let outRe = UnsafeMutableRawPointer(peakRotRe), outIm = UnsafeMutableRawPointer(peakRotIm)
         var q = 0
         while q < count {
-            var p = SIMD8<Int32>()
-            for i in 0..<8 { p[i] = peaks[q + i] }
+            // the peaks' bins as a vector, and as scalars for the gathers (built from scalars
+            // rather than lane by lane: lane inserts go through memory)
+            let p = UnsafeRawPointer(peaks).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Int32>.self)
+            let i0 = Int(peaks[q]), i1 = Int(peaks[q + 1]), i2 = Int(peaks[q + 2]), i3 = Int(peaks[q + 3])
+            let i4 = Int(peaks[q + 4]), i5 = Int(peaks[q + 5]), i6 = Int(peaks[q + 6]), i7 = Int(peaks[q + 7])
+            @inline(__always) func gather(_ a: UnsafeMutablePointer<Float>) -> SIMD8<Float> {
+                SIMD8(a[i0], a[i1], a[i2], a[i3], a[i4], a[i5], a[i6], a[i7])
+            }
             // Σ_c X_c[p]·conj X'_c[p]
-            var xr = SIMD8<Float>(), xi = SIMD8<Float>()
-            for i in 0..<8 { xr[i] = crossRe[Int(p[i])]; xi[i] = crossIm[Int(p[i])] }
+            let xr = gather(crossRe), xi = gather(crossIm)
             // dφ = princarg(arg − ω·Ha);  θ = ω·(Hs − Ha) + dφ·(Hs/Ha − 1)
             let omegaHa = SIMD8<Float>((p &* ha) & wrap) * binAngle
             let omegaStretch = SIMD8<Float>((p &* stretch) & wrap) * binAngle
             let dphi = princarg(fastAtan2(xi, xr) - omegaHa)
             let theta = princarg(omegaStretch + dphi * dGain)
             let (sn, cs) = fastSinCos(theta)
-            var ur = SIMD8<Float>(), ui = ur
-            for i in 0..<8 { ur[i] = rotRe[Int(p[i])]; ui[i] = rotIm[Int(p[i])] }
+            let ur = gather(rotRe), ui = gather(rotIm)
             let nr = ur * cs - ui * sn, ni = ur * sn + ui * cs
             let scale = 1 / (nr * nr + ni * ni).squareRoot()   // keep them unit phasors
             outRe.storeBytes(of: nr * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
