@@ -53,7 +53,11 @@ public enum PitchShifterMode: Sendable {
 /// before synthesis.
 ///
 /// **Resample.** Output sample n reads the stretched signal at p(n) = S_m + (n − L − A_m)·r_m,
-/// the segment m with A_m ≤ n − L < A_{m+1}, through a `SincTable` (anti-aliased for r > 1). Output
+/// the segment m with A_m ≤ n − L < A_{m+1}, through a `SincTable`. Raising the pitch, each
+/// synthesis frame was cut above 0.92/r of Nyquist, so nothing is left to alias and a short
+/// interpolator suffices (`SincTableCache.interpolator`: 32 taps at +200 cents where an
+/// anti-aliasing kernel needs 72). The transient splice reads the input itself, so it uses the
+/// anti-aliasing tables (`SincTableCache.table`). Output
 /// n therefore holds input sample n − L: a fixed latency L = `latencyFrames`, which offline
 /// rendering removes by pre-rolling L frames and draining L frames.
 ///
@@ -82,8 +86,10 @@ public final class PitchShifter: @unchecked Sendable {
 
     private var spec = ProcessSpec(sampleRate: 48_000, maximumFrameCount: 0, channelCount: 1)
     private var active = false
-    private var tables: [SincTable] = []
+    private var tables: [SincTable] = []          // reading the stretched signal, by ratio grid index
+    private var spliceTables: [SincTable] = []    // reading the input r times faster (anti-aliased)
     private var maxHalfTaps = 0
+    private var taper: UnsafeMutablePointer<Float>?     // the band edge's raised-cosine roll-off
     private var fft: RealFFT?
     private var window: UnsafeMutablePointer<Float>?
     private var windowSquared: UnsafeMutablePointer<Float>?
@@ -162,8 +168,9 @@ public final class PitchShifter: @unchecked Sendable {
         // Latency for the smallest ratio this shifter may meet, and the tables it may read.
         let minRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.lowerBound / 1200) : settings.ratio
         let maxRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.upperBound / 1200) : settings.ratio
-        tables = SincTableCache.tables(upToRatio: maxRatio)
-        maxHalfTaps = tables.map { $0.taps / 2 }.max()!
+        tables = SincTableCache.interpolators(upToRatio: maxRatio)
+        spliceTables = SincTableCache.tables(upToRatio: maxRatio)
+        maxHalfTaps = (tables + spliceTables).map { $0.taps / 2 }.max()!
         var worst = 0
         for (i, t) in tables.enumerated() {
             let r = i == 0 ? min(minRatio, 1) : pow(2, Double(i * SincTableCache.stepCents) / 1200)
@@ -177,6 +184,9 @@ public final class PitchShifter: @unchecked Sendable {
         for i in 0..<n { w2[i] = w[i] * w[i] }
         window = w
         windowSquared = w2
+        let taperBins = Self.taperBins(fftSize: n)
+        taper = .allocate(capacity: taperBins)
+        for j in 0..<taperBins { taper![j] = Float(0.5 + 0.5 * cos(Double.pi * Double(j + 1) / Double(taperBins + 1))) }
 
         let ch = spec.channelCount
         let maxHa = Int((Double(hopFrames) / minRatio).rounded(.up)) + 2
@@ -415,7 +425,7 @@ public final class PitchShifter: @unchecked Sendable {
                     let pos = sinceAttack <= 0 ? Double(now)
                         : Double(spliceOnset + onsetAttackFrames) + Double(sinceAttack) * spliceRatio
                     let i = floorToInt(pos)
-                    let table = tables[spliceTable]
+                    let table = spliceTables[spliceTable]
                     let base = (i - table.taps / 2 + 1) & historyRingMask
                     let frac = pos - Double(i)
                     var gL: Float, gR: Float
@@ -513,6 +523,9 @@ public final class PitchShifter: @unchecked Sendable {
         precondition(end - yStart <= yCapacity, "PitchShifter stretch overflow")
     }
 
+    /// Bins of the raised-cosine roll-off below the band edge of a raised frame (≈ 350 Hz).
+    static func taperBins(fftSize: Int) -> Int { max(4, fftSize / 128) }
+
     /// Frame m: analysis centred on input `a`, synthesis centred on `s` = S_m, and S_{m+1} =
     /// s + `hop`.
     private func analyseAndSynthesise(centre a: Int, ratio: Double, at s: Int, hop: Int) {
@@ -537,12 +550,29 @@ public final class PitchShifter: @unchecked Sendable {
                             channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre)
         }
         // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add. This frame's
-        // spectra then become the previous ones (the buffers swap).
+        // spectra then become the previous ones (the buffers swap). Raising the pitch, the bins
+        // above 0.92/r of Nyquist are cut (a raised-cosine roll-off below the edge): the
+        // stretched signal is read r times faster, and what it holds above 1/r of Nyquist would
+        // alias. Cut here, it needs only a short interpolator (`SincTableCache.interpolator`).
+        let grid = SincTableCache.index(forRatio: ratio)
+        let edge = grid == 0 ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
+        let taperBins = Self.taperBins(fftSize: n)
         for c in 0..<ch {
-            vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, bins)
+            vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, edge)
+            if edge < bins {
+                (outRe + edge).update(repeating: 0, count: bins - edge)
+                (outIm + edge).update(repeating: 0, count: bins - edge)
+                if let taper {
+                    let start = max(0, edge - taperBins)
+                    for k in start..<edge {
+                        let g = taper[k - (edge - taperBins)]
+                        outRe[k] *= g; outIm[k] *= g
+                    }
+                }
+            }
             if formants, let gains = formant?.gains {
-                vmul(outRe, gains, outRe, bins)
-                vmul(outIm, gains, outIm, bins)
+                vmul(outRe, gains, outRe, edge)
+                vmul(outIm, gains, outIm, edge)
             }
             outIm[0] = 0; outIm[bins - 1] = 0
             let dst = yBuf + c * yCapacity + (frameStartY - yStart)
@@ -564,6 +594,8 @@ public final class PitchShifter: @unchecked Sendable {
     private func deallocate() {
         fft = nil
         tables = []
+        spliceTables = []
+        taper?.deallocate(); taper = nil
         locking = nil
         formant = nil
         for p in [window, windowSquared, inBuf, yBuf, normBuf, prevRe, prevIm, re, im, power, envIn] {

@@ -162,6 +162,19 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         #expect(Array(y[settled...]) == Array(x[(settled - latency)..<(x.count - latency)]))
     }
 
+    /// Raising the pitch, nothing folds back: a tone that the shift would carry past Nyquist is
+    /// removed (the frames are cut at 0.92/r of Nyquist before synthesis, and the short
+    /// interpolator that reads them is only exact for what lies below that edge). Without the
+    /// cut, 20.5 kHz at +200 cents would come back at 21.1 kHz.
+    @Test(arguments: [(20_500.0, 200.0), (12_000.0, 1200.0), (6_500.0, 2400.0)])
+    func raisedTonesAboveNyquistVanish(freq: Double, cents: Double) {
+        let rate = 44_100.0
+        let x = Signals.sine(frequencyHz: freq, sampleRate: rate, frames: Int(rate * 2), amplitude: 0.5)
+        let (y, _) = shift(x, cents: cents, rate: rate)
+        let level = 20 * log10(Signals.rms(y[Int(rate / 2)..<Int(rate * 3 / 2)]) / (0.5 / 2.0.squareRoot()))
+        #expect(level < -85, "\(level) dB left")
+    }
+
     /// The larger hop is N/overlap whichever way the pitch moves: raising it costs no more frames
     /// than not shifting, lowering it by r costs r times as many.
     @Test func framesFollowTheHopRule() {
