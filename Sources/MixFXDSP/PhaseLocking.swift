@@ -14,7 +14,9 @@
 /// ω_inst = ω_p + dφ/Ha. All buffers are allocated in `init`; `advance` never allocates.
 final class PhaseLocking: @unchecked Sendable {
     /// Bins per spectrum, N/2 + 1.
-    let bins: Int
+    let fullBins: Int
+    /// The bins `advance` works on: those below it are synthesised (see `advance`).
+    private var bins: Int
     private let fftSize: Int
     /// U[k], the phasor each bin turns by (8 bins of slack for whole-vector fills).
     let rotRe: UnsafeMutablePointer<Float>
@@ -28,14 +30,15 @@ final class PhaseLocking: @unchecked Sendable {
     /// Buffers for frames of `fftSize` points (control side).
     init(fftSize: Int) {
         self.fftSize = fftSize
-        bins = fftSize / 2 + 1
-        rotRe = .allocate(capacity: bins + 8)
-        rotIm = .allocate(capacity: bins + 8)
-        peaks = .allocate(capacity: bins + 8)
-        peakRotRe = .allocate(capacity: bins + 8)
-        peakRotIm = .allocate(capacity: bins + 8)
-        crossRe = .allocate(capacity: bins)
-        crossIm = .allocate(capacity: bins)
+        fullBins = fftSize / 2 + 1
+        bins = fullBins
+        rotRe = .allocate(capacity: fullBins + 8)
+        rotIm = .allocate(capacity: fullBins + 8)
+        peaks = .allocate(capacity: fullBins + 8)
+        peakRotRe = .allocate(capacity: fullBins + 8)
+        peakRotIm = .allocate(capacity: fullBins + 8)
+        crossRe = .allocate(capacity: fullBins)
+        crossIm = .allocate(capacity: fullBins)
         reset()
     }
 
@@ -46,16 +49,20 @@ final class PhaseLocking: @unchecked Sendable {
 
     /// Every phasor back to 1 (no turn).
     func reset() {
-        rotRe.update(repeating: 1, count: bins + 8)
-        rotIm.update(repeating: 0, count: bins + 8)
+        rotRe.update(repeating: 1, count: fullBins + 8)
+        rotIm.update(repeating: 0, count: fullBins + 8)
     }
 
     /// Advances the phasors for a frame: `power` is the channels' summed power (bins + 8 values,
     /// the slack zero), `re`/`im` and `prevRe`/`prevIm` this frame's and the previous frame's
-    /// spectra (`channels` × bins), `ha` the analysis hop that separates them, `hs` the
-    /// synthesis hop.
+    /// spectra (`channels` × `fullBins`), `ha` the analysis hop that separates them, `hs` the
+    /// synthesis hop. Only bins below `activeBins` are worked on (a raised frame is cut above its
+    /// band edge, so the bins above it are never synthesised; their phasors go stale, and a bin
+    /// that comes back below the edge starts from whatever it holds, like a new partial).
     func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
-                 prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int) {
+                 prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int,
+                 activeBins: Int) {
+        bins = min(max(activeBins, 16), fullBins)
         let count = findPeaks(power)
         advancePeakPhasors(count: count, ha: ha, hs: hs, re, im, prevRe, prevIm, channels: channels)
         fillRegions(count: count, power)
@@ -100,11 +107,11 @@ final class PhaseLocking: @unchecked Sendable {
                                     _ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>,
                                     _ prevRe: UnsafePointer<Float>, _ prevIm: UnsafePointer<Float>, channels: Int) {
         guard count > 0 else { return }
-        // Σ_c X_c·conj X'_c over all bins
+        // Σ_c X_c·conj X'_c over the bins worked on
         crossRe.update(repeating: 0, count: bins)
         crossIm.update(repeating: 0, count: bins)
         for c in 0..<channels {
-            vaddCrossSpectrum(re + c * bins, im + c * bins, prevRe + c * bins, prevIm + c * bins,
+            vaddCrossSpectrum(re + c * fullBins, im + c * fullBins, prevRe + c * fullBins, prevIm + c * fullBins,
                               crossRe, crossIm, bins)
         }
         let last = peaks[count - 1]

@@ -539,23 +539,27 @@ public final class PitchShifter: @unchecked Sendable {
             let src = inBuf + c * inCapacity + (a - n / 2 - inStart)
             fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
         }
+        // Raising the pitch, the bins above the band edge are cut before synthesis (below), so
+        // the phase work stops just above it, unless formant preservation reads the envelope
+        // there.
+        let formants = settings.preserveFormants && ratio != 1
+        let grid = SincTableCache.index(forRatio: ratio)
+        let edge = grid == 0 ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
+        let activeBins = formants ? bins : min(bins, edge + 16)
         power.update(repeating: 0, count: bins + 8)
         for c in 0..<ch {
-            vaddPower(re + c * bins, im + c * bins, power, bins)
+            vaddPower(re + c * bins, im + c * bins, power, activeBins)
         }
-        let formants = settings.preserveFormants && ratio != 1
         if formants { formant?.update(power: power, ratio: ratio) }
         if frameIndex > 0 {
             locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,
-                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre)
+                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre, activeBins: activeBins)
         }
         // Synthesis: turn every bin by its phasor, inverse FFT, window, overlap-add. This frame's
         // spectra then become the previous ones (the buffers swap). Raising the pitch, the bins
         // above 0.92/r of Nyquist are cut (a raised-cosine roll-off below the edge): the
         // stretched signal is read r times faster, and what it holds above 1/r of Nyquist would
         // alias. Cut here, it needs only a short interpolator (`SincTableCache.interpolator`).
-        let grid = SincTableCache.index(forRatio: ratio)
-        let edge = grid == 0 ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
         let taperBins = Self.taperBins(fftSize: n)
         for c in 0..<ch {
             vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, edge)
