@@ -283,13 +283,13 @@ public final class PitchShifter: @unchecked Sendable {
         }
         // Input envelope (instant attack, 20 ms release), by input time.
         if let envIn {
-            var e = envInLevel
-            for k in 0..<frameCount {
-                var p = left[k] * left[k]
-                if ch > 1, let right { p = 0.5 * (p + right[k] * right[k]) }
-                let decayed = e * envRelease
-                e = p > decayed ? p : decayed
-                envIn[(inEnd + k) & envMask] = e
+            var e = envInLevel, done = 0
+            while done < frameCount {   // in at most two runs of the ring
+                let slot = (inEnd + done) & envMask
+                let n = min(frameCount - done, envCapacity - slot)
+                e = peakEnvelope(left + done, ch > 1 ? right.map { UnsafePointer($0 + done) } : nil, count: n,
+                                 release: envRelease, from: e, into: envIn + slot)
+                done += n
             }
             envInLevel = e
         }
@@ -299,9 +299,13 @@ public final class PitchShifter: @unchecked Sendable {
             for c in 0..<ch {
                 let src = c == 0 ? left : (right ?? left)
                 let ring = history + c * historyStride
-                for k in 0..<frameCount {
-                    let slot = (inEnd + k) & historyRingMask
-                    ring[slot] = src[k]; ring[slot + historyRingCapacity] = src[k]
+                var done = 0
+                while done < frameCount {   // in at most two runs of the ring
+                    let slot = (inEnd + done) & historyRingMask
+                    let n = min(frameCount - done, historyRingCapacity - slot)
+                    (ring + slot).update(from: src + done, count: n)
+                    (ring + slot + historyRingCapacity).update(from: src + done, count: n)
+                    done += n
                 }
             }
         }
