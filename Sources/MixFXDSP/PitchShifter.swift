@@ -168,8 +168,16 @@ public final class PitchShifter: @unchecked Sendable {
         // Latency for the smallest ratio this shifter may meet, and the tables it may read.
         let minRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.lowerBound / 1200) : settings.ratio
         let maxRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.upperBound / 1200) : settings.ratio
-        tables = SincTableCache.interpolators(upToRatio: maxRatio)
-        spliceTables = SincTableCache.tables(upToRatio: maxRatio)
+        if mode == .live {
+            tables = SincTableCache.interpolators(upToRatio: maxRatio)
+            spliceTables = SincTableCache.tables(upToRatio: maxRatio)
+        } else {
+            // a fixed ratio reads one grid index only: the tables below it are not built (each
+            // costs milliseconds), the slots hold the one that is
+            let g = SincTableCache.index(forRatio: maxRatio)
+            tables = Array(repeating: SincTableCache.interpolator(index: g), count: g + 1)
+            spliceTables = Array(repeating: SincTableCache.table(index: g), count: g + 1)
+        }
         maxHalfTaps = (tables + spliceTables).map { $0.taps / 2 }.max()!
         var worst = 0
         for (i, t) in tables.enumerated() {
