@@ -389,9 +389,11 @@ public final class PitchShifter: @unchecked Sendable {
                 let eIn = envIn[(out - latencyFrames + lookaheadFrames) & envMask]
                 var g: Float = 1
                 if envOut > 1e-12 && 4 * eIn < envOut { g = 2 * (eIn / envOut).squareRoot() }
-                gain += (g - gain) * (g > gain ? gateUp : gateDown)
-                if g == 1 && gain > 0.99999 { gain = 1 }
-                if gain != 1 { wetL *= gain; wetR *= gain }
+                if g != 1 || gain != 1 {   // (steady, the gain stays 1 without a dependent chain)
+                    gain += (g - gain) * (g > gain ? gateUp : gateDown)
+                    if g == 1 && gain > 0.99999 { gain = 1 }
+                    if gain != 1 { wetL *= gain; wetR *= gain }
+                }
             }
             // Transient splice: the gate keeps a hit's smear out of the silence before it, but
             // the vocoder still lays copies of the hit at (T − A_m)·(1/r − 1) from its true time T
