@@ -108,11 +108,9 @@ final class PhaseLocking: @unchecked Sendable {
                                     _ prevRe: UnsafePointer<Float>, _ prevIm: UnsafePointer<Float>, channels: Int) {
         guard count > 0 else { return }
         // Σ_c X_c·conj X'_c over the bins worked on
-        crossRe.update(repeating: 0, count: bins)
-        crossIm.update(repeating: 0, count: bins)
         for c in 0..<channels {
             vaddCrossSpectrum(re + c * fullBins, im + c * fullBins, prevRe + c * fullBins, prevIm + c * fullBins,
-                              crossRe, crossIm, bins)
+                              crossRe, crossIm, bins, accumulating: c > 0)
         }
         let last = peaks[count - 1]
         for q in count..<((count + 7) / 8 * 8) { peaks[q] = last }   // pad the last chunk

@@ -560,10 +560,10 @@ public final class PitchShifter: @unchecked Sendable {
         let grid = SincTableCache.index(forRatio: ratio)
         let edge = grid == 0 ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
         let activeBins = formants ? bins : min(bins, edge + 16)
-        power.update(repeating: 0, count: bins + 8)
         for c in 0..<ch {
-            vaddPower(re + c * bins, im + c * bins, power, activeBins)
+            vaddPower(re + c * bins, im + c * bins, power, activeBins, accumulating: c > 0)
         }
+        (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         if formants { formant?.update(power: power, ratio: ratio) }
         if frameIndex > 0 {
             locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,

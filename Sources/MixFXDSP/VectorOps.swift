@@ -14,19 +14,21 @@ func vmul(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ out: UnsafeMut
     while i < count { out[i] = a[i] * b[i]; i += 1 }
 }
 
-/// power[i] += re[i]² + im[i]²
+/// power[i] += re[i]² + im[i]² (or = when not `accumulating`: the first channel)
 @inline(__always) @_noAllocation @_noLocks
-func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: UnsafeMutablePointer<Float>, _ count: Int) {
+func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: UnsafeMutablePointer<Float>, _ count: Int,
+               accumulating: Bool = true) {
     let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im), rp = UnsafeMutableRawPointer(power)
     var i = 0
     while i + 8 <= count {
         let r = rr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
         let m = ri.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        rp.storeBytes(of: rp.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + r * r + m * m,
-                      toByteOffset: i * 4, as: SIMD8<Float>.self)
+        let v = accumulating ? rp.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + r * r + m * m
+            : r * r + m * m
+        rp.storeBytes(of: v, toByteOffset: i * 4, as: SIMD8<Float>.self)
         i += 8
     }
-    while i < count { power[i] += re[i] * re[i] + im[i] * im[i]; i += 1 }
+    while i < count { power[i] = (accumulating ? power[i] : 0) + re[i] * re[i] + im[i] * im[i]; i += 1 }
 }
 
 /// out[i] = (re, im)[i]·(ur, ui)[i], complex; `outRe`/`outIm` must not alias the inputs.
@@ -55,11 +57,11 @@ func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: Unsaf
     }
 }
 
-/// (cr, ci)[i] += (ar, ai)[i]·conj (br, bi)[i], complex.
+/// (cr, ci)[i] += (ar, ai)[i]·conj (br, bi)[i], complex (or = when not `accumulating`).
 @inline(__always) @_noAllocation @_noLocks
 func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _ br: UnsafePointer<Float>,
                        _ bi: UnsafePointer<Float>, _ cr: UnsafeMutablePointer<Float>,
-                       _ ci: UnsafeMutablePointer<Float>, _ count: Int) {
+                       _ ci: UnsafeMutablePointer<Float>, _ count: Int, accumulating: Bool = true) {
     let pa = UnsafeRawPointer(ar), pai = UnsafeRawPointer(ai)
     let pb = UnsafeRawPointer(br), pbi = UnsafeRawPointer(bi)
     let pc = UnsafeMutableRawPointer(cr), pci = UnsafeMutableRawPointer(ci)
@@ -69,15 +71,20 @@ func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _
         let xi = pai.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
         let yr = pb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
         let yi = pbi.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        pc.storeBytes(of: pc.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xr * yr + xi * yi,
-                      toByteOffset: i * 4, as: SIMD8<Float>.self)
-        pci.storeBytes(of: pci.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xi * yr - xr * yi,
-                       toByteOffset: i * 4, as: SIMD8<Float>.self)
+        if accumulating {
+            pc.storeBytes(of: pc.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xr * yr + xi * yi,
+                          toByteOffset: i * 4, as: SIMD8<Float>.self)
+            pci.storeBytes(of: pci.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xi * yr - xr * yi,
+                           toByteOffset: i * 4, as: SIMD8<Float>.self)
+        } else {
+            pc.storeBytes(of: xr * yr + xi * yi, toByteOffset: i * 4, as: SIMD8<Float>.self)
+            pci.storeBytes(of: xi * yr - xr * yi, toByteOffset: i * 4, as: SIMD8<Float>.self)
+        }
         i += 8
     }
     while i < count {
-        cr[i] += ar[i] * br[i] + ai[i] * bi[i]
-        ci[i] += ai[i] * br[i] - ar[i] * bi[i]
+        cr[i] = (accumulating ? cr[i] : 0) + ar[i] * br[i] + ai[i] * bi[i]
+        ci[i] = (accumulating ? ci[i] : 0) + ai[i] * br[i] - ar[i] * bi[i]
         i += 1
     }
 }
