@@ -3,9 +3,12 @@ import Synchronization
 /// Interpolation tables for the pitch shifter, shared by every shifter in the process and built
 /// once on the control side (in `prepare`), never on the render thread.
 ///
-/// Reading the stretched signal r times faster needs an anti-aliasing cutoff of 1/r of Nyquist
-/// when r > 1. Ratios are rounded *up* to a grid of 100 cents, so a table's cutoff is never above
-/// what the ratio needs (at most 5.9 % below it); every r ≤ 1 shares the full-band table.
+/// Two families, by ratio grid index (ratios rounded *up* to a grid of 100 cents, so a cutoff is
+/// never above what the ratio needs, at most 5.9 % below it; every r ≤ 1 shares index 0):
+/// - `table(index:)` anti-aliases: reading a full-band signal r times faster needs a cutoff of
+///   1/r of Nyquist, and a kernel r times wider. The transient splice reads the input with it.
+/// - `interpolator(index:)` only interpolates: the shifter cuts its synthesis frames at
+///   `bandEdge(index:)` first, so the stretched signal it reads holds nothing that could alias.
 public enum SincTableCache {
     /// Grid step (cents) of the up-shift tables.
     public static let stepCents = 100
