@@ -125,12 +125,8 @@ public func levels(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>?, count:
     while i + 8 <= count {
         let x = ra.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
         acc += x * x
-        let mx = absLanes(x)
-        top = top.replacing(with: mx, where: mx .> top)
-        if b != nil {
-            let my = absLanes(rb.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self))
-            top = top.replacing(with: my, where: my .> top)
-        }
+        top = pointwiseMaxLanes(top, absLanes(x))
+        if b != nil { top = pointwiseMaxLanes(top, absLanes(rb.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self))) }
         i += 8
     }
     var p = peak, s: Float = 0
