@@ -179,12 +179,18 @@ public final class PitchShifter: @unchecked Sendable {
             spliceTables = Array(repeating: SincTableCache.table(index: g), count: g + 1)
         }
         maxHalfTaps = (tables + spliceTables).map { $0.taps / 2 }.max()!
-        var worst = 0
-        for (i, t) in tables.enumerated() {
-            let r = i == 0 ? min(minRatio, 1) : pow(2, Double(i * SincTableCache.stepCents) / 1200)
-            worst = max(worst, n / 2 + Int((Double(n / 2 + t.taps / 2 + 2) / r).rounded(.up)) + 1)
+        // L = N/2 + ⌈(N/2 + taps/2 + 2)/r⌉ + 1 for each ratio the shifter may meet: live, every
+        // grid index (with the smallest ratio of its cell); offline, the one fixed ratio.
+        func latency(_ table: SincTable, _ r: Double) -> Int {
+            n / 2 + Int((Double(n / 2 + table.taps / 2 + 2) / r).rounded(.up)) + 1
         }
-        latencyFrames = worst
+        if mode == .live {
+            latencyFrames = tables.enumerated().map { i, t in
+                latency(t, i == 0 ? min(minRatio, 1) : pow(2, Double((i - 1) * SincTableCache.stepCents) / 1200))
+            }.max()!
+        } else {
+            latencyFrames = latency(tables[tables.count - 1], settings.ratio)
+        }
 
         let w = UnsafeMutablePointer<Float>.allocate(capacity: n)
         let w2 = UnsafeMutablePointer<Float>.allocate(capacity: n)
