@@ -103,13 +103,15 @@ public final class RenderKernel: @unchecked Sendable {
         if let pipeline {
             // Offline on several cores: the tracks were rendered ahead (`TrackPipeline`); mix
             // them block by block, in track order, so the result is the same as sequential.
-            for k in tracks.indices { trackPeak[k] = 0; trackSum[k] = 0 }
+            for (k, t) in tracks.enumerated() {
+                t.setGains(targetGains(t, anySolo: solo))
+                trackPeak[k] = 0; trackSum[k] = 0
+            }
             var done = 0
             while done < n {
                 let (offset, frames) = try pipeline.acquire()
                 let m = min(n - done, frames - offset)
                 for (k, t) in tracks.enumerated() {
-                    t.setGains(targetGains(t, anySolo: solo))
                     let b = pipeline.buffer(track: k)
                     let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                     var peak = trackPeak[k], sum = trackSum[k]
