@@ -108,20 +108,12 @@ public struct StereoBiquad: Sendable {
         pending = nil
     }
 
-    /// Filters one frame (two lanes).
-    @inline(__always) @_noAllocation @_noLocks
-    public mutating func tick(_ x: SIMD2<Double>) -> SIMD2<Double> {
-        let c = coefficients
-        let y = c.b0 * x + s1
-        s1 = c.b1 * x - c.a1 * y + s2
-        s2 = c.b2 * x - c.a2 * y
-        return y
-    }
-
-    /// Snaps denormal-range state to zero (call once per block): a decaying filter fed silence
-    /// would otherwise crawl through denormals, which are slow on x86.
     /// Filters `count` frames in place (`right` nil for mono), two samples per step. The
-    /// transposed direct form above, with u = x·(b1 − a1·b0), v = x·(b2 − a2·b0), is
+    /// transposed direct form II,
+    ///
+    ///     y = b0·x + s1,   s1' = b1·x − a1·y + s2,   s2' = b2·x − a2·y,
+    ///
+    /// with u = x·(b1 − a1·b0), v = x·(b2 − a2·b0), is
     ///
     ///     y[n] = b0·x[n] + s1,   s1' = u[n] − a1·s1 + s2,   s2' = v[n] − a2·s1
     ///
@@ -144,15 +136,20 @@ public struct StereoBiquad: Sendable {
         let k11 = SIMD2<Double>(repeating: c.a1 * c.a1 - c.a2), k21 = SIMD2<Double>(repeating: c.a1 * c.a2)
         let r = right ?? left
         var s1 = self.s1, s2 = self.s2
-        var i = 0
-        if let x0 = pending, count > 0 {
-            // the second sample of the pair the last block began
-            let x1 = SIMD2<Double>(Double(left[0]), Double(r[0]))
+        // the pair's second output; the state moves on past the pair
+        @inline(__always)
+        func pair(_ x0: SIMD2<Double>, _ x1: SIMD2<Double>, _ s1: inout SIMD2<Double>, _ s2: inout SIMD2<Double>) -> SIMD2<Double> {
             let u0 = bu * x0, v0 = bv * x0, u1 = bu * x1, v1 = bv * x1
             let y1 = (b0 * x1 + u0) + (s2 - a1 * s1)
             let n1 = (u1 + v0 - a1 * u0) + (k11 * s1 - a1 * s2)
             let n2 = (v1 - a2 * u0) + (k21 * s1 - a2 * s2)
             s1 = n1; s2 = n2
+            return y1
+        }
+        var i = 0
+        if let x0 = pending, count > 0 {
+            // the second sample of the pair the last block began
+            let y1 = pair(x0, SIMD2<Double>(Double(left[0]), Double(r[0])), &s1, &s2)
             left[0] = Float(y1[0])
             if let right { right[0] = Float(y1[1]) }
             pending = nil
@@ -160,13 +157,8 @@ public struct StereoBiquad: Sendable {
         }
         while i + 2 <= count {
             let x0 = SIMD2<Double>(Double(left[i]), Double(r[i]))
-            let x1 = SIMD2<Double>(Double(left[i + 1]), Double(r[i + 1]))
-            let u0 = bu * x0, v0 = bv * x0, u1 = bu * x1, v1 = bv * x1
             let y0 = b0 * x0 + s1
-            let y1 = (b0 * x1 + u0) + (s2 - a1 * s1)
-            let n1 = (u1 + v0 - a1 * u0) + (k11 * s1 - a1 * s2)
-            let n2 = (v1 - a2 * u0) + (k21 * s1 - a2 * s2)
-            s1 = n1; s2 = n2
+            let y1 = pair(x0, SIMD2<Double>(Double(left[i + 1]), Double(r[i + 1])), &s1, &s2)
             left[i] = Float(y0[0]); left[i + 1] = Float(y1[0])
             if let right { right[i] = Float(y0[1]); right[i + 1] = Float(y1[1]) }
             i += 2
@@ -183,6 +175,8 @@ public struct StereoBiquad: Sendable {
         }
     }
 
+    /// Snaps denormal-range state to zero (call once per block): a decaying filter fed silence
+    /// would otherwise crawl through denormals, which are slow on x86.
     @inline(__always)
     public mutating func flushDenormals() {
         let tiny = SIMD2<Double>(repeating: 1e-30)
