@@ -176,7 +176,9 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
         #expect(try render(parallel: true, request: 700, seekTo: 15_000) == seekedSequential)
     }
 
-    /// A source that fails on a worker thread: the error reaches the caller of `render`.
+    /// A source that fails on a worker thread: the error reaches the caller of `render` at the
+    /// block that failed, after every block before it (the shifted tracks, slower, are still
+    /// behind the cheap failing one when it fails, and must still be rendered up to there).
     @Test func aWorkerThreadsErrorReachesTheCaller() throws {
         final class FailingSource: AudioSource, @unchecked Sendable {
             struct Broken: Error {}
@@ -193,7 +195,11 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
         }
         let engine = AudioEngine()
         engine.addTrack(source: FailingSource())
-        engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 100_000, seed: 40)], sampleRate: 44_100))
+        for k in 0..<3 {
+            let t = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 100_000, seed: 40 + UInt64(k))],
+                                                         sampleRate: 44_100))
+            t.timePitch.pitchCents = 700
+        }
         let kernel = try engine.makeKernel(maximumFrameCount: 1024)
         try kernel.start()
         var rendered = 0
@@ -204,7 +210,8 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
                 rendered += n
             }
         }
-        #expect(rendered >= 20_000 && rendered < 100_000)
+        // reads of 1024 frames: the one starting at 20 480 throws, so blocks 0…19 mix
+        #expect(rendered == 20_480)
     }
 
     @Test func pitchedTrackIsAlignedAndExactLength() throws {
