@@ -123,19 +123,10 @@ public final class RealFFT: @unchecked Sendable {
             smallTransform(sign: -1)
         } else {
             // z[4a…4a+3] = x[8a…8a+7] deinterleaved, into bit-reversed vector order
-            let raw = UnsafeRawPointer(input)
             if let window {
-                let w = UnsafeRawPointer(window)
-                laneTransforms(stageForward, inverse: false) { a in
-                    let x = raw.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
-                        * w.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
-                    return (x.evenHalf, x.oddHalf)
-                }
+                laneTransforms(stageForward, inverse: false, WindowedRealLoader(samples: input, window: window))
             } else {
-                laneTransforms(stageForward, inverse: false) { a in
-                    let x = raw.loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
-                    return (x.evenHalf, x.oddHalf)
-                }
+                laneTransforms(stageForward, inverse: false, RealLoader(samples: input))
             }
             combineLanes(inverse: false, interleavedOutput: nil, scale: 1, window: nil, accumulate: false)
         }
@@ -236,21 +227,20 @@ public final class RealFFT: @unchecked Sendable {
                 if accumulate { output[2 * t] += a; output[2 * t + 1] += b } else { output[2 * t] = a; output[2 * t + 1] = b }
             }
         } else {
-            let rr = UnsafeRawPointer(zr), ri = UnsafeRawPointer(zi)
-            laneTransforms(stageInverse, inverse: true) { a in
-                (rr.loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self),
-                 ri.loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self))
-            }
+            laneTransforms(stageInverse, inverse: true, SplitLoader(re: zr, im: zi))
             combineLanes(inverse: true, interleavedOutput: output, scale: scale, window: window, accumulate: accumulate)
         }
     }
 
-    /// The four L-point transforms Y_b of the vectors `load(a)`, a < L, into `vr`/`vi` (natural
-    /// order). The first stage (radix 2 when log2 L is odd, else a twiddle-free radix 4) reads
-    /// its inputs straight from `load` in bit-reversed order; the later radix-4 stages run in place.
+    /// The four L-point transforms Y_b of the vectors `loader.load(a)`, a < L, into `vr`/`vi`
+    /// (natural order). The first stage (radix 2 when log2 L is odd, else a twiddle-free radix 4)
+    /// reads its inputs straight from the loader in bit-reversed order; the later radix-4 stages
+    /// run in place. (A generic loader, not a closure: the closure was compiled as a function
+    /// called for every vector.)
     @inline(__always)
-    private func laneTransforms(_ twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool,
-                                load: (Int) -> (SIMD4<Float>, SIMD4<Float>)) {
+    private func laneTransforms<Loader: LaneLoader>(_ twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool,
+                                                    _ loader: Loader) {
+        @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) { loader.load(a) }
         let l = columns
         var h: Int
         if l.trailingZeroBitCount % 2 == 1 {
@@ -379,7 +369,7 @@ public final class RealFFT: @unchecked Sendable {
                 let s = SIMD4<Float>(repeating: scale)
                 y0r *= s; y0i *= s; y1r *= s; y1i *= s; y2r *= s; y2i *= s; y3r *= s; y3i *= s
                 let o = UnsafeMutableRawPointer(out)
-                func put(_ v: SIMD8<Float>, _ offset: Int) {
+                @inline(__always) func put(_ v: SIMD8<Float>, _ offset: Int) {
                     var v = v
                     if let window { v *= UnsafeRawPointer(window).loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
                     if accumulate { v += o.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
@@ -421,6 +411,39 @@ public final class RealFFT: @unchecked Sendable {
             outR[k] = sr; outI[k] = si
         }
         for k in 0..<m { zr[k] = outR[k]; zi[k] = outI[k] }
+    }
+}
+
+/// Where `RealFFT.laneTransforms` reads vector a (z[4a…4a+3], real and imaginary parts).
+private protocol LaneLoader {
+    func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>)
+}
+
+/// Real samples x[8a…8a+7] deinterleaved: z = x[2t] + i·x[2t+1].
+private struct RealLoader: LaneLoader {
+    let samples: UnsafePointer<Float>
+    @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
+        let x = UnsafeRawPointer(samples).loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+        return (x.evenHalf, x.oddHalf)
+    }
+}
+
+/// The same, times the window as they are read.
+private struct WindowedRealLoader: LaneLoader {
+    let samples: UnsafePointer<Float>, window: UnsafePointer<Float>
+    @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
+        let x = UnsafeRawPointer(samples).loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+            * UnsafeRawPointer(window).loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+        return (x.evenHalf, x.oddHalf)
+    }
+}
+
+/// Complex values in split form.
+private struct SplitLoader: LaneLoader {
+    let re: UnsafePointer<Float>, im: UnsafePointer<Float>
+    @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
+        (UnsafeRawPointer(re).loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self),
+         UnsafeRawPointer(im).loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self))
     }
 }
 
