@@ -104,18 +104,20 @@ public final class SincTable: @unchecked Sendable {
         var p0 = Int(ph)
         if p0 >= phases { p0 = phases - 1 }
         let t = SIMD8<Float>(repeating: Float(ph - Double(p0)))
-        let start = 4 * (index - taps / 2 + 1)
-        let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
-        let r0 = UnsafeRawPointer(rows + 2 * p0 * taps), r1 = UnsafeRawPointer(rows + (2 * p0 + 1) * taps)
+        // pointers stepped through the taps (offsets computed with checked arithmetic cost
+        // more instructions per step than the multiply-adds)
+        let first = index &- taps / 2 &+ 1
+        var pa = UnsafeRawPointer(a + first), pb = UnsafeRawPointer(b + first)
+        var r0 = UnsafeRawPointer(rows + 2 &* p0 &* taps)
+        let end = r0 + 4 &* taps
         var accA = SIMD8<Float>(), accB = SIMD8<Float>()
-        var j = 0
-        while j < taps {
-            let h0 = r0.loadUnaligned(fromByteOffset: 4 * j, as: SIMD8<Float>.self)
-            let d = r1.loadUnaligned(fromByteOffset: 4 * j, as: SIMD8<Float>.self)
+        while r0 < end {
+            let h0 = r0.loadUnaligned(as: SIMD8<Float>.self)
+            let d = r0.loadUnaligned(fromByteOffset: 4 &* taps, as: SIMD8<Float>.self)
             let h = h0 + t * d
-            accA += h * ra.loadUnaligned(fromByteOffset: start + 4 * j, as: SIMD8<Float>.self)
-            accB += h * rb.loadUnaligned(fromByteOffset: start + 4 * j, as: SIMD8<Float>.self)
-            j += 8
+            accA += h * pa.loadUnaligned(as: SIMD8<Float>.self)
+            accB += h * pb.loadUnaligned(as: SIMD8<Float>.self)
+            r0 += 32; pa += 32; pb += 32
         }
         return (accA.sum(), accB.sum())
     }
@@ -138,19 +140,16 @@ public final class SincTable: @unchecked Sendable {
 @inline(__always) @_noAllocation @_noLocks
 func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
     var acc0 = SIMD8<Float>(repeating: 0), acc1 = SIMD8<Float>(repeating: 0)
-    let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
-    var i = 0
-    while i + 16 <= count {
-        acc0 += ra.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            * rb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        acc1 += ra.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-            * rb.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-        i += 16
+    var ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)   // stepped: no checked offsets
+    let end16 = ra + 4 &* (count & ~15), end = ra + 4 &* (count & ~7)
+    while ra < end16 {
+        acc0 += ra.loadUnaligned(as: SIMD8<Float>.self) * rb.loadUnaligned(as: SIMD8<Float>.self)
+        acc1 += ra.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+            * rb.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+        ra += 64; rb += 64
     }
-    while i + 8 <= count {
-        acc0 += ra.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            * rb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        i += 8
+    if ra < end {
+        acc0 += ra.loadUnaligned(as: SIMD8<Float>.self) * rb.loadUnaligned(as: SIMD8<Float>.self)
     }
     return (acc0 + acc1).sum()
 }
