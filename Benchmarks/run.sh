@@ -71,6 +71,15 @@ row "sox -m (bass + pitch per track)" "$s"
 row "soundstretch + sox (EQ, mix)" "$ss"
 row "rubberband -2 + sox (EQ, mix)" "$rb2"
 row "rubberband -3 + sox (EQ, mix)" "$rb3"
+# The machine's speed drifts by several percent within minutes: the ratios to the two nearest
+# peers again over five rounds, each round running the three one after another.
+ratios_s=(); ratios_ss=()
+for _ in 1 2 3 4 5; do
+  a=$(best_of 1 mixfx_band); b=$(best_of 1 sox_band); c=$(best_of 1 soundstretch_band)
+  ratios_s+=("$(awk -v t="$b" -v m="$a" 'BEGIN{print t/m}')"); ratios_ss+=("$(awk -v t="$c" -v m="$a" 'BEGIN{print t/m}')")
+done
+spread() { printf "%s\n" "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.2f–%.2f, median %.2f", v[1], v[NR], v[int((NR+1)/2)]}'; }
+echo "five interleaved rounds, each tool's time ÷ mixfx's: sox $(spread "${ratios_s[@]}"); soundstretch $(spread "${ratios_ss[@]}")"
 echo
 .build/release/mixfx-bench
 echo
