@@ -15,8 +15,12 @@ if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
-swift build -c release --product mixfx >/dev/null
-swift build -c release --product mixfx-bench >/dev/null
+# mixfx as `make run` builds it, for this machine's CPU; and a portable build beside it, for
+# comparison (its own build directory, so neither rebuilds the other)
+cpu=(-Xswiftc -target-cpu -Xswiftc "${CPU:-native}")
+swift build -c release --product mixfx "${cpu[@]}" >/dev/null
+swift build -c release --product mixfx-bench "${cpu[@]}" >/dev/null
+swift build -c release --product mixfx --scratch-path .build/portable >/dev/null
 W=${BENCH_DIR:-/tmp/mixfx-band}
 mkdir -p "$W"
 .build/release/mixfx-bench --make-band "$W" >/dev/null
@@ -34,6 +38,7 @@ best_of() {  # best_of N cmd... : best wall time of N runs
 }
 
 mixfx_band() { .build/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfx.wav" --force --quiet --sample-format s16; }
+mixfx_band_portable() { .build/portable/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfxp.wav" --force --quiet --sample-format s16; }
 mixfx_band_1core() { taskset -c 0 .build/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfx1.wav" --force --quiet --sample-format s16; }
 sox_band() {
   sox -D -m -v 1 "|sox -D ${T[0]} -p bass 4 55 1s pitch 200" -v 1 "|sox -D ${T[1]} -p bass 4 55 1s pitch 200" \
@@ -57,8 +62,10 @@ rubberband_band() {
 }
 
 echo "band: 4 × 60 s 44.1 kHz stereo, bass +4 dB @ 55 Hz, pitch +200 cents, mixed to s16 ($(nproc) cores)"
+echo "mixfx built with -target-cpu ${CPU:-native} (as make run builds it); the peers are Debian's binaries"
 m=$(best_of 3 mixfx_band)
 m1=$(best_of 3 mixfx_band_1core)
+mp=$(best_of 3 mixfx_band_portable)
 s=$(best_of 3 sox_band)
 ss=$(best_of 3 soundstretch_band)
 rb2=$(best_of 1 rubberband_band -2)
@@ -67,6 +74,9 @@ printf "%-34s %8s %12s %18s\n" "tool" "wall s" "× real time" "mixfx is N× fast
 row() { printf "%-34s %8.3f %12.1f %18.2f\n" "$1" "$2" "$(awk -v t="$2" 'BEGIN{print 60/t}')" "$(awk -v t="$2" -v m="$m" 'BEGIN{print t/m}')"; }
 row "mixfx render" "$m"
 row "mixfx render (1 core, taskset)" "$m1"
+row "mixfx render (portable build)" "$mp"
+if cmp -s "$W/mixfx.wav" "$W/mixfxp.wav"; then same="the same bytes"; else same="DIFFERENT bytes"; fi
+echo "(the host and portable builds' mixes are $same)"
 row "sox -m (bass + pitch per track)" "$s"
 row "soundstretch + sox (EQ, mix)" "$ss"
 row "rubberband -2 + sox (EQ, mix)" "$rb2"

@@ -3,11 +3,13 @@
 # real-time playback tests use (Tests/alsa), runs the tests, stops the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release -Xswiftc -enable-testing
+# for this machine's CPU, as `make run` builds mixfx (CPU=x86-64 for a portable build)
+flags=(-c release -Xswiftc -enable-testing -Xswiftc -target-cpu -Xswiftc "${CPU:-native}")
+swift build "${flags[@]}"
 if command -v pulseaudio >/dev/null; then
   export MIXFX_PULSE_DIR=$(mktemp -d /tmp/mixfx-pulse.XXXXXX)
   # shellcheck source=/dev/null
   source Tests/alsa/start-pulse.sh || echo "PulseAudio did not start: the real-time playback tests will skip"
   trap 'bash Tests/alsa/stop-pulse.sh' EXIT
 fi
-swift test -c release -Xswiftc -enable-testing "$@"
+swift test "${flags[@]}" "$@"
