@@ -17,7 +17,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 # mixfx as `make run` builds it, for this machine's CPU; and a portable build beside it, for
 # comparison (its own build directory, so neither rebuilds the other)
-cpu=(-Xswiftc -target-cpu -Xswiftc "${CPU:-native}")
+read -r -a cpu <<< "$(scripts/swift-flags.sh)"
 swift build -c release --product mixfx "${cpu[@]}" >/dev/null
 swift build -c release --product mixfx-bench "${cpu[@]}" >/dev/null
 swift build -c release --product mixfx --scratch-path .build/portable >/dev/null
@@ -62,7 +62,7 @@ rubberband_band() {
 }
 
 echo "band: 4 × 60 s 44.1 kHz stereo, bass +4 dB @ 55 Hz, pitch +200 cents, mixed to s16 ($(nproc) cores)"
-echo "mixfx built with -target-cpu ${CPU:-native} (as make run builds it); the peers are Debian's binaries"
+echo "mixfx built with: ${cpu[*]} (as make run builds it); the peers are Debian's binaries"
 m=$(best_of 3 mixfx_band)
 m1=$(best_of 3 mixfx_band_1core)
 mp=$(best_of 3 mixfx_band_portable)

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # for this machine's CPU, as `make run` builds mixfx (CPU=x86-64 for a portable build)
-flags=(-c release -Xswiftc -enable-testing -Xswiftc -target-cpu -Xswiftc "${CPU:-native}")
+read -r -a cpu <<< "$(scripts/swift-flags.sh)"
+flags=(-c release -Xswiftc -enable-testing "${cpu[@]}")
 swift build "${flags[@]}"
 if command -v pulseaudio >/dev/null; then
   export MIXFX_PULSE_DIR=$(mktemp -d /tmp/mixfx-pulse.XXXXXX)

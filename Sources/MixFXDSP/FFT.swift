@@ -24,11 +24,24 @@ import Glibc
 /// b, so the four L-point transforms Y_b run side by side in the lanes (radix-4 decimation in time
 /// on bit-reversed vectors, one radix-2 stage first when log2 L is odd), and every stage is a
 /// full-width vector operation with no shuffles. The last step twiddles the lanes by W_m^{b·k1},
-/// transposes 4×4 blocks and does the 4-point transforms across them. All tables and buffers are
+/// transposes 4×4 blocks and does the 4-point transforms across them. Where the CPU has 256-bit
+/// vectors (`wideVectors`), each radix-4 stage runs two neighbouring butterflies as one eight-lane
+/// butterfly: the same arithmetic on every value, so the same bits. All tables and buffers are
 /// allocated in `init`; `forward`/`inverse` never allocate.
 public final class RealFFT: @unchecked Sendable {
     /// Points per transform (a power of two).
     public let size: Int
+    /// Whether the radix-4 stages run two butterflies at once in eight-lane vectors
+    /// (`wideStage`): the same operations on every value as `narrowStage`, so the same bits,
+    /// in about half the instructions where the CPU has 256-bit vectors, and slower where
+    /// eight lanes are two SSE registers. The build chooses (`-D MIXFX_WIDE_VECTORS`, which
+    /// the Makefile passes when it builds for a CPU with AVX2).
+    let wideVectors: Bool
+    #if MIXFX_WIDE_VECTORS
+    static let defaultWideVectors = true
+    #else
+    static let defaultWideVectors = false
+    #endif
     private let half: Int                                  // m
     private let columns: Int                               // L = m/4 (0 below 32 points)
     private let reversed: UnsafeMutablePointer<Int32>      // bit reversal of 0..<L
@@ -48,9 +61,15 @@ public final class RealFFT: @unchecked Sendable {
     private let vi: UnsafeMutablePointer<SIMD4<Float>>
 
     /// Allocates the tables and buffers for `size` points (control side).
-    public init(size: Int) {
+    public convenience init(size: Int) {
+        self.init(size: size, wideVectors: RealFFT.defaultWideVectors)
+    }
+
+    /// The same, with the radix-4 stages' vector width chosen (tests run both).
+    init(size: Int, wideVectors: Bool) {
         precondition(size >= 4 && size & (size - 1) == 0, "FFT size must be a power of two ≥ 4")
         self.size = size
+        self.wideVectors = wideVectors
         half = size / 2
         columns = half >= 16 ? half / 4 : 0
         let l = max(columns, 1)
@@ -65,15 +84,19 @@ public final class RealFFT: @unchecked Sendable {
         stageInverse = .allocate(capacity: 6 * l)
         var h = bits % 2 == 1 ? 2 : 1, o = 0
         while h < l {
+            // the six of j: cos and sin of the angles for q = 1, 2, 3. For the wide stages
+            // (h ≥ 2, even), j and j + 1 interleave theirs, so that each is one eight-lane load.
+            let paired = wideVectors && h >= 2
             for j in 0..<h {
-                for q in 1...3 {
-                    let angle = -2 * Double.pi * Double(q * j) / Double(4 * h)
-                    let c = Float(cos(angle)), s = Float(sin(angle))
-                    stageForward[o] = SIMD4(repeating: c); stageForward[o + 1] = SIMD4(repeating: s)
-                    stageInverse[o] = SIMD4(repeating: c); stageInverse[o + 1] = SIMD4(repeating: -s)
-                    o += 2
+                for t in 0..<6 {
+                    let angle = -2 * Double.pi * Double((t / 2 + 1) * j) / Double(4 * h)
+                    let v = Float(t % 2 == 0 ? cos(angle) : sin(angle))
+                    let slot = paired ? o + 6 * (j & ~1) + 2 * t + (j & 1) : o + 6 * j + t
+                    stageForward[slot] = SIMD4(repeating: v)
+                    stageInverse[slot] = SIMD4(repeating: t % 2 == 0 ? v : -v)
                 }
             }
+            o += 6 * h
             h *= 4
         }
         laneRe = .allocate(capacity: l)
@@ -279,54 +302,24 @@ public final class RealFFT: @unchecked Sendable {
     }
 
     /// The radix-4 stages from block size `h` on, in place in `vr`/`vi` (`twiddles` at the
-    /// first of them; the table starts at the h = 1 stage when log2 L is even).
+    /// first of them; the table starts at the h = 1 stage when log2 L is even). Blocks 0, 1, 2,
+    /// 3 of each group of 4h hold the transforms of the sub-sequences ≡ 0, 2, 1, 3 (mod 4)
+    /// (bit-reversed order): A0, A2, A1, A3.
     @inline(never)
     private func radix4Stages(from first: Int, twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool) {
-        let l = columns
         var h = first
         var tw = twiddles
-        let wim = inverse ? laneImInverse : laneIm
         var twiddled = false
-        while h < l {
-            let last = 4 * h == l
-            twiddled = twiddled || last
-            // Blocks 0, 1, 2, 3 of each group of 4h hold the transforms of the sub-sequences
-            // ≡ 0, 2, 1, 3 (mod 4) (bit-reversed order): A0, A2, A1, A3.
-            var g = 0
-            while g < l {
-                for j in 0..<h {
-                    let i0 = g &+ j, i1 = i0 &+ h, i2 = i1 &+ h, i3 = i2 &+ h
-                    let a0r = vr[i0], a0i = vi[i0]
-                    var b1r = vr[i2], b1i = vi[i2]
-                    var b2r = vr[i1], b2i = vi[i1]
-                    var b3r = vr[i3], b3i = vi[i3]
-                    let w = tw + 6 &* j
-                    (b1r, b1i) = (b1r * w[0] - b1i * w[1], b1r * w[1] + b1i * w[0])
-                    (b2r, b2i) = (b2r * w[2] - b2i * w[3], b2r * w[3] + b2i * w[2])
-                    (b3r, b3i) = (b3r * w[4] - b3i * w[5], b3r * w[5] + b3i * w[4])
-                    let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
-                    let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
-                    var x0r = s02r + s13r, x0i = s02i + s13i
-                    var x2r = s02r - s13r, x2i = s02i - s13i
-                    var x1r: SIMD4<Float>, x1i: SIMD4<Float>, x3r: SIMD4<Float>, x3i: SIMD4<Float>
-                    if inverse {   // X1 = d02 + i·d13, X3 = d02 − i·d13
-                        x1r = d02r - d13i; x1i = d02i + d13r; x3r = d02r + d13i; x3i = d02i - d13r
-                    } else {       // X1 = d02 − i·d13, X3 = d02 + i·d13
-                        x1r = d02r + d13i; x1i = d02i - d13r; x3r = d02r - d13i; x3i = d02i + d13r
-                    }
-                    if last {
-                        // the lane twiddles W_m^{b·k1} of the combining step, applied here while
-                        // the values are in registers
-                        (x0r, x0i) = (x0r * laneRe[i0] - x0i * wim[i0], x0r * wim[i0] + x0i * laneRe[i0])
-                        (x1r, x1i) = (x1r * laneRe[i1] - x1i * wim[i1], x1r * wim[i1] + x1i * laneRe[i1])
-                        (x2r, x2i) = (x2r * laneRe[i2] - x2i * wim[i2], x2r * wim[i2] + x2i * laneRe[i2])
-                        (x3r, x3i) = (x3r * laneRe[i3] - x3i * wim[i3], x3r * wim[i3] + x3i * laneRe[i3])
-                    }
-                    vr[i0] = x0r; vi[i0] = x0i; vr[i1] = x1r; vi[i1] = x1i
-                    vr[i2] = x2r; vi[i2] = x2i; vr[i3] = x3r; vi[i3] = x3i
-                }
-                g += 4 * h
+        while h < columns {
+            // the last stage also applies the lane twiddles W_m^{b·k1} of the combining step,
+            // while the values are in registers (one vector at a time)
+            let last = 4 * h == columns
+            if wideVectors && h >= 2 {
+                if last { wideLastStage(h, tw, inverse: inverse) } else { wideStage(h, tw, inverse: inverse) }
+            } else {
+                narrowStage(h, tw, inverse: inverse, last: last)
             }
+            twiddled = twiddled || last
             tw += 6 * h
             h *= 4
         }
@@ -341,6 +334,83 @@ public final class RealFFT: @unchecked Sendable {
             vr[k] = xr * laneRe[k] - xi * wim[k]
             vi[k] = xr * wim[k] + xi * laneRe[k]
         }
+    }
+
+    /// One radix-4 stage of block size h, a butterfly per vector j < h of each group; the last
+    /// stage turns the results by the lane twiddles.
+    @inline(never)
+    private func narrowStage(_ h: Int, _ tw: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool, last: Bool) {
+        let wim = inverse ? laneImInverse : laneIm
+        var g = 0
+        while g < columns {
+            for j in 0..<h {
+                let i0 = g &+ j, i1 = i0 &+ h, i2 = i1 &+ h, i3 = i2 &+ h
+                let w = tw + 6 &* j
+                var x = radix4(vr[i0], vi[i0], vr[i2], vi[i2], vr[i1], vi[i1], vr[i3], vi[i3],
+                               w[0], w[1], w[2], w[3], w[4], w[5], inverse: inverse)
+                if last {
+                    @inline(__always) func turn(_ r: inout SIMD4<Float>, _ i: inout SIMD4<Float>, _ k: Int) {
+                        (r, i) = (r * laneRe[k] - i * wim[k], r * wim[k] + i * laneRe[k])
+                    }
+                    turn(&x.0, &x.1, i0); turn(&x.2, &x.3, i1); turn(&x.4, &x.5, i2); turn(&x.6, &x.7, i3)
+                }
+                vr[i0] = x.0; vi[i0] = x.1; vr[i1] = x.2; vi[i1] = x.3
+                vr[i2] = x.4; vi[i2] = x.5; vr[i3] = x.6; vi[i3] = x.7
+            }
+            g += 4 * h
+        }
+    }
+
+    /// The same stage, two butterflies (j, j + 1: their vectors lie side by side) as one.
+    @inline(never)
+    private func wideStage(_ h: Int, _ tw: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool) {
+        let pr = UnsafeMutableRawPointer(vr), pi = UnsafeMutableRawPointer(vi)
+        var g = 0
+        while g < columns {
+            var j = 0
+            while j < h {
+                let i0 = g &+ j, i1 = i0 &+ h, i2 = i1 &+ h, i3 = i2 &+ h
+                let x = pairButterfly(pr, pi, i0, h, tw + 6 &* j, inverse: inverse)
+                storePair(x.0, pr, i0); storePair(x.1, pi, i0); storePair(x.2, pr, i1); storePair(x.3, pi, i1)
+                storePair(x.4, pr, i2); storePair(x.5, pi, i2); storePair(x.6, pr, i3); storePair(x.7, pi, i3)
+                j &+= 2
+            }
+            g += 4 * h
+        }
+    }
+
+    /// The last stage (one group, 4h = L), two butterflies at a time, its results turned by the
+    /// lane twiddles. (A function of its own: with the turn behind a flag in `wideStage`, the
+    /// compiler broke the eight-lane code into lanes.)
+    @inline(never)
+    private func wideLastStage(_ h: Int, _ tw: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool) {
+        let pr = UnsafeMutableRawPointer(vr), pi = UnsafeMutableRawPointer(vi)
+        let lr = UnsafeMutableRawPointer(laneRe), li = UnsafeMutableRawPointer(inverse ? laneImInverse : laneIm)
+        @inline(__always) func store(_ r: SIMD8<Float>, _ i: SIMD8<Float>, _ k: Int) {
+            let c = loadPair(lr, k), s = loadPair(li, k)
+            storePair(r * c - i * s, pr, k)
+            storePair(r * s + i * c, pi, k)
+        }
+        var j = 0
+        while j < h {
+            let x = pairButterfly(pr, pi, j, h, tw + 6 &* j, inverse: inverse)
+            store(x.0, x.1, j); store(x.2, x.3, j &+ h); store(x.4, x.5, j &+ 2 &* h); store(x.6, x.7, j &+ 3 &* h)
+            j &+= 2
+        }
+    }
+
+    /// The butterflies at i0 and i0 + 1 (vectors i0, i0 + h, i0 + 2h, i0 + 3h and their
+    /// neighbours) with the pair's interleaved twiddles at `w`.
+    @inline(__always)
+    private func pairButterfly(_ pr: UnsafeMutableRawPointer, _ pi: UnsafeMutableRawPointer, _ i0: Int, _ h: Int,
+                               _ w: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool)
+        -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>) {
+        let i1 = i0 &+ h, i2 = i1 &+ h, i3 = i2 &+ h
+        let t = UnsafeMutableRawPointer(w)
+        return radix4(loadPair(pr, i0), loadPair(pi, i0), loadPair(pr, i2), loadPair(pi, i2),
+                      loadPair(pr, i1), loadPair(pi, i1), loadPair(pr, i3), loadPair(pi, i3),
+                      loadPair(t, 0), loadPair(t, 2), loadPair(t, 4), loadPair(t, 6), loadPair(t, 8), loadPair(t, 10),
+                      inverse: inverse)
     }
 
     /// Z[k1 + L·k2] = Σ_b W_4^{b·k2}·W_m^{b·k1}·Y_b[k1], four k1 at a time: into `zr`/`zi`, or
@@ -444,6 +514,40 @@ private struct SplitLoader: LaneLoader {
     @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
         (UnsafeRawPointer(re).loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self),
          UnsafeRawPointer(im).loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self))
+    }
+}
+
+/// Vectors i and i + 1 of `SIMD4`s at `p`, as one `SIMD8`.
+@inline(__always)
+private func loadPair(_ p: UnsafeMutableRawPointer, _ i: Int) -> SIMD8<Float> {
+    p.loadUnaligned(fromByteOffset: 16 &* i, as: SIMD8<Float>.self)
+}
+
+/// `v` into vectors i and i + 1 of `SIMD4`s at `p`.
+@inline(__always)
+private func storePair(_ v: SIMD8<Float>, _ p: UnsafeMutableRawPointer, _ i: Int) {
+    p.storeBytes(of: v, toByteOffset: 16 &* i, as: SIMD8<Float>.self)
+}
+
+/// The radix-4 butterfly of `RealFFT`'s stages on four inputs (a0, then b1, b2, b3 turned by the
+/// twiddles w0 + i·w1, w2 + i·w3, w4 + i·w5), lane by lane, for one vector of lanes (`SIMD4`) or
+/// two (`SIMD8`): X0 = s02 + s13, X2 = s02 − s13, X1/X3 = d02 ∓ i·d13 (± inverse), returned as
+/// (X0, X1, X2, X3), re and im each.
+@inline(__always)
+private func radix4<V: SIMD>(_ a0r: V, _ a0i: V, _ c1r: V, _ c1i: V, _ c2r: V, _ c2i: V, _ c3r: V, _ c3i: V,
+                             _ w0: V, _ w1: V, _ w2: V, _ w3: V, _ w4: V, _ w5: V,
+                             inverse: Bool) -> (V, V, V, V, V, V, V, V) where V.Scalar == Float {
+    let b1r = c1r * w0 - c1i * w1, b1i = c1r * w1 + c1i * w0
+    let b2r = c2r * w2 - c2i * w3, b2i = c2r * w3 + c2i * w2
+    let b3r = c3r * w4 - c3i * w5, b3i = c3r * w5 + c3i * w4
+    let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
+    let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
+    if inverse {   // X1 = d02 + i·d13, X3 = d02 − i·d13
+        return (s02r + s13r, s02i + s13i, d02r - d13i, d02i + d13r,
+                s02r - s13r, s02i - s13i, d02r + d13i, d02i - d13r)
+    } else {       // X1 = d02 − i·d13, X3 = d02 + i·d13
+        return (s02r + s13r, s02i + s13i, d02r + d13i, d02i - d13r,
+                s02r - s13r, s02i - s13i, d02r - d13i, d02i + d13r)
     }
 }
 
