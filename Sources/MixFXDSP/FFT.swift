@@ -157,27 +157,8 @@ public final class RealFFT: @unchecked Sendable {
         // are the conjugates of those at k, and W^{m−k} = −conj W^k); k = 0 and m from Z[0] alone
         re[0] = zr[0] + zi[0]; im[0] = 0
         re[m] = zr[0] - zi[0]; im[m] = 0
-        var k = 1
-        let half4 = SIMD4<Float>(repeating: 0.5)
-        let pr = UnsafeRawPointer(zr), pi = UnsafeRawPointer(zi)
-        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
-        let orr = UnsafeMutableRawPointer(re), ori = UnsafeMutableRawPointer(im)
-        while k + 4 <= m / 2 {
-            let ar = pr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let ai = pi.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let br = reverse(pr.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
-            let bi = -reverse(pi.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
-            let er = half4 * (ar + br), ei = half4 * (ai + bi)
-            let or = half4 * (ai - bi), oi = half4 * (br - ar)
-            let wr = sr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let wi = si.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let tr = wr * or - wi * oi, ti = wr * oi + wi * or
-            orr.storeBytes(of: er + tr, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-            ori.storeBytes(of: ei + ti, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-            orr.storeBytes(of: reverse(er - tr), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
-            ori.storeBytes(of: reverse(ti - ei), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
-            k += 4
-        }
+        var k = wideVectors ? forwardSplit(SIMD8<Float>.self, from: 1, re, im) : 1
+        k = forwardSplit(SIMD4<Float>.self, from: k, re, im)
         while k <= m - k {
             let ar = zr[k], ai = zi[k], br = zr[m - k], bi = -zi[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
@@ -188,6 +169,70 @@ public final class RealFFT: @unchecked Sendable {
             re[k] = er + tr; im[k] = ei + ti
             k += 1
         }
+    }
+
+    /// The forward split for k from `k0`, a vector of V's lanes at a time, and their mirrors
+    /// m − k; returns the first k not done. (Eight lanes on wide builds, then four: the same
+    /// arithmetic on every bin either way.)
+    @inline(__always)
+    private func forwardSplit<V: SplitLanes>(_: V.Type, from k0: Int, _ re: UnsafeMutablePointer<Float>,
+                                             _ im: UnsafeMutablePointer<Float>) -> Int {
+        let m = half, n = V.scalarCount
+        let halfV = V(repeating: 0.5)
+        let pr = UnsafeRawPointer(zr), pi = UnsafeRawPointer(zi)
+        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
+        let orr = UnsafeMutableRawPointer(re), ori = UnsafeMutableRawPointer(im)
+        var k = k0
+        while k + n <= m / 2 {
+            let mk = 4 &* (m &- k &- (n - 1))   // the mirrors' first byte
+            let ar = pr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let ai = pi.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let br = pr.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
+            let bi = -pi.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
+            let er = halfV * (ar + br), ei = halfV * (ai + bi)
+            let or = halfV * (ai - bi), oi = halfV * (br - ar)
+            let wr = sr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let wi = si.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let tr = wr * or - wi * oi, ti = wr * oi + wi * or
+            orr.storeBytes(of: er + tr, toByteOffset: 4 &* k, as: V.self)
+            ori.storeBytes(of: ei + ti, toByteOffset: 4 &* k, as: V.self)
+            orr.storeBytes(of: (er - tr).reversedLanes, toByteOffset: mk, as: V.self)
+            ori.storeBytes(of: (ti - ei).reversedLanes, toByteOffset: mk, as: V.self)
+            k &+= n
+        }
+        return k
+    }
+
+    /// The inverse's split for k from `k0` (as `forwardSplit`): Z[k] and Z[m − k] from X[k] and
+    /// X[m − k]; returns the first k not done.
+    @inline(__always)
+    private func inverseSplit<V: SplitLanes>(_: V.Type, from k0: Int, _ re: UnsafePointer<Float>,
+                                             _ im: UnsafePointer<Float>) -> Int {
+        let m = half, n = V.scalarCount
+        let halfV = V(repeating: 0.5)
+        let pr = UnsafeRawPointer(re), pi = UnsafeRawPointer(im)
+        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
+        let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
+        var k = k0
+        while k + n <= m / 2 {
+            let mk = 4 &* (m &- k &- (n - 1))
+            let ar = pr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let ai = pi.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let br = pr.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
+            let bi = -pi.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
+            let er = halfV * (ar + br), ei = halfV * (ai + bi)
+            let dr = halfV * (ar - br), di = halfV * (ai - bi)
+            let wr = sr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let wi = -si.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
+            let or = dr * wr - di * wi, oi = dr * wi + di * wr
+            zrr.storeBytes(of: er - oi, toByteOffset: 4 &* k, as: V.self)
+            zri.storeBytes(of: ei + or, toByteOffset: 4 &* k, as: V.self)
+            // conj E + i·conj O = (er + oi) + i·(or − ei)
+            zrr.storeBytes(of: (er + oi).reversedLanes, toByteOffset: mk, as: V.self)
+            zri.storeBytes(of: (or - ei).reversedLanes, toByteOffset: mk, as: V.self)
+            k &+= n
+        }
+        return k
     }
 
     /// `re`/`im` hold `size/2 + 1` bins; `output` receives `size` real samples, scaled by 1/size.
@@ -210,28 +255,8 @@ public final class RealFFT: @unchecked Sendable {
             zr[0] = er; zi[0] = dr
         }
         // and from the same values Z[m−k] = conj E + i·conj O
-        var k = 1
-        let half4 = SIMD4<Float>(repeating: 0.5)
-        let pr = UnsafeRawPointer(re), pi = UnsafeRawPointer(im)
-        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
-        let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
-        while k + 4 <= m / 2 {
-            let ar = pr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let ai = pi.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let br = reverse(pr.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
-            let bi = -reverse(pi.loadUnaligned(fromByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self))
-            let er = half4 * (ar + br), ei = half4 * (ai + bi)
-            let dr = half4 * (ar - br), di = half4 * (ai - bi)
-            let wr = sr.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let wi = -si.loadUnaligned(fromByteOffset: 4 * k, as: SIMD4<Float>.self)
-            let or = dr * wr - di * wi, oi = dr * wi + di * wr
-            zrr.storeBytes(of: er - oi, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-            zri.storeBytes(of: ei + or, toByteOffset: 4 * k, as: SIMD4<Float>.self)
-            // conj E + i·conj O = (er + oi) + i·(or − ei)
-            zrr.storeBytes(of: reverse(er + oi), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
-            zri.storeBytes(of: reverse(or - ei), toByteOffset: 4 * (m - k - 3), as: SIMD4<Float>.self)
-            k += 4
-        }
+        var k = wideVectors ? inverseSplit(SIMD8<Float>.self, from: 1, re, im) : 1
+        k = inverseSplit(SIMD4<Float>.self, from: k, re, im)
         while k <= m - k {
             let ar = re[k], ai = im[k], br = re[m - k], bi = -im[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
@@ -551,9 +576,21 @@ private func radix4<V: SIMD>(_ a0r: V, _ a0i: V, _ c1r: V, _ c1i: V, _ c2r: V, _
     }
 }
 
-/// The lanes of `v` in reverse order.
-@inline(__always)
-private func reverse(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
+/// The vectors the real split runs on: four lanes, or eight on wide builds.
+private protocol SplitLanes: SIMD where Scalar == Float {
+    /// The lanes in reverse order.
+    var reversedLanes: Self { get }
+}
+
+extension SIMD4<Float>: SplitLanes {
+    @inline(__always) var reversedLanes: Self { SIMD4(self[3], self[2], self[1], self[0]) }
+}
+
+extension SIMD8<Float>: SplitLanes {
+    @inline(__always) var reversedLanes: Self {
+        SIMD8(self[7], self[6], self[5], self[4], self[3], self[2], self[1], self[0])
+    }
+}
 
 /// (r0, i0, r1, i1, r2, i2, r3, i3).
 @inline(__always)
