@@ -157,8 +157,9 @@ public final class RealFFT: @unchecked Sendable {
         // are the conjugates of those at k, and W^{m−k} = −conj W^k); k = 0 and m from Z[0] alone
         re[0] = zr[0] + zi[0]; im[0] = 0
         re[m] = zr[0] - zi[0]; im[m] = 0
-        var k = wideVectors ? forwardSplit(SIMD8<Float>.self, from: 1, re, im) : 1
-        k = forwardSplit(SIMD4<Float>.self, from: k, re, im)
+        let zin = (UnsafeRawPointer(zr), UnsafeRawPointer(zi)), xout = (UnsafeMutableRawPointer(re), UnsafeMutableRawPointer(im))
+        var k = wideVectors ? split(SIMD8<Float>.self, ForwardSplit.self, from: 1, zin.0, zin.1, xout.0, xout.1) : 1
+        k = split(SIMD4<Float>.self, ForwardSplit.self, from: k, zin.0, zin.1, xout.0, xout.1)
         while k <= m - k {
             let ar = zr[k], ai = zi[k], br = zr[m - k], bi = -zi[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
@@ -171,65 +172,29 @@ public final class RealFFT: @unchecked Sendable {
         }
     }
 
-    /// The forward split for k from `k0`, a vector of V's lanes at a time, and their mirrors
-    /// m − k; returns the first k not done. (Eight lanes on wide builds, then four: the same
-    /// arithmetic on every bin either way.)
+    /// A split (`Step`: the forward's or the inverse's) for k from `k0`, a vector of V's lanes
+    /// at a time, and their mirrors m − k: reads bins k and m − k of `inRe`/`inIm` and the
+    /// twiddles W^k, writes bins k and m − k of `outRe`/`outIm`; returns the first k not done.
+    /// (Eight lanes on wide builds, then four: the same arithmetic on every bin either way.)
     @inline(__always)
-    private func forwardSplit<V: SplitLanes>(_: V.Type, from k0: Int, _ re: UnsafeMutablePointer<Float>,
-                                             _ im: UnsafeMutablePointer<Float>) -> Int {
+    private func split<V: SplitLanes, Step: SplitStep>(_: V.Type, _: Step.Type, from k0: Int,
+                                                       _ inRe: UnsafeRawPointer, _ inIm: UnsafeRawPointer,
+                                                       _ outRe: UnsafeMutableRawPointer,
+                                                       _ outIm: UnsafeMutableRawPointer) -> Int {
         let m = half, n = V.scalarCount
-        let halfV = V(repeating: 0.5)
-        let pr = UnsafeRawPointer(zr), pi = UnsafeRawPointer(zi)
         let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
-        let orr = UnsafeMutableRawPointer(re), ori = UnsafeMutableRawPointer(im)
         var k = k0
         while k + n <= m / 2 {
             let mk = 4 &* (m &- k &- (n - 1))   // the mirrors' first byte
-            let ar = pr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let ai = pi.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let br = pr.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
-            let bi = -pi.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
-            let er = halfV * (ar + br), ei = halfV * (ai + bi)
-            let or = halfV * (ai - bi), oi = halfV * (br - ar)
-            let wr = sr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let wi = si.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let tr = wr * or - wi * oi, ti = wr * oi + wi * or
-            orr.storeBytes(of: er + tr, toByteOffset: 4 &* k, as: V.self)
-            ori.storeBytes(of: ei + ti, toByteOffset: 4 &* k, as: V.self)
-            orr.storeBytes(of: (er - tr).reversedLanes, toByteOffset: mk, as: V.self)
-            ori.storeBytes(of: (ti - ei).reversedLanes, toByteOffset: mk, as: V.self)
-            k &+= n
-        }
-        return k
-    }
-
-    /// The inverse's split for k from `k0` (as `forwardSplit`): Z[k] and Z[m − k] from X[k] and
-    /// X[m − k]; returns the first k not done.
-    @inline(__always)
-    private func inverseSplit<V: SplitLanes>(_: V.Type, from k0: Int, _ re: UnsafePointer<Float>,
-                                             _ im: UnsafePointer<Float>) -> Int {
-        let m = half, n = V.scalarCount
-        let halfV = V(repeating: 0.5)
-        let pr = UnsafeRawPointer(re), pi = UnsafeRawPointer(im)
-        let sr = UnsafeRawPointer(splitRe), si = UnsafeRawPointer(splitIm)
-        let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
-        var k = k0
-        while k + n <= m / 2 {
-            let mk = 4 &* (m &- k &- (n - 1))
-            let ar = pr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let ai = pi.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let br = pr.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
-            let bi = -pi.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes
-            let er = halfV * (ar + br), ei = halfV * (ai + bi)
-            let dr = halfV * (ar - br), di = halfV * (ai - bi)
-            let wr = sr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let wi = -si.loadUnaligned(fromByteOffset: 4 &* k, as: V.self)
-            let or = dr * wr - di * wi, oi = dr * wi + di * wr
-            zrr.storeBytes(of: er - oi, toByteOffset: 4 &* k, as: V.self)
-            zri.storeBytes(of: ei + or, toByteOffset: 4 &* k, as: V.self)
-            // conj E + i·conj O = (er + oi) + i·(or − ei)
-            zrr.storeBytes(of: (er + oi).reversedLanes, toByteOffset: mk, as: V.self)
-            zri.storeBytes(of: (or - ei).reversedLanes, toByteOffset: mk, as: V.self)
+            let (xr, xi, yr, yi) = Step.apply(
+                inRe.loadUnaligned(fromByteOffset: 4 &* k, as: V.self), inIm.loadUnaligned(fromByteOffset: 4 &* k, as: V.self),
+                inRe.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes,
+                -inIm.loadUnaligned(fromByteOffset: mk, as: V.self).reversedLanes,
+                sr.loadUnaligned(fromByteOffset: 4 &* k, as: V.self), si.loadUnaligned(fromByteOffset: 4 &* k, as: V.self))
+            outRe.storeBytes(of: xr, toByteOffset: 4 &* k, as: V.self)
+            outIm.storeBytes(of: xi, toByteOffset: 4 &* k, as: V.self)
+            outRe.storeBytes(of: yr.reversedLanes, toByteOffset: mk, as: V.self)
+            outIm.storeBytes(of: yi.reversedLanes, toByteOffset: mk, as: V.self)
             k &+= n
         }
         return k
@@ -255,8 +220,9 @@ public final class RealFFT: @unchecked Sendable {
             zr[0] = er; zi[0] = dr
         }
         // and from the same values Z[m−k] = conj E + i·conj O
-        var k = wideVectors ? inverseSplit(SIMD8<Float>.self, from: 1, re, im) : 1
-        k = inverseSplit(SIMD4<Float>.self, from: k, re, im)
+        let xin = (UnsafeRawPointer(re), UnsafeRawPointer(im)), zout = (UnsafeMutableRawPointer(zr), UnsafeMutableRawPointer(zi))
+        var k = wideVectors ? split(SIMD8<Float>.self, InverseSplit.self, from: 1, xin.0, xin.1, zout.0, zout.1) : 1
+        k = split(SIMD4<Float>.self, InverseSplit.self, from: k, xin.0, xin.1, zout.0, zout.1)
         while k <= m - k {
             let ar = re[k], ai = im[k], br = re[m - k], bi = -im[m - k]
             let er = 0.5 * (ar + br), ei = 0.5 * (ai + bi)
@@ -573,6 +539,38 @@ private func radix4<V: SIMD>(_ a0r: V, _ a0i: V, _ c1r: V, _ c1i: V, _ c2r: V, _
     } else {       // X1 = d02 − i·d13, X3 = d02 + i·d13
         return (s02r + s13r, s02i + s13i, d02r + d13i, d02i - d13r,
                 s02r - s13r, s02i - s13i, d02r - d13i, d02i + d13r)
+    }
+}
+
+/// One step of a real split on bins k (a) and the conjugated mirrors m − k (b), with the twiddles
+/// W^k (w): returns the new bins k (x) and, lanes to be reversed, m − k (y).
+private protocol SplitStep {
+    static func apply<V: SplitLanes>(_ ar: V, _ ai: V, _ br: V, _ bi: V, _ wr: V, _ wi: V) -> (V, V, V, V)
+}
+
+/// Forward: X[k] = E + W^k·O and X[m−k] = conj(E − W^k·O), E = (Z[k] + conj Z[m−k])/2,
+/// O = (Z[k] − conj Z[m−k])/2i.
+private enum ForwardSplit: SplitStep {
+    @inline(__always)
+    static func apply<V: SplitLanes>(_ ar: V, _ ai: V, _ br: V, _ bi: V, _ wr: V, _ wi: V) -> (V, V, V, V) {
+        let half = V(repeating: 0.5)
+        let er = half * (ar + br), ei = half * (ai + bi)
+        let or = half * (ai - bi), oi = half * (br - ar)
+        let tr = wr * or - wi * oi, ti = wr * oi + wi * or
+        return (er + tr, ei + ti, er - tr, ti - ei)
+    }
+}
+
+/// Inverse: Z[k] = E + i·O and Z[m−k] = conj E + i·conj O, E = (X[k] + conj X[m−k])/2,
+/// O = (X[k] − conj X[m−k])/2 · conj W^k.
+private enum InverseSplit: SplitStep {
+    @inline(__always)
+    static func apply<V: SplitLanes>(_ ar: V, _ ai: V, _ br: V, _ bi: V, _ wr: V, _ w: V) -> (V, V, V, V) {
+        let half = V(repeating: 0.5), wi = -w
+        let er = half * (ar + br), ei = half * (ai + bi)
+        let dr = half * (ar - br), di = half * (ai - bi)
+        let or = dr * wr - di * wi, oi = dr * wi + di * wr
+        return (er - oi, ei + or, er + oi, or - ei)
     }
 }
 
