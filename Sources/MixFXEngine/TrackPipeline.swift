@@ -1,5 +1,4 @@
 import MixFXDSP
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,17 +15,17 @@ import Glibc
 /// Scheduling: each worker owns some tracks (greedy longest-first, `balance`) and renders the
 /// block of its own that is furthest behind, so a track's state stays in one core's cache. A
 /// worker with nothing of its own to do (finished, or its tracks `depth` blocks ahead) takes the
-/// next block of another worker's track that is not being rendered. Without that, the worker
-/// the render thread interrupted less finished 31 ms before the other on the band, one core
-/// idle meanwhile. A track renders one block at a time, in order, whichever thread runs it.
+/// next block of another worker's track that is not being rendered. Without that, in one
+/// measured run of the band, the worker the render thread interrupted less finished 31 ms
+/// before the other, one core idle meanwhile. A track renders one block at a time, in order, whichever thread runs it.
 ///
 /// The result is the same as rendering the tracks one after another: each track sees the same
 /// blocks in the same order, and the mix sums the tracks in track order.
 ///
 /// Threading: created, consumed (`acquire`/`release`) and stopped by one thread, the render
 /// thread. The schedule (which blocks are rendered, taken, mixed) is guarded by one pthread
-/// mutex, held only to pick or finish a block, never while rendering; its condition variable
-/// wakes the workers and the render thread, and the lock orders the accesses to the slots. The
+/// mutex, held only to pick or finish a block, never while rendering; two condition variables
+/// wake the workers and the render thread, and the lock orders the accesses to the slots. The
 /// workers are threads of their own, not work items on a shared dispatch queue: they block while
 /// the mix catches up, and blocked work items could starve an embedder's own use of that queue.
 final class TrackPipeline: @unchecked Sendable {
