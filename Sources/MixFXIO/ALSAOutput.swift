@@ -63,6 +63,7 @@ public final class ALSAOutput: @unchecked Sendable {
     public func open(sampleRate requestedRate: Int, channelCount: Int, preferredFormat: SampleFormat?,
                      bufferMilliseconds: Double, periodMilliseconds: Double) throws(DeviceError) {
         var handle: OpaquePointer?
+        mixfx_alsa_quiet()   // ALSA's own stderr lines would precede mixfx's (the errors still come back)
         var err = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, 0)
         guard err >= 0, let handle else {
             let names = ALSAOutput.devices().map(\.name)

@@ -55,7 +55,10 @@ import TestSupport
         let input = try sine("s.wav", seconds: 0.2)
         let bad = try MixFXBinary.run(["play", input, "--device", "nosuchcard", "--no-ui"], environment: env)
         #expect(bad.status == 1)
-        let line = bad.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        // one line, mixfx's (ALSA's own "Unknown PCM" line is silenced)
+        let lines = bad.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1, "\(lines)")
+        let line = lines.last ?? ""
         #expect(line.contains("'nosuchcard'") && line.contains("mixfx_tap") && line.contains("--device default"), "\(line)")
     }
 
