@@ -43,7 +43,7 @@ public enum PitchShifterMode: Sendable {
 ///
 /// **Stretch.** Analysis frame m is centred on input position A_m, synthesis frame m on
 /// stretched position S_m, with S_{m+1} = S_m + Hs_m and A_{m+1} = A_m + Hs_m/r_m, so the stretch
-/// follows the ratio frame by frame. The larger hop is N/overlap: Hs_m = N/overlap when lowering
+/// follows the ratio frame by frame. The shorter hop is N/overlap: Hs_m = N/overlap when lowering
 /// the pitch, ≈ r_m·N/overlap when raising it (`synthesisHop`). Each output bin is the input bin
 /// turned by a unit phasor U[k] from `PhaseLocking` (identity phase locking, Laroche & Dolson
 /// 1999). The phasors are shared by all channels and measured on their summed cross-spectra, so
@@ -72,7 +72,7 @@ public final class PitchShifter: @unchecked Sendable {
     public private(set) var mode = PitchShifterMode.offline
     /// Analysis frame length N, from the sample rate.
     public private(set) var fftSize = 0
-    /// The larger of the two hops, N / overlap: the synthesis hop when lowering the pitch, the
+    /// The shorter of the two hops, N / overlap: the synthesis hop when lowering the pitch, the
     /// analysis hop when raising it (see `synthesisHop`).
     public private(set) var hopFrames = 0
     /// Output lags input by this many frames; offline rendering removes it.
@@ -476,7 +476,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
 
-    /// The synthesis hop for ratio r. The larger of the two hops is N/overlap, so neither the
+    /// The synthesis hop for ratio r. The shorter of the two hops is N/overlap, so neither the
     /// analysis nor the synthesis frames overlap more than `overlap` times: lowering the pitch,
     /// Hs = N/overlap and Ha = Hs/r; raising it, Hs = r·N/overlap and Ha = N/overlap (raising by
     /// r costs no more frames than not shifting). The synthesis frames still overlap at least
