@@ -320,11 +320,7 @@ public final class RealFFT: @unchecked Sendable {
     /// Multiplies lane b of vector k1 by W_m^{b·k1} (when no radix-4 stage ran to do it).
     private func applyLaneTwiddles(inverse: Bool) {
         let wim = inverse ? laneImInverse : laneIm
-        for k in 0..<columns {
-            let xr = vr[k], xi = vi[k]
-            vr[k] = xr * laneRe[k] - xi * wim[k]
-            vi[k] = xr * wim[k] + xi * laneRe[k]
-        }
+        for k in 0..<columns { (vr[k], vi[k]) = turned(vr[k], vi[k], laneRe[k], wim[k]) }
     }
 
     /// One radix-4 stage of block size h, a butterfly per vector j < h of each group; the last
@@ -340,10 +336,8 @@ public final class RealFFT: @unchecked Sendable {
                 var x = radix4(vr[i0], vi[i0], vr[i2], vi[i2], vr[i1], vi[i1], vr[i3], vi[i3],
                                w[0], w[1], w[2], w[3], w[4], w[5], inverse: inverse)
                 if last {
-                    @inline(__always) func turn(_ r: inout SIMD4<Float>, _ i: inout SIMD4<Float>, _ k: Int) {
-                        (r, i) = (r * laneRe[k] - i * wim[k], r * wim[k] + i * laneRe[k])
-                    }
-                    turn(&x.0, &x.1, i0); turn(&x.2, &x.3, i1); turn(&x.4, &x.5, i2); turn(&x.6, &x.7, i3)
+                    (x.0, x.1) = turned(x.0, x.1, laneRe[i0], wim[i0]); (x.2, x.3) = turned(x.2, x.3, laneRe[i1], wim[i1])
+                    (x.4, x.5) = turned(x.4, x.5, laneRe[i2], wim[i2]); (x.6, x.7) = turned(x.6, x.7, laneRe[i3], wim[i3])
                 }
                 vr[i0] = x.0; vi[i0] = x.1; vr[i1] = x.2; vi[i1] = x.3
                 vr[i2] = x.4; vi[i2] = x.5; vr[i3] = x.6; vi[i3] = x.7
@@ -378,9 +372,9 @@ public final class RealFFT: @unchecked Sendable {
         let pr = UnsafeMutableRawPointer(vr), pi = UnsafeMutableRawPointer(vi)
         let lr = UnsafeMutableRawPointer(laneRe), li = UnsafeMutableRawPointer(inverse ? laneImInverse : laneIm)
         @inline(__always) func store(_ r: SIMD8<Float>, _ i: SIMD8<Float>, _ k: Int) {
-            let c = loadPair(lr, k), s = loadPair(li, k)
-            storePair(r * c - i * s, pr, k)
-            storePair(r * s + i * c, pi, k)
+            let (tr, ti) = turned(r, i, loadPair(lr, k), loadPair(li, k))
+            storePair(tr, pr, k)
+            storePair(ti, pi, k)
         }
         var j = 0
         while j < h {
@@ -520,6 +514,12 @@ private func storePair(_ v: SIMD8<Float>, _ p: UnsafeMutableRawPointer, _ i: Int
     p.storeBytes(of: v, toByteOffset: 16 &* i, as: SIMD8<Float>.self)
 }
 
+/// (r + i·x)·(c + i·s) lane by lane: a value turned by a twiddle (the stages' and the lanes').
+@inline(__always)
+private func turned<V: SIMD>(_ r: V, _ x: V, _ c: V, _ s: V) -> (V, V) where V.Scalar == Float {
+    (r * c - x * s, r * s + x * c)
+}
+
 /// The radix-4 butterfly of `RealFFT`'s stages on four inputs (a0, then b1, b2, b3 turned by the
 /// twiddles w0 + i·w1, w2 + i·w3, w4 + i·w5), lane by lane, for one vector of lanes (`SIMD4`) or
 /// two (`SIMD8`): X0 = s02 + s13, X2 = s02 − s13, X1/X3 = d02 ∓ i·d13 (± inverse), returned as
@@ -528,9 +528,9 @@ private func storePair(_ v: SIMD8<Float>, _ p: UnsafeMutableRawPointer, _ i: Int
 private func radix4<V: SIMD>(_ a0r: V, _ a0i: V, _ c1r: V, _ c1i: V, _ c2r: V, _ c2i: V, _ c3r: V, _ c3i: V,
                              _ w0: V, _ w1: V, _ w2: V, _ w3: V, _ w4: V, _ w5: V,
                              inverse: Bool) -> (V, V, V, V, V, V, V, V) where V.Scalar == Float {
-    let b1r = c1r * w0 - c1i * w1, b1i = c1r * w1 + c1i * w0
-    let b2r = c2r * w2 - c2i * w3, b2i = c2r * w3 + c2i * w2
-    let b3r = c3r * w4 - c3i * w5, b3i = c3r * w5 + c3i * w4
+    let (b1r, b1i) = turned(c1r, c1i, w0, w1)
+    let (b2r, b2i) = turned(c2r, c2i, w2, w3)
+    let (b3r, b3i) = turned(c3r, c3i, w4, w5)
     let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
     let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
     if inverse {   // X1 = d02 + i·d13, X3 = d02 − i·d13
