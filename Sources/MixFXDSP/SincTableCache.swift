@@ -33,13 +33,21 @@ public enum SincTableCache {
     /// of 72 at +200 cents, 8 at +2400). Index 0 is the full-band table of `table(index: 0)`.
     public static func interpolator(index: Int) -> SincTable {
         guard index > 0 else { return table(index: 0) }
-        return interpolators.withLock { t in
-            if let table = t[index] { return table }
+        return cached(interpolators, index) {
             let edge = bandEdge(index: index) / 2                 // B in units of Fs
             let taps = (ResamplerQuality.shifter.kaiserBeta / 0.1102 + 8.7 - 8) / (14.36 * (1 - 2 * edge))
             let quality = ResamplerQuality(halfWidthZeroCrossings: max(4, Int((taps / 2).rounded(.up))),
                                            kaiserBeta: ResamplerQuality.shifter.kaiserBeta, cutoff: 1)
-            let table = SincTable(scale: 1, quality: quality, phases: 512)
+            return SincTable(scale: 1, quality: quality, phases: 512)
+        }
+    }
+
+    /// `cache[index]`, built by `make` on first use.
+    private static func cached(_ cache: borrowing Mutex<[Int: SincTable]>, _ index: Int,
+                               _ make: () -> SincTable) -> SincTable {
+        cache.withLock { t in
+            if let table = t[index] { return table }
+            let table = make()
             t[index] = table
             return table
         }
@@ -60,12 +68,8 @@ public enum SincTableCache {
 
     /// The table for grid `index`, built on first use (control side).
     public static func table(index: Int) -> SincTable {
-        tables.withLock { t in
-            if let table = t[index] { return table }
-            let r = pow(2, Double(index * stepCents) / 1200)
-            let table = SincTable(scale: 1 / r, quality: .shifter, phases: 512)
-            t[index] = table
-            return table
+        cached(tables, index) {
+            SincTable(scale: 1 / pow(2, Double(index * stepCents) / 1200), quality: .shifter, phases: 512)
         }
     }
 
