@@ -37,9 +37,12 @@ best_of() {  # best_of N cmd... : best wall time of N runs
   echo "$best"
 }
 
-mixfx_band() { .build/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfx.wav" --force --quiet --sample-format s16; }
-mixfx_band_portable() { .build/portable/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfxp.wav" --force --quiet --sample-format s16; }
-mixfx_band_1core() { taskset -c 0 .build/release/mixfx render "${T[@]}" --bass 4 --pitch 200 -o "$W/mixfx1.wav" --force --quiet --sample-format s16; }
+# the band into $W/NAME.wav: mixfx_band_with NAME COMMAND... (the mixfx binary, maybe under taskset)
+mixfx_band_with() { local name=$1; shift; "$@" render "${T[@]}" --bass 4 --pitch 200 -o "$W/$name.wav" --force --quiet --sample-format s16; }
+mixfx_band() { mixfx_band_with mixfx .build/release/mixfx; }
+mixfx_band_portable() { mixfx_band_with mixfxp .build/portable/release/mixfx; }
+mixfx_band_1core() { mixfx_band_with mixfx1 taskset -c 0 .build/release/mixfx; }
+
 sox_band() {
   sox -D -m -v 1 "|sox -D ${T[0]} -p bass 4 55 1s pitch 200" -v 1 "|sox -D ${T[1]} -p bass 4 55 1s pitch 200" \
       -v 1 "|sox -D ${T[2]} -p bass 4 55 1s pitch 200" -v 1 "|sox -D ${T[3]} -p bass 4 55 1s pitch 200" \
