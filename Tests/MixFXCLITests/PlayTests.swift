@@ -62,9 +62,9 @@ import TestSupport
         #expect(line.contains("'nosuchcard'") && line.contains("mixfx_tap") && line.contains("--device default"), "\(line)")
     }
 
-    @Test func badControlCommandsAreReportedAndPlaybackGoesOn() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func badControlCommandsAreReportedAndPlaybackGoesOn() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         let input = try sine("s.wav", seconds: 1.5)
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse", "--no-ui", "--json"],
                                        environment: ALSARig.environment(tap: dir.file("t.raw")))
@@ -81,9 +81,9 @@ import TestSupport
         #expect(json(p.stdout)["framesPlayed"] as? Int == 72_000)
     }
 
-    @Test func playbackTakesRealTimeAndDrainsTheTail() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func playbackTakesRealTimeAndDrainsTheTail() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         let input = try sine("s.wav", seconds: 4)
         let tap = dir.file("t.raw")
         let r = try MixFXBinary.run(["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json", "--sample-format", "s16"],
@@ -96,9 +96,9 @@ import TestSupport
         #expect(try ALSARig.readS16(tap).count == 4 * 48_000)   // every frame reached the device
     }
 
-    @Test func aStalledRenderThreadUnderrunsRecoversAndIsCounted() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aStalledRenderThreadUnderrunsRecoversAndIsCounted() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         let input = try sine("s.wav", seconds: 3)
         let tap = dir.file("t.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
@@ -120,9 +120,9 @@ import TestSupport
         #expect(zip(captured, x[0]).allSatisfy { $0 == Int16(($1 * 32768).rounded()) })
     }
 
-    @Test func aParameterChangeArrivesOnTimeWithoutAClick() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aParameterChangeArrivesOnTimeWithoutAClick() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         let input = try sine("s.wav", seconds: 3)
         let tap = dir.file("t.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
@@ -163,9 +163,9 @@ import TestSupport
         #expect(y.allSatisfy { $0.isFinite })
     }
 
-    @Test func seekJumpsWithAFadeAndNoClick() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func seekJumpsWithAFadeAndNoClick() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         // 440 Hz for 2 s, then 880 Hz for 2 s
         let a = Signals.sine(frequencyHz: 440, sampleRate: 48_000, frames: 96_000, amplitude: 0.4)
         let b = Signals.sine(frequencyHz: 880, sampleRate: 48_000, frames: 96_000, amplitude: 0.4, phase: 0)
@@ -189,9 +189,9 @@ import TestSupport
         #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 }, "a click at the seek")
     }
 
-    @Test func pauseIsSilenceAndResumesWhereItStoppedWithoutClicks() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func pauseIsSilenceAndResumesWhereItStoppedWithoutClicks() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         let input = try sine("s.wav", seconds: 2)
         let tap = dir.file("t.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
@@ -214,10 +214,10 @@ import TestSupport
         #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 }, "a click at pause or resume")
     }
 
-    @Test func theRenderThreadDoesNotAllocate() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func theRenderThreadDoesNotAllocate() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
-        guard let lib = ALSARig.allocationCounterLibrary(in: dir.path) else { print("skipped: gcc is needed to build the allocation counter"); return }
+        let lib = try #require(ALSARig.allocationCounterLibrary(in: dir.path), "gcc is needed to build the allocation counter")
         let a = try sine("a.wav", seconds: 2.5), b = try sine("b.wav", seconds: 2.5, frequency: 220)
         var env = ALSARig.environment(tap: dir.file("t.raw"))
         env["LD_PRELOAD"] = lib
@@ -235,9 +235,9 @@ import TestSupport
         #expect(report["renderThreadAllocations"] as? Int == 0, "\(p.stdout)")
     }
 
-    @Test func interruptFadesOutAndStops() throws {
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func interruptFadesOutAndStops() throws {
         defer { dir.remove() }
-        guard ALSARig.pulseServer != nil else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
         let input = try sine("s.wav", seconds: 5)
         let tap = dir.file("t.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",

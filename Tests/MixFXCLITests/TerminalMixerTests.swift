@@ -5,10 +5,12 @@ import TestSupport
 
 /// The terminal mixer, driven in a real pseudo-terminal through tmux (send-keys, capture-pane).
 @Suite struct TerminalMixerTests {
-    @Test func keysChangeTheMixTheScreenShowsItAndTheTerminalIsRestored() throws {
+    @Test(.enabled(if: which("tmux") != nil, "tmux is not installed (apt-get install tmux)"),
+          .enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func keysChangeTheMixTheScreenShowsItAndTheTerminalIsRestored() throws {
         let dir = TempDir("mixfx-tui"); defer { dir.remove() }
-        guard let tmux = which("tmux") else { print("skipped: tmux is not installed (apt-get install tmux)"); return }
-        guard let pulse = ALSARig.pulseServer else { print("skipped: \(ALSARig.pulseMissingReason)"); return }
+        let tmux = try #require(which("tmux"))
+        let pulse = try #require(ALSARig.pulseServer)
         for (i, f) in [330.0, 220.0].enumerated() {
             try AudioFiles.write([Signals.sine(frequencyHz: f, sampleRate: 48_000, frames: 96_000, amplitude: 0.3)],
                                  to: dir.file("t\(i + 1).wav"), sampleRate: 48_000)
