@@ -8,7 +8,8 @@ import MixFX
 ///     master volume V
 ///     seek SECONDS | seek +S | seek -S
 ///     pause | resume
-///     save FILE.json        the current settings as a preset
+///     save FILE.json [--force]   the current settings as a preset (never over an input;
+///                           over an existing file only with --force)
 ///     status
 ///     quit
 final class LiveControl: @unchecked Sendable {
@@ -70,8 +71,12 @@ final class LiveControl: @unchecked Sendable {
         case "pause": player.pause(true)
         case "resume", "play": player.pause(false)
         case "save":
-            guard words.count == 2 else { throw CommandError(message: "expected: save FILE.json") }
-            do { try save(to: words[1]) } catch { throw CommandError(message: "save: \(error.localizedDescription)") }
+            guard words.count == 2 || (words.count == 3 && words[2] == "--force") else {
+                throw CommandError(message: "expected: save FILE.json [--force]")
+            }
+            do throws(OutputFileError) { try save(to: words[1], overwrite: words.count == 3) } catch {
+                throw CommandError(message: "save: \(error)")
+            }
         case "status":
             let s = player.status
             return .ok(String(format: "position %.3f s of %.3f s, dsp %.1f%%, underruns %d%@",
@@ -100,7 +105,9 @@ final class LiveControl: @unchecked Sendable {
         return p
     }
 
-    func save(to path: String) throws {
-        try currentPreset().jsonData().write(to: URL(fileURLWithPath: path))
+    /// Writes the current settings as a preset, by the rules every output follows (never an
+    /// input, never an existing file unless `overwrite`, temporary file and rename).
+    func save(to path: String, overwrite: Bool = false) throws(OutputFileError) {
+        try OutputFile.write(currentPreset().jsonData(), to: path, inputs: inputs, overwrite: overwrite)
     }
 }

@@ -27,7 +27,8 @@ struct PlayCommand {
     Otherwise (or with --no-ui), one command per line on stdin:
       track N KEY VALUE   e.g. track 2 pitch -300, track 1 mute on, track 3 volume 0.5
       master volume V     seek SECONDS | seek +S | seek -S     pause | resume
-      save FILE.json      status      quit
+      save FILE.json [--force]   (never over an input; over an existing file only with --force)
+      status      quit
     Each accepted command is acknowledged on stdout with the frame it applies from; a bad one
     gets a message on stderr and playback goes on. Underruns are counted and reported at exit.
     """
@@ -68,6 +69,9 @@ struct PlayCommand {
         }
         cmd.session.inputs = args.positionals
         guard !cmd.session.inputs.isEmpty else { throw .usage("play: no tracks given (usage: mixfx play TRACK...)") }
+        if let period = cmd.options.periodMilliseconds, period * 2 > cmd.options.bufferMilliseconds {
+            throw .usage("--period-ms: \(fmt(period)) is more than half of the buffer (\(fmt(cmd.options.bufferMilliseconds)) ms); the buffer must hold at least two periods")
+        }
         return try cmd.execute()
     }
 
@@ -90,10 +94,13 @@ struct PlayCommand {
         } catch {
             throw .failure("\(error)")
         }
+        if opts.startSeconds > 0 && opts.startSeconds >= player.durationSeconds {
+            throw .usage(String(format: "--start: %@ s is past the end of the session (%.3f s)", fmt(opts.startSeconds), player.durationSeconds))
+        }
         let control = LiveControl(player: player, engine: engine, tracks: tracks, inputs: resolved.inputs,
                                   sampleFormat: resolved.sampleFormat, sampleRate: resolved.sampleRate)
         let interactive = !noUI && Terminal.isTerminal(0) && Terminal.isTerminal(1)
-        Terminal.installInterruptHandler()
+        Terminal.installStopHandlers()
         player.start()
         if interactive {
             let ui = TerminalMixer(control: control)
@@ -128,7 +135,7 @@ struct PlayCommand {
         }
         reader.start()
         while !player.status.isFinished {
-            if interruptRequested.load(ordering: .relaxed) { player.stop(); break }
+            if interruptRequested { player.stop(); break }
             usleep(10_000)
         }
     }
@@ -148,11 +155,16 @@ struct PlayCommand {
                 "underruns": s.underruns, "diskUnderflowFrames": s.diskUnderflowFrames,
                 "maxDSPLoad": s.maxDSPLoad, "meanDSPLoad": s.meanDSPLoad, "clippedSamples": s.clippedSamples,
                 "latencyFrames": player.kernel.trackLatencyFrames.max() ?? 0,
+                "trackReplacedSamples": player.kernel.trackReplacedSamples,
                 "wallSeconds": player.playbackWallSeconds,
             ]
             if let a = player.renderThreadAllocations { obj["renderThreadAllocations"] = a }
             printJSON(obj)
-        } else if !quiet {
+        }
+        for (i, n) in player.kernel.trackReplacedSamples.enumerated() where n > 0 {
+            Terminal.printError("mixfx: warning: track \(i + 1): \(n) input sample\(n == 1 ? "" : "s") that were NaN, infinite or beyond ±10⁶ were replaced by silence")
+        }
+        if !json && !quiet {
             Terminal.printError(String(format: "played %.2f s on %@ (%@, %d Hz, buffer %d frames), underruns: %d, max DSP load %.1f%%",
                                        Double(s.framesRendered) / Double(player.output.sampleRate), player.output.device,
                                        player.output.sampleFormat.rawValue, player.output.sampleRate,

@@ -105,11 +105,15 @@ struct RenderCommand {
         renderer.overwrite = force
         let bar = !quiet && Terminal.isTerminal(2) ? ProgressBar() : nil
         renderer.progress = { done, total in bar?.update(done: done, total: total) }
-        Terminal.installInterruptHandler()
-        renderer.isCancelled = { interruptRequested.load(ordering: .relaxed) }
+        Terminal.installStopHandlers()
+        renderer.isCancelled = { interruptRequested }
         let report: RenderReport
         do { report = try renderer.render(engine) } catch {
             bar?.finish()
+            let signal = stopSignal.load(ordering: .relaxed)
+            if error == .cancelled && signal != 0 {
+                throw CLIError(message: "interrupted by \(Terminal.signalName(signal)); no output was written", exitCode: 128 + signal)
+            }
             throw RenderCommand.map(error)
         }
         bar?.finish()
@@ -117,6 +121,9 @@ struct RenderCommand {
             print(summaryJSON(report))
         } else if !quiet {
             print(summaryText(report))
+        }
+        for (i, n) in report.trackReplacedSamples.enumerated() where n > 0 {
+            Terminal.printError("mixfx: warning: track \(i + 1) (\(resolved.inputs[i])): \(n) input sample\(n == 1 ? "" : "s") that were NaN, infinite or beyond ±10⁶ were replaced by silence")
         }
         if report.clippedSamples > 0 && !quiet {
             let cut = report.peakDBFS + 0.1
@@ -130,7 +137,8 @@ struct RenderCommand {
 
     static func map(_ error: RenderError) -> CLIError {
         switch error {
-        case .outputExists, .outputIsInput, .unsupportedOutput: .usage(error.description)
+        case .output(.appeared), .output(.cannotCreate): .failure(error.description)
+        case .output, .unsupportedOutput: .usage(error.description)
         case .engine(.parameterOutOfRange): .usage(error.description)
         default: .failure(error.description)
         }
@@ -193,6 +201,7 @@ struct RenderCommand {
             "clippedSamples": r.clippedSamples, "elapsedSeconds": r.elapsedSeconds,
             "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0,
             "trackLatencyFrames": r.trackLatencyFrames,
+            "trackReplacedSamples": r.trackReplacedSamples,
             "peakMemoryMB": peakMemoryMB(),
         ]
         return jsonText(obj)

@@ -1,21 +1,42 @@
 import Foundation
 import Synchronization
 
-/// Set by SIGINT/SIGTERM; long operations poll it and stop cleanly.
-let interruptRequested = Atomic<Bool>(false)
+/// The signal that asked mixfx to stop (0: none yet). Set by the handlers `Terminal.
+/// installStopHandlers` installs; long operations poll it and stop cleanly (a render removes its
+/// temporary file and exits with 128 + the signal's number).
+let stopSignal = Atomic<Int32>(0)
+
+/// True once a stop signal (Ctrl-C, SIGTERM, SIGHUP, ...) arrived.
+var interruptRequested: Bool { stopSignal.load(ordering: .relaxed) != 0 }
 
 enum Terminal {
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
 
-    static func installInterruptHandler() {
+    /// The signals whose default action would end the process and that a user or a system can
+    /// send: each one asks mixfx to stop cleanly instead (nothing half-written is left).
+    static let stopSignals: [(number: Int32, name: String)] = [
+        (SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGQUIT, "SIGQUIT"),
+        (SIGUSR1, "SIGUSR1"), (SIGUSR2, "SIGUSR2"), (SIGALRM, "SIGALRM"), (SIGPIPE, "SIGPIPE"),
+    ]
+
+    /// The name of a stop signal, for messages.
+    static func signalName(_ number: Int32) -> String {
+        stopSignals.first { $0.number == number }?.name ?? "signal \(number)"
+    }
+
+    /// Installs the stop handlers (see `stopSignals`). SIGXFSZ (a file-size limit, `ulimit -f`)
+    /// is ignored, so reaching the limit is a write error (EFBIG) that mixfx reports, not a
+    /// silent exit 153.
+    static func installStopHandlers() {
         // A parent may have left the signals blocked (some process launchers do): unblock them.
         var set = sigset_t()
         sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
+        for s in stopSignals { sigaddset(&set, s.number) }
         sigprocmask(SIG_UNBLOCK, &set, nil)
-        signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        for s in stopSignals {
+            signal(s.number) { n in _ = stopSignal.compareExchange(expected: 0, desired: n, ordering: .relaxed) }
+        }
+        signal(SIGXFSZ, SIG_IGN)
     }
 
     static func printError(_ text: String) {

@@ -22,7 +22,7 @@ final class TerminalMixer {
         defer { restore() }
         var lastDraw = Date.distantPast
         while !control.player.status.isFinished {
-            if interruptRequested.load(ordering: .relaxed) { control.player.stop(); break }
+            if interruptRequested { control.player.stop(); break }
             var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
             if poll(&fds, 1, 20) > 0 {
                 var bytes = [UInt8](repeating: 0, count: 16)
@@ -95,7 +95,7 @@ final class TerminalMixer {
                 var name = "mixfx-saved.json", i = 2
                 while FileManager.default.fileExists(atPath: name) { name = "mixfx-saved-\(i).json"; i += 1 }
                 do { try control.save(to: name); message = "saved \(name) (mixfx play ... --preset \(name))" } catch {
-                    message = "cannot save: \(error.localizedDescription)"
+                    message = "cannot save: \(error)"
                 }
             case "?", "h": showHelp.toggle()
             default: break

@@ -60,6 +60,10 @@ public final class RenderKernel: @unchecked Sendable {
     /// track the same latency.
     public var trackLatencyFrames: [Int] { tracks.map(\.latencyFrames) }
 
+    /// Per track, the input samples replaced by 0 so far because they were NaN, ±∞ or beyond
+    /// ±10⁶ (see `SampleGuard`). Any thread.
+    public var trackReplacedSamples: [Int] { tracks.map { $0.replacedSamples.load(ordering: .relaxed) } }
+
     /// Rewinds every source and pre-rolls every track by its latency.
     public func start() throws { try seek(toFrame: 0) }
 

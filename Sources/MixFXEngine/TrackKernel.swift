@@ -1,4 +1,5 @@
 import MixFXDSP
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,6 +90,9 @@ final class TrackKernel: @unchecked Sendable {
     let channelCount: Int
     let buffer: AudioBuffer
     let meter = Meter()
+    /// Samples of the source replaced by 0 because they were NaN, ±∞ or beyond ±10⁶
+    /// (`SampleGuard`). Written by the rendering thread, read by any.
+    let replacedSamples = Atomic<Int>(0)
     private let readBuffer: AudioBuffer
     private let resampler: Resampler?
     private var effects: [EffectKernel] = []
@@ -204,6 +208,7 @@ final class TrackKernel: @unchecked Sendable {
                     if n == 0 {
                         resampler.finish()
                     } else {
+                        guardSamples(readBuffer, offset: 0, count: n)
                         resampler.write(frameCount: n) { UnsafePointer(self.readBuffer.channel($0)) }
                     }
                 }
@@ -212,11 +217,20 @@ final class TrackKernel: @unchecked Sendable {
             while done < frameCount {
                 let n = try source.read(into: buffer, offset: done, frameCount: frameCount - done)
                 if n == 0 { break }
+                guardSamples(buffer, offset: done, count: n)
                 done += n
             }
         }
         if done < frameCount {
             for c in 0..<channelCount { (buffer.channel(c) + done).update(repeating: 0, count: frameCount - done) }
         }
+    }
+
+    /// Replaces what no node may see (NaN, ±∞, |x| > 10⁶) by 0, counting it.
+    @inline(__always)
+    private func guardSamples(_ buffer: AudioBuffer, offset: Int, count: Int) {
+        var replaced = 0
+        for c in 0..<channelCount { replaced += SampleGuard.sanitize(buffer.channel(c) + offset, count: count) }
+        if replaced > 0 { replacedSamples.add(replaced, ordering: .relaxed) }
     }
 }

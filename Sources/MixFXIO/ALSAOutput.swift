@@ -104,6 +104,11 @@ public final class ALSAOutput: @unchecked Sendable {
         self.channelCount = channelCount
         bufferFrames = Int(bufferSize)
         periodFrames = Int(periodSize)
+        // A period as long as the buffer leaves no room to write while the device plays: the
+        // render loop would wait on a buffer that never has a period free.
+        guard periodFrames >= 1 && periodFrames * 2 <= bufferFrames else {
+            throw .cannotConfigure(device: device, reason: "it gave a period of \(periodFrames) frames for a buffer of \(bufferFrames); mixfx needs at least two periods in the buffer (choose a --period-ms of at most half the --buffer-ms)")
+        }
 
         var sw: OpaquePointer?
         snd_pcm_sw_params_malloc(&sw)

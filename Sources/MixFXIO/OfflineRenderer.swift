@@ -18,6 +18,8 @@ public struct RenderReport: Sendable, Equatable {
     public var elapsedSeconds: Double
     /// Latency each track's effects added and the render removed, in frames.
     public var trackLatencyFrames: [Int]
+    /// Per track, input samples replaced by 0 because they were NaN, ±∞ or beyond ±10⁶.
+    public var trackReplacedSamples: [Int] = []
 
     /// The output's length, seconds.
     public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
@@ -30,8 +32,8 @@ public struct RenderReport: Sendable, Equatable {
 /// Why a render did not produce its output file. In every case nothing is left at the output
 /// path (an existing file there is untouched).
 public enum RenderError: Error, Equatable, CustomStringConvertible {
-    case outputExists(path: String)
-    case outputIsInput(path: String)
+    /// The output path cannot be written (exists, is an input, is not a regular file, ...).
+    case output(OutputFileError)
     case unsupportedOutput(path: String, reason: String)
     case engine(EngineError)
     case file(SoundFileError)
@@ -40,8 +42,7 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
     /// One line naming the file or setting and the problem.
     public var description: String {
         switch self {
-        case .outputExists(let p): "'\(p)' exists; use --force to overwrite it"
-        case .outputIsInput(let p): "'\(p)' is one of the inputs; choose another output file"
+        case .output(let e): e.description
         case .unsupportedOutput(let p, let r): "cannot write '\(p)': \(r)"
         case .engine(let e): e.description
         case .file(let e): e.description
@@ -91,40 +92,47 @@ public struct OfflineRenderer {
             }
             sf = allowed.last!
         }
-        let format = OutputFormat(container: container, sampleFormat: sf, sampleRate: layout.sampleRate,
+        var format = OutputFormat(container: container, sampleFormat: sf, sampleRate: layout.sampleRate,
                                   channelCount: layout.channelCount)
-        try checkPaths(layout)
+        try fitContainer(&format, frameCount: layout.frameCount)
+        _ = try outputFile(layout)
         return (format, layout)
     }
 
-    private func checkPaths(_ layout: EngineLayout) throws(RenderError) {
-        let fm = FileManager.default
-        guard fm.fileExists(atPath: outputPath) else { return }
-        var outStat = stat()
-        if stat(outputPath, &outStat) == 0 {
-            for t in layout.tracks {
-                guard let reader = t.player.source as? SoundFileReader else { continue }
-                var inStat = stat()
-                if stat(reader.path, &inStat) == 0 && inStat.st_dev == outStat.st_dev && inStat.st_ino == outStat.st_ino {
-                    throw .outputIsInput(path: outputPath)
-                }
-            }
+    /// Checks the render fits its container: a WAV too large for its 32-bit sizes becomes RF64
+    /// (libsndfile's and ffmpeg's answer; players that read RF64 read it as WAV); AIFF and AU
+    /// are refused with the extensions that hold it.
+    private func fitContainer(_ format: inout OutputFormat, frameCount: Int) throws(RenderError) {
+        guard let limit = format.container.maximumDataBytes, let sf = format.storedSampleFormat else { return }
+        let bytes = frameCount * format.channelCount * (sf == .s24 ? 3 : sf.bits / 8)
+        guard bytes > limit else { return }
+        if format.container == .wav {
+            format.container = .rf64
+            return
         }
-        if !overwrite { throw .outputExists(path: outputPath) }
+        let gib = Double(bytes) / Double(1 << 30)
+        throw .unsupportedOutput(path: outputPath, reason: String(
+            format: "the audio data would be %.2f GiB, more than %@ can hold (%@); use .wav (written as RF64), .rf64, .w64 or .caf",
+            gib, format.container.rawValue, format.container.maximumDataText))
+    }
+
+    private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
+        let inputs = layout.tracks.compactMap { ($0.player.source as? SoundFileReader)?.path
+            ?? ($0.player.source as? StreamingSource)?.reader.path }
+        do { return try OutputFile(path: outputPath, inputs: inputs, overwrite: overwrite) } catch { throw .output(error) }
     }
 
     /// Renders the whole session into `outputPath`.
     public func render(_ engine: AudioEngine) throws(RenderError) -> RenderReport {
-        let (format, _) = try plan(engine)
+        let (format, layout) = try plan(engine)
+        let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
-        let url = URL(fileURLWithPath: outputPath)
-        let dir = url.deletingLastPathComponent().path
-        let tmp = dir + "/.\(url.lastPathComponent).mixfx-\(getpid()).tmp"
+        let tmp = output.temporaryPath()
         let started = Date()
         var writer: SoundFileWriter?
         do {
-            writer = try SoundFileWriter(path: tmp, format: format, dither: dither)
+            writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
             try kernel.start()
             let total = kernel.layout.frameCount
             while true {
@@ -138,13 +146,10 @@ public struct OfflineRenderer {
             let report = RenderReport(outputPath: outputPath, format: format, frameCount: total,
                                       peak: writer!.peak, clippedSamples: writer!.clippedSamples,
                                       elapsedSeconds: Date().timeIntervalSince(started),
-                                      trackLatencyFrames: kernel.trackLatencyFrames)
+                                      trackLatencyFrames: kernel.trackLatencyFrames,
+                                      trackReplacedSamples: kernel.trackReplacedSamples)
             writer = nil
-            if rename(tmp, outputPath) != 0 {
-                let reason = String(cString: strerror(errno))
-                unlink(tmp)
-                throw RenderError.file(.cannotCreate(path: outputPath, reason: reason))
-            }
+            do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             return report
         } catch {
             writer = nil

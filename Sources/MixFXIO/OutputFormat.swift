@@ -55,6 +55,26 @@ public enum Container: String, CaseIterable, Sendable {
         }
     }
 
+    /// The most audio data the container's header can describe, bytes; nil when it is not a
+    /// practical limit (64-bit sizes, or a stream format).
+    public var maximumDataBytes: Int? {
+        switch self {
+        // 32-bit RIFF/AU sizes, less room for the header and chunks before the data
+        case .wav, .au: (1 << 32) - (1 << 20)
+        // AIFF's chunk sizes are signed 32-bit
+        case .aiff: (1 << 31) - (1 << 20)
+        case .flac, .ogg, .caf, .w64, .rf64: nil
+        }
+    }
+
+    /// The limit in words, for messages.
+    var maximumDataText: String {
+        switch self {
+        case .aiff: "2 GiB of audio data"
+        default: "4 GiB of audio data"
+        }
+    }
+
     var major: Int32 {
         switch self {
         case .wav: Int32(SF_FORMAT_WAV)

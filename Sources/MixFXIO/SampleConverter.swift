@@ -70,7 +70,7 @@ public struct SampleConverter {
                     let x = src[i]
                     peakHere = max(peakHere, abs(x))
                     if abs(x) > 1 { clipped += 1 }
-                    out[i * ch + c] = x
+                    out[i * ch + c] = x.isFinite ? x : 0   // never a NaN or ∞ to a file or device
                 }
             }
         }

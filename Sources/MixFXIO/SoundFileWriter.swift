@@ -7,6 +7,8 @@ import MixFXDSP
 public final class SoundFileWriter {
     /// The file written.
     public let path: String
+    /// The path messages name (the final output when `path` is a temporary file).
+    public let reportedPath: String
     /// Its format.
     public let format: OutputFormat
     /// Samples that were outside the integer range and were clamped (or, for float and lossy
@@ -20,8 +22,9 @@ public final class SoundFileWriter {
     private var scratchBytes = 0
 
     /// Creates `path` (control side); `dither` applies TPDF dither to integer output.
-    public init(path: String, format: OutputFormat, dither: Bool = false) throws(SoundFileError) {
+    public init(path: String, format: OutputFormat, dither: Bool = false, reportedPath: String? = nil) throws(SoundFileError) {
         self.path = path
+        self.reportedPath = reportedPath ?? path
         self.format = format
         converter = SampleConverter(sampleFormat: format.storedSampleFormat, channelCount: format.channelCount,
                                     dither: dither && format.storedSampleFormat?.isInteger == true)
@@ -30,10 +33,10 @@ public final class SoundFileWriter {
         info.channels = Int32(format.channelCount)
         info.format = format.sndfileFormat
         guard sf_format_check(&info) != 0 else {
-            throw .unsupportedOutput(path: path, reason: "libsndfile cannot write \(format.container.rawValue) with \(format.sampleFormat.rawValue) at \(format.sampleRate) Hz")
+            throw .unsupportedOutput(path: reportedPath ?? path, reason: "libsndfile cannot write \(format.container.rawValue) with \(format.sampleFormat.rawValue) at \(format.sampleRate) Hz")
         }
         guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw .cannotCreate(path: path, reason: String(cString: sf_strerror(nil)))
+            throw .cannotCreate(path: reportedPath ?? path, reason: SoundFileWriter.explain(String(cString: sf_strerror(nil))))
         }
         handle = h
     }
@@ -45,7 +48,7 @@ public final class SoundFileWriter {
 
     /// Appends `frameCount` frames from `buffer`'s first `format.channelCount` channels.
     public func write(_ buffer: AudioBuffer, frameCount: Int) throws(SoundFileError) {
-        guard let handle else { throw .writeFailed(path: path, reason: "file already closed") }
+        guard let handle else { throw .writeFailed(path: reportedPath, reason: "file already closed") }
         let bytes = frameCount * format.channelCount * converter.bytesPerSample
         if scratchBytes < bytes {
             scratch?.deallocate()
@@ -60,7 +63,7 @@ public final class SoundFileWriter {
         case .f32?, nil: Int(sf_writef_float(handle, scratch!.assumingMemoryBound(to: Float.self), n))
         }
         if written != frameCount {
-            throw .writeFailed(path: path, reason: String(cString: sf_strerror(handle)))
+            throw .writeFailed(path: reportedPath, reason: SoundFileWriter.explain(String(cString: sf_strerror(handle))))
         }
     }
 
@@ -68,6 +71,16 @@ public final class SoundFileWriter {
     public func close() throws(SoundFileError) {
         guard let h = handle else { return }
         handle = nil
-        if sf_close(h) != 0 { throw .writeFailed(path: path, reason: "closing failed") }
+        if sf_close(h) != 0 { throw .writeFailed(path: reportedPath, reason: "closing failed") }
+    }
+
+    /// libsndfile's "System error : ..." text, with what the user can do about it.
+    static func explain(_ reason: String) -> String {
+        let text = reason.hasPrefix("System error : ") ? String(reason.dropFirst(15)) : reason
+        if text.contains("File too large") {
+            return "the file reached the largest size allowed (the process's file-size limit, `ulimit -f`, or the file system's); nothing was written"
+        }
+        if text.contains("No space left") { return "no space left on the device; nothing was written" }
+        return text
     }
 }

@@ -30,6 +30,20 @@ public enum AudioFiles {
         try w.close()
     }
 
+    /// Writes a 32-bit float WAV byte for byte, by hand: every value as given, NaN and ∞
+    /// included (mixfx's own writer never writes those).
+    public static func writeFloatWAVVerbatim(_ channels: [[Float]], to path: String, sampleRate: Int) throws {
+        let ch = channels.count, frames = channels[0].count
+        var d = Data()
+        func u32(_ v: Int) { d.append(contentsOf: (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }) }
+        func u16(_ v: Int) { d.append(contentsOf: (0..<2).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }) }
+        d.append(contentsOf: Array("RIFF".utf8)); u32(36 + frames * ch * 4); d.append(contentsOf: Array("WAVEfmt ".utf8))
+        u32(16); u16(3); u16(ch); u32(sampleRate); u32(sampleRate * ch * 4); u16(ch * 4); u16(32)
+        d.append(contentsOf: Array("data".utf8)); u32(frames * ch * 4)
+        for i in 0..<frames { for c in 0..<ch { u32(Int(channels[c][i].bitPattern)) } }
+        try d.write(to: URL(fileURLWithPath: path))
+    }
+
     /// Reads a whole file as planar floats.
     public static func read(_ path: String) throws -> (channels: [[Float]], format: SourceFormat) {
         let r = try SoundFileReader(path: path)
@@ -100,4 +114,28 @@ public func which(_ name: String) -> String? {
         if FileManager.default.isExecutableFile(atPath: p) { return p }
     }
     return nil
+}
+
+public enum SparseFiles {
+    /// A 16-bit W64 file at `path` whose header claims `frames` frames of silence, made sparse
+    /// (the data is a hole: no disk space, instant), for tests of very long inputs.
+    public static func silentW64(_ path: String, frames: Int, channels: Int, sampleRate: Int) throws {
+        try AudioFiles.write(Array(repeating: [Float](repeating: 0, count: 8), count: channels), to: path, sampleRate: sampleRate)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // the data chunk: its GUID starts "data" f3 ac d3 11; an 8-byte size (header included) follows the GUID
+        let guid: [UInt8] = Array("data".utf8) + [0xF3, 0xAC, 0xD3, 0x11]
+        guard let at = (0..<(bytes.count - 24)).first(where: { Array(bytes[$0..<$0 + 8]) == guid }) else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        let dataBytes = frames * channels * 2
+        func put(_ value: Int, at offset: Int) {
+            for k in 0..<8 { bytes[offset + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+        }
+        let total = at + 24 + dataBytes
+        put(24 + dataBytes, at: at + 16)
+        put(total, at: 16)   // the riff chunk's size: the whole file
+        let header = Data(bytes[0..<(at + 24)])
+        try header.write(to: URL(fileURLWithPath: path))
+        guard truncate(path, off_t(total)) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
 }

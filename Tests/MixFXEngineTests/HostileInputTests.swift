@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// No node may ever hold a NaN: hostile samples (NaN, ±∞, absurd magnitudes) entering through
+/// any source are replaced by 0 where they enter, so every node downstream renders exactly what
+/// it would render with zeros there, before and after them.
+@Suite struct HostileInputTests {
+    static let hostile: [Float] = [.nan, -.nan, .infinity, -.infinity, 1e30, -3e7, .greatestFiniteMagnitude,
+                                   Float(bitPattern: 0x7FA0_0000)]   // the last a signalling NaN
+
+    func session(_ channels: [[Float]], mode: RenderMode, rate: Int) throws -> (output: [[Float]], replaced: [Int]) {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: channels, sampleRate: rate))
+        t.eq.bassGain.value = 24
+        t.eq.trebleGain.value = -12
+        t.timePitch.pitchCents = mode == .live ? -700 : 700
+        t.timePitch.formantParameter.value = 1
+        engine.outputSampleRate = 48_000   // 44.1 kHz sources go through the resampler too
+        let kernel = try engine.makeKernel(maximumFrameCount: 512, mode: mode)
+        try kernel.start()
+        var out = [[Float]](repeating: [], count: kernel.layout.channelCount)
+        while true {
+            let n = try kernel.render(frameCount: 512)
+            if n == 0 { break }
+            for c in 0..<out.count { out[c] += UnsafeBufferPointer(start: kernel.output.channel(c), count: n) }
+        }
+        return (out, kernel.trackReplacedSamples)
+    }
+
+    @Test(arguments: [RenderMode.offline, .live], [44_100, 48_000])
+    func hostileSamplesChangeNothingButThemselves(mode: RenderMode, rate: Int) throws {
+        var x = Signals.noise(frames: 40_000, amplitude: 0.4, seed: 11)
+        var zeroed = x
+        for (k, v) in HostileInputTests.hostile.enumerated() {
+            let i = 3_000 + k * 4_111
+            x[i] = v
+            zeroed[i] = 0
+        }
+        let (y, replaced) = try session([x, x.reversed()], mode: mode, rate: rate)
+        let (reference, none) = try session([zeroed, zeroed.reversed()], mode: mode, rate: rate)
+        #expect(replaced == [2 * HostileInputTests.hostile.count] && none == [0])
+        #expect(y.allSatisfy { $0.allSatisfy(\.isFinite) })
+        #expect(y == reference)
+        #expect(Signals.rms(y[0][30_000...]) > 0.01)
+    }
+
+    @Test func theGuardReplacesOnlyWhatItMust() {
+        var x: [Float] = [0, 1, -1, 1e6, -1e6, 1.0000001e6, .nan, .infinity, 0.5, -.infinity, 3, .leastNonzeroMagnitude, 1e-40]
+        let n = x.withUnsafeMutableBufferPointer { SampleGuard.sanitize($0.baseAddress!, count: $0.count) }
+        #expect(n == 4)
+        #expect(x.map { $0.bitPattern } == ([0, 1, -1, 1e6, -1e6, 0, 0, 0, 0.5, 0, 3, .leastNonzeroMagnitude, 1e-40] as [Float]).map { $0.bitPattern })
+        // the eight-wide scan and the tail agree at every length and offset
+        for count in 0..<40 {
+            var y = (0..<count).map { Float($0) }
+            if count > 5 { y[count / 2] = .nan }
+            let m = y.withUnsafeMutableBufferPointer { SampleGuard.sanitize($0.baseAddress!, count: $0.count) }
+            #expect(m == (count > 5 ? 1 : 0) && y.allSatisfy(\.isFinite))
+        }
+    }
+}
