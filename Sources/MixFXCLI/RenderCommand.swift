@@ -7,7 +7,7 @@ struct RenderCommand {
     usage: mixfx render TRACK... [-o OUT] [--preset NAME|FILE] [--bass DB] [--treble DB] [--pitch CENTS]
                         [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
                         [--track N:key=value,...]... [--sample-format s16|s24|s32|f32] [--rate HZ]
-                        [--force] [--dry-run] [--print-preset] [--quiet] [--json]
+                        [--clip|--strict] [--force] [--dry-run] [--print-preset] [--quiet] [--json]
 
     Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, AIFF, ...) through
     player -> shelf EQ -> pitch shifter -> mixer into OUT, faster than real time. The mix is as
@@ -23,6 +23,11 @@ struct RenderCommand {
                               converted with a band-limited resampler
       --dither tpdf|none      TPDF dither (±1 LSB, triangular) before rounding to integers;
                               default none, so neutral settings stay bit-exact
+      --clip                  integer output: clamp samples beyond full scale (counted). Without
+                              it, a mix that would clip gets one gain for the whole mix that
+                              brings its true peak to -1 dBTP (reported); a mix within full
+                              scale is written untouched. Float output is never changed.
+      --strict                integer output: a mix that would clip is an error; nothing is written
       --force                 overwrite OUT if it exists (never allowed when OUT is an input)
 
     settings (for every track; a preset first, then these flags, then --track):
@@ -54,6 +59,7 @@ struct RenderCommand {
     var session = SessionOptions()
     var output = "mix.wav"
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, dither = false
+    var clipPolicy = ClipPolicy.avoid
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         var cmd = RenderCommand()
@@ -67,6 +73,10 @@ struct RenderCommand {
                 let v = try args.value(for: name, inline: inline)
                 guard v == "tpdf" || v == "none" else { throw .usage("--dither: '\(v)' is not tpdf or none") }
                 cmd.dither = v == "tpdf"
+            case "--clip", "--strict":
+                let p: ClipPolicy = name == "--clip" ? .clamp : .fail
+                if cmd.clipPolicy != .avoid && cmd.clipPolicy != p { throw .usage("--clip and --strict exclude each other") }
+                cmd.clipPolicy = p
             case "--dry-run": cmd.dryRun = true
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
@@ -94,6 +104,7 @@ struct RenderCommand {
         let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
         renderer.dither = dither
+        renderer.clipPolicy = clipPolicy
         let outputExists = FileManager.default.fileExists(atPath: output)
         renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
         let plan: (OutputFormat, EngineLayout)
@@ -125,15 +136,22 @@ struct RenderCommand {
         for (i, n) in report.trackReplacedSamples.enumerated() where n > 0 {
             Terminal.printError("mixfx: warning: track \(i + 1) (\(resolved.inputs[i])): \(n) input sample\(n == 1 ? "" : "s") that were NaN, infinite or beyond ±10⁶ were replaced by silence")
         }
-        if report.clippedSamples > 0 && !quiet {
+        // What changed the user's levels, or would be heard as clipping, is said even with --quiet.
+        if report.appliedGainDB != 0 && (quiet || json) {
+            Terminal.printError(String(format: "mixfx: note: the mix peaked at %+.2f dBFS; a gain of %.2f dB was applied to all of it so nothing clips (true peak now %.1f dBTP; --clip clamps instead, --strict refuses)",
+                                       20 * log10(Double(report.mixPeak)), report.appliedGainDB, report.truePeakDBTP ?? 0))
+        }
+        if report.clippedSamples > 0 {
             let cut = report.peakDBFS + 0.1
-            Terminal.printError(String(format: "mixfx: warning: %d samples clipped; lower the level by at least %.1f dB (e.g. --master-volume %.3f)",
-                                       report.clippedSamples, cut, resolvedMaster(resolved) * pow(10, -cut / 20)))
+            let advice = String(format: "lower the level by at least %.1f dB (e.g. --master-volume %.3g)", cut, resolved.masterVolume * pow(10, -cut / 20))
+            if report.format.storedSampleFormat?.isInteger == true {
+                Terminal.printError("mixfx: warning: \(report.clippedSamples) samples clipped (clamped to full scale); \(advice)")
+            } else {
+                Terminal.printError("mixfx: warning: \(report.clippedSamples) samples are over 0 dBFS (kept in the float file; a player may clip them); \(advice)")
+            }
         }
         return 0
     }
-
-    private func resolvedMaster(_ r: ResolvedSession) -> Double { r.masterVolume }
 
     static func map(_ error: RenderError) -> CLIError {
         switch error {
@@ -185,8 +203,10 @@ struct RenderCommand {
         [
             "wrote    \(r.outputPath)  (\(describe(r.format)))",
             "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
-            "peak     \(r.peak > 0 ? String(format: "%.2f dBFS", r.peakDBFS) : "silent")",
-            "clipped  \(r.clippedSamples) samples",
+            "peak     \(r.peak > 0 ? String(format: "%.2f dBFS", r.peakDBFS) : "silent")"
+                + (r.appliedGainDB != 0 ? String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, true peak %.1f dBTP)",
+                                                 20 * log10(Double(r.mixPeak)), r.appliedGainDB, r.truePeakDBTP ?? 0) : ""),
+            r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples" : "over 0 dBFS \(r.clippedSamples) samples",
             String(format: "speed    %.1f× real time (%.2f s)", r.speedTimesRealTime, r.elapsedSeconds),
         ].joined(separator: "\n")
     }
@@ -202,6 +222,9 @@ struct RenderCommand {
             "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0,
             "trackLatencyFrames": r.trackLatencyFrames,
             "trackReplacedSamples": r.trackReplacedSamples,
+            "clipPolicy": r.clipPolicy.rawValue, "appliedGainDB": r.appliedGainDB,
+            "mixPeakDBFS": r.mixPeak > 0 ? 20 * log10(Double(r.mixPeak)) as Any : NSNull(),
+            "truePeakDBTP": r.truePeakDBTP as Any? ?? NSNull(),
             "peakMemoryMB": peakMemoryMB(),
         ]
         return jsonText(obj)

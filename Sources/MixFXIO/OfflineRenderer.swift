@@ -20,6 +20,15 @@ public struct RenderReport: Sendable, Equatable {
     public var trackLatencyFrames: [Int]
     /// Per track, input samples replaced by 0 because they were NaN, ±∞ or beyond ±10⁶.
     public var trackReplacedSamples: [Int] = []
+    /// What was done about a mix that would clip (see `ClipPolicy`).
+    public var clipPolicy: ClipPolicy = .avoid
+    /// The gain applied to the whole mix so that nothing clips, dB (0: none was needed).
+    public var appliedGainDB: Double = 0
+    /// The mix's largest sample before that gain (equal to `peak` when none was applied).
+    public var mixPeak: Float = 0
+    /// The output's true peak (4× oversampled, BS.1770-4), dBTP, where it was measured (when a
+    /// gain was applied); nil otherwise.
+    public var truePeakDBTP: Double?
 
     /// The output's length, seconds.
     public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
@@ -38,6 +47,8 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
     case engine(EngineError)
     case file(SoundFileError)
     case cancelled
+    /// `ClipPolicy.fail`: the integer output would have clamped samples; nothing was written.
+    case wouldClip(path: String, peakDBFS: Double, atSeconds: Double)
 
     /// One line naming the file or setting and the problem.
     public var description: String {
@@ -47,8 +58,23 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
         case .engine(let e): e.description
         case .file(let e): e.description
         case .cancelled: "interrupted; no output was written"
+        case .wouldClip(let p, let db, let t):
+            "'\(p)' would clip (the mix reaches \(String(format: "%+.2f dBFS in the block from %.2f s", db, t))) and --strict forbids it; nothing was written (lower --master-volume by at least \(String(format: "%.1f", db + 0.1)) dB; later parts of the mix may peak higher)"
         }
     }
+}
+
+/// What an offline render does when integer output would clip (samples beyond full scale). Float
+/// output is never changed: it holds such samples as they are.
+public enum ClipPolicy: String, Sendable, CaseIterable {
+    /// The default: when (and only when) the mix exceeds full scale, one linear gain for the whole
+    /// mix brings its true peak to `OfflineRenderer.safeCeilingDBTP`; nothing is clamped and the
+    /// gain is reported. A mix within full scale is written untouched.
+    case avoid
+    /// Samples beyond full scale are clamped (never wrapped) and counted.
+    case clamp
+    /// Any sample beyond full scale is an error and nothing is written.
+    case fail
 }
 
 /// Renders an engine to a file, block by block: memory does not depend on the session's length.
@@ -63,6 +89,10 @@ public struct OfflineRenderer {
     public var overwrite = false
     /// TPDF dither when writing integer samples (see `SampleConverter.dither`).
     public var dither = false
+    /// What to do when integer output would clip (default: avoid it with one gain).
+    public var clipPolicy = ClipPolicy.avoid
+    /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP.
+    public static let safeCeilingDBTP = -1.0
     /// Frames per block (the result does not depend on it).
     public var blockFrames = 4096
     /// Called after each block with (frames done, total frames), on the rendering thread.
@@ -123,31 +153,81 @@ public struct OfflineRenderer {
     }
 
     /// Renders the whole session into `outputPath`.
+    ///
+    /// Integer output is converted while rendering. With `ClipPolicy.avoid` the mix is also kept
+    /// in a `SpillFile`: if nothing clipped it is dropped unread; if something did, the mix's true
+    /// peak is measured from it and it is converted again with the one gain that brings the true
+    /// peak to `safeCeilingDBTP` (so the DSP runs once either way).
     public func render(_ engine: AudioEngine) throws(RenderError) -> RenderReport {
         let (format, layout) = try plan(engine)
         let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
-        let tmp = output.temporaryPath()
+        let isInteger = format.storedSampleFormat?.isInteger == true
+        let policy = isInteger ? clipPolicy : .clamp
+        let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
+        var tmp = output.temporaryPath()
         let started = Date()
         var writer: SoundFileWriter?
         do {
             writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+            let spill = policy == .avoid
+                ? try SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
             try kernel.start()
             let total = kernel.layout.frameCount
             while true {
                 let n = try kernel.render(frameCount: blockFrames)
                 if n == 0 { break }
                 try writer!.write(kernel.output, frameCount: n)
+                try spill?.append(kernel.output, frameCount: n)
+                if policy == .fail && writer!.clippedSamples > 0 {
+                    throw RenderError.wouldClip(path: outputPath, peakDBFS: 20 * log10(Double(writer!.peak)),
+                                                atSeconds: Double(kernel.framesRendered - n) / Double(format.sampleRate))
+                }
                 progress?(kernel.framesRendered, total)
                 if isCancelled?() == true { throw RenderError.cancelled }
             }
             try writer!.close()
-            let report = RenderReport(outputPath: outputPath, format: format, frameCount: total,
+            var report = RenderReport(outputPath: outputPath, format: format, frameCount: total,
                                       peak: writer!.peak, clippedSamples: writer!.clippedSamples,
-                                      elapsedSeconds: Date().timeIntervalSince(started),
+                                      elapsedSeconds: 0,
                                       trackLatencyFrames: kernel.trackLatencyFrames,
-                                      trackReplacedSamples: kernel.trackReplacedSamples)
+                                      trackReplacedSamples: kernel.trackReplacedSamples,
+                                      clipPolicy: policy, mixPeak: writer!.peak)
+            if let spill, report.clippedSamples > 0 {
+                // the mix clipped: measure its true peak, then convert it again with one gain
+                let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
+                var meter = TruePeakMeter(channelCount: format.channelCount, maximumFrameCount: blockFrames)
+                defer { meter.deallocate() }
+                spill.rewind()
+                while true {
+                    let n = try spill.read(into: buffer, maxFrames: blockFrames)
+                    if n == 0 { break }
+                    meter.process({ UnsafePointer(buffer.channel($0)) }, frameCount: n)
+                    if isCancelled?() == true { throw RenderError.cancelled }
+                }
+                let gain = Float(pow(10, OfflineRenderer.safeCeilingDBTP / 20) / Double(meter.peak))
+                unlink(tmp)
+                tmp = output.temporaryPath()
+                writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+                spill.rewind()
+                while true {
+                    let n = try spill.read(into: buffer, maxFrames: blockFrames)
+                    if n == 0 { break }
+                    for c in 0..<format.channelCount {
+                        let p = buffer.channel(c)
+                        for i in 0..<n { p[i] *= gain }
+                    }
+                    try writer!.write(buffer, frameCount: n)
+                    if isCancelled?() == true { throw RenderError.cancelled }
+                }
+                try writer!.close()
+                report.peak = writer!.peak
+                report.clippedSamples = writer!.clippedSamples
+                report.appliedGainDB = 20 * log10(Double(gain))
+                report.truePeakDBTP = meter.peakDBTP + report.appliedGainDB
+            }
+            report.elapsedSeconds = Date().timeIntervalSince(started)
             writer = nil
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             return report

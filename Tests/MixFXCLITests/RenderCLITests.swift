@@ -64,7 +64,7 @@ import TestSupport
         try AudioFiles.write([Signals.sine(frequencyHz: 100, sampleRate: 8000, frames: 8000, amplitude: 0.9)],
                              to: input, sampleRate: 8000)
         let out = dir.file("o.wav")
-        let r = try MixFXBinary.run(["render", input, "-o", out, "--volume", "2", "--json"])
+        let r = try MixFXBinary.run(["render", input, "-o", out, "--volume", "2", "--json", "--clip"])
         #expect(r.status == 0)
         let s = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
         let clipped = s["clippedSamples"] as! Int

@@ -1,0 +1,90 @@
+import Foundation
+import MixFXDSP
+
+/// The mix as raw interleaved 32-bit floats in a file with no name: created beside the output and
+/// unlinked at once, so it takes disk space only while it is open and nothing of it can outlive
+/// the render (an error, a signal, even SIGKILL). Memory stays flat in the session's length.
+///
+/// Used when the render must see the whole mix before it can convert it (a gain that avoids
+/// clipping, loudness normalisation). One thread at a time.
+final class SpillFile {
+    let channelCount: Int
+    /// The output the spill belongs to, for messages.
+    let reportedPath: String
+    private let fd: Int32
+    private var scratch: [Float] = []
+    /// Frames written so far.
+    private(set) var frameCount = 0
+
+    /// Creates the file in `directory` (control side).
+    init(directory: String, channelCount: Int, reportedPath: String) throws(SoundFileError) {
+        self.channelCount = channelCount
+        self.reportedPath = reportedPath
+        let path = directory + "/.mixfx-spill-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).f32"
+        let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard f >= 0 else {
+            throw .cannotCreate(path: reportedPath, reason: "cannot make the temporary mix beside it: \(String(cString: strerror(errno)))")
+        }
+        unlink(path)
+        fd = f
+    }
+
+    deinit { close(fd) }
+
+    /// Appends `frames` frames of planar `buffer`.
+    func append(_ buffer: AudioBuffer, frameCount frames: Int) throws(SoundFileError) {
+        let n = frames * channelCount
+        if scratch.count < n { scratch = [Float](repeating: 0, count: n) }
+        let ch = channelCount
+        let failure: Int32? = scratch.withUnsafeMutableBufferPointer { s in
+            for c in 0..<ch {
+                let src = buffer.channel(c)
+                for i in 0..<frames { s[i * ch + c] = src[i] }
+            }
+            var done = 0
+            let bytes = n * 4
+            let raw = UnsafeRawPointer(s.baseAddress!)
+            while done < bytes {
+                let w = write(fd, raw + done, bytes - done)
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                done += w
+            }
+            return nil
+        }
+        if let failure {
+            throw .writeFailed(path: reportedPath, reason: SoundFileWriter.explain(String(cString: strerror(failure))) + " (while keeping the mix to measure it)")
+        }
+        frameCount += frames
+    }
+
+    /// Back to the first frame, for reading.
+    func rewind() { lseek(fd, 0, SEEK_SET) }
+
+    /// Reads up to `maxFrames` frames into planar `buffer`; returns the frames read (0 at the end).
+    func read(into buffer: AudioBuffer, maxFrames: Int) throws(SoundFileError) -> Int {
+        let n = maxFrames * channelCount
+        if scratch.count < n { scratch = [Float](repeating: 0, count: n) }
+        let ch = channelCount
+        let got: Int = scratch.withUnsafeMutableBufferPointer { s in
+            var done = 0
+            let want = n * 4
+            let raw = UnsafeMutableRawPointer(s.baseAddress!)
+            while done < want {
+                let r = Foundation.read(fd, raw + done, want - done)
+                if r < 0 && errno == EINTR { continue }
+                if r <= 0 { break }
+                done += r
+            }
+            let frames = done / (4 * ch)
+            for c in 0..<ch {
+                let dst = buffer.channel(c)
+                for i in 0..<frames { dst[i] = s[i * ch + c] }
+            }
+            return frames
+        }
+        return got
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// No silently clipped file: by default a mix that would clip integer output gets one gain that
+/// brings its true peak to −1 dBTP; `--clip` clamps (counted exactly), `--strict` refuses.
+@Suite struct ClipPolicyTests {
+    let dir = TempDir("mixfx-clip")
+
+    /// Four full-level tracks, summed with a bass boost, as a new user renders them.
+    func fourLoudTracks() throws -> [String] {
+        try (0..<4).map { k in
+            let path = dir.file("t\(k).wav")
+            let f = [110.0, 220.0, 330.0, 440.0][k]
+            let x = Signals.sine(frequencyHz: f, sampleRate: 44_100, frames: 88_200, amplitude: 0.9)
+                .map { ($0 * 32768).rounded() / 32768 }
+            try AudioFiles.write([x, x], to: path, sampleRate: 44_100)
+            return path
+        }
+    }
+
+    func json(_ r: MixFXBinary.Result) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+    }
+
+    @Test func theDefaultWritesNoClampedSampleAndSaysWhatItDid() throws {
+        defer { dir.remove() }
+        let tracks = try fourLoudTracks()
+        let out = dir.file("mix.wav"), float = dir.file("mix-f32.wav")
+        let r = try MixFXBinary.run(["render"] + tracks + ["--bass", "4", "-o", out, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let s = try json(r)
+        #expect(s["clippedSamples"] as? Int == 0 && s["clipPolicy"] as? String == "avoid")
+        let gainDB = try #require(s["appliedGainDB"] as? Double)
+        let mixPeakDB = try #require(s["mixPeakDBFS"] as? Double)
+        #expect(mixPeakDB > 6 && gainDB < -7, "mix \(mixPeakDB) dBFS, gain \(gainDB) dB")
+        #expect(abs((s["truePeakDBTP"] as? Double ?? 0) - -1) < 0.01)
+        #expect(r.stderr.contains("a gain of") && r.stderr.contains("nothing clips"), "\(r.stderr)")
+        // the file is the float mix times that one gain, rounded: nothing else changed
+        #expect(try MixFXBinary.run(["render"] + tracks + ["--bass", "4", "-o", float, "--sample-format", "f32", "--quiet"]).status == 0)
+        let (mix, _) = try AudioFiles.read(float), (y, fy) = try AudioFiles.read(out)
+        #expect(fy.bitsPerSample == 16 && fy.frameCount == 88_200)
+        #expect(abs(20 * log10(Double(mix[0].map(abs).max()!)) - mixPeakDB) < 1e-4)
+        let g = pow(10, gainDB / 20)
+        var worst = 0.0
+        for c in 0..<2 { for i in 0..<fy.frameCount { worst = max(worst, abs(Double(y[c][i]) - Double(mix[c][i]) * g) * 32768) } }
+        #expect(worst <= 0.5 + 1e-3, "off by \(worst) LSB")
+        // its true peak is the ceiling: the meter on the written file reads −1 dBTP
+        var meter = TruePeakMeter(channelCount: 2, maximumFrameCount: fy.frameCount)
+        defer { meter.deallocate() }
+        y[0].withUnsafeBufferPointer { l in y[1].withUnsafeBufferPointer { r in
+            meter.process({ $0 == 0 ? l.baseAddress! : r.baseAddress! }, frameCount: fy.frameCount)
+        } }
+        #expect(abs(meter.peakDBTP - -1) < 0.01 && y.allSatisfy { $0.allSatisfy { abs($0) < 0.8913 } })
+        // float output is never changed: it keeps the peaks and says they are over 0 dBFS
+        let fr = try MixFXBinary.run(["render"] + tracks + ["--bass", "4", "-o", dir.file("f2.wav"), "--sample-format", "f32"])
+        #expect(fr.stdout.contains("over 0 dBFS") && fr.stderr.contains("over 0 dBFS") && !fr.stdout.contains("gain"), "\(fr.stdout)")
+    }
+
+    @Test func aMixWithinFullScaleIsUntouched() throws {
+        defer { dir.remove() }
+        let x = Signals.noise(frames: 30_000, amplitude: 0.999, seed: 2).map { max(-1, min(32767.0 / 32768, ($0 * 32768).rounded() / 32768)) }
+        let input = dir.file("full.wav")
+        try AudioFiles.write([x], to: input, sampleRate: 48_000)
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        let r = try MixFXBinary.run(["render", input, "-o", a, "--json"])
+        #expect(try json(r)["appliedGainDB"] as? Double == 0)
+        #expect(try MixFXBinary.run(["render", input, "-o", b, "--clip", "-q"]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: input)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)))
+    }
+
+    /// `--clip` counts exactly the samples that were clamped, even with --quiet.
+    @Test func clipCountsAreExact() throws {
+        defer { dir.remove() }
+        // s16 clamps x·32768 outside [−32768.5, 32767.5): 1.0, −1.00002 and 1.5 clamp; the others not
+        let values: [Float] = [0.5, 1.0, -1.0, 32767.4 / 32768, -32768.4 / 32768, 1.5, -1.00002, 0.99]
+        let x = (0..<1000).map { values[$0 % values.count] }   // 125 of each
+        let input = dir.file("c.wav")
+        try AudioFiles.write([x], to: input, sampleRate: 8000, sampleFormat: .f32)
+        let r = try MixFXBinary.run(["render", input, "-o", dir.file("o.wav"), "--sample-format", "s16", "--clip", "--json", "-q"])
+        #expect(try json(r)["clippedSamples"] as? Int == 375)
+        #expect(r.stderr.contains("375 samples clipped"), "\(r.stderr)")
+        let s24 = try MixFXBinary.run(["render", input, "-o", dir.file("o24.wav"), "--sample-format", "s24", "--clip", "--json"])
+        #expect(try json(s24)["clippedSamples"] as? Int == 500)   // at 24 bits −32768.4/32768 is beyond −1 too
+    }
+
+    @Test func strictWritesNothing() throws {
+        defer { dir.remove() }
+        let tracks = try fourLoudTracks()
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
+        let r = try MixFXBinary.run(["render"] + tracks + ["-o", dir.file("mix.wav"), "--strict"])
+        #expect(r.status == 1 && r.stderr.contains("would clip") && r.stderr.contains("--strict"), "\(r.stderr)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == before)
+        let both = try MixFXBinary.run(["render"] + tracks + ["--clip", "--strict"])
+        #expect(both.status == 2 && both.stderr.contains("exclude"))
+        // a mix that does not clip renders under --strict
+        #expect(try MixFXBinary.run(["render", tracks[0], "-o", dir.file("one.wav"), "--strict", "-q"]).status == 0)
+    }
+}
