@@ -32,6 +32,11 @@ struct Arguments {
         return nil
     }
 
+    /// Whether the next token is the value of a switch (on, off, true, false, yes, no, 1, 0).
+    var nextIsSwitchValue: Bool {
+        index < tokens.count && ["on", "off", "true", "false", "yes", "no", "1", "0"].contains(tokens[index].lowercased())
+    }
+
     /// The value of option `name` (inline or the next token).
     mutating func value(for name: String, inline: String?) throws(CLIError) -> String {
         if let inline { return inline }
@@ -41,9 +46,27 @@ struct Arguments {
     }
 }
 
+/// A decimal number (`-3`, `0.5`, `1e-3`); not hex (`0x10`), `inf`, `nan` or blanks, which
+/// `Double(_:)` would take.
 func parseNumber(_ text: String, flag: String) throws(CLIError) -> Double {
-    guard let v = Double(text), v.isFinite else {
-        throw .usage("\(flag): '\(text)' is not a number")
+    guard isDecimal(text), let v = Double(text), v.isFinite else {
+        throw .usage("\(flag): '\(text)' is not a number (write it in decimal, e.g. -3 or 0.5)")
     }
     return v
+}
+
+/// [+−]digits[.digits][e[+−]digits], or .digits
+func isDecimal(_ text: String) -> Bool {
+    var s = Substring(text)
+    if s.first == "+" || s.first == "-" { s = s.dropFirst() }
+    let mantissa = s.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+    guard mantissa.contains(where: \.isNumber), mantissa.filter({ $0 == "." }).count <= 1 else { return false }
+    s = s.dropFirst(mantissa.count)
+    if s.first == "e" || s.first == "E" {
+        s = s.dropFirst()
+        if s.first == "+" || s.first == "-" { s = s.dropFirst() }
+        guard !s.isEmpty, s.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return true
+    }
+    return s.isEmpty
 }

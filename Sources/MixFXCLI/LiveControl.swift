@@ -33,60 +33,33 @@ final class LiveControl: @unchecked Sendable {
 
     struct CommandError: Error { let message: String }
 
-    /// Runs one command line. Throws a `CommandError` with a message for a bad command.
+    /// Runs one command line (see `ControlCommand`). Throws a `CommandError` with a message for
+    /// a bad command.
     func execute(_ line: String) throws(CommandError) -> Outcome {
-        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        guard let verb = words.first else { return .ok("") }
-        switch verb {
-        case "track":
-            guard words.count == 4, let n = Int(words[1]) else {
-                throw CommandError(message: "expected: track N KEY VALUE (e.g. track 2 pitch -300)")
-            }
-            guard n >= 1 && n <= tracks.count else {
-                throw CommandError(message: "track \(words[1]): tracks go from 1 to \(tracks.count)")
-            }
-            guard let entry = trackFlagKeys.first(where: { $0.key == words[2] }) else {
-                throw CommandError(message: "track \(n): unknown setting '\(words[2])' (settings: \(trackFlagKeys.map(\.key).joined(separator: ", ")))")
-            }
-            let v: Double
-            do { v = try SessionOptions.value(words[3], id: entry.id, flag: "track \(n) \(words[2])") } catch {
-                throw CommandError(message: error.message)
-            }
-            tracks[n - 1].parameter(entry.id)?.value = v
-        case "master":
-            guard words.count == 3, words[1] == "volume", let v = Double(words[2]) else {
-                throw CommandError(message: "expected: master volume V")
-            }
-            if let p = ParameterID.masterVolume.spec.problem(with: v) {
-                throw CommandError(message: "master volume: \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")
-            }
-            engine.mainMixer.outputVolume = v
-        case "seek":
-            guard words.count == 2, let v = Double(words[1]) else { throw CommandError(message: "expected: seek SECONDS (or +S / -S)") }
-            let relative = words[1].hasPrefix("+") || words[1].hasPrefix("-")
-            let target = relative ? player.status.positionSeconds + v : v
-            do { try player.seek(toSeconds: min(max(0, target), player.durationSeconds)) } catch {
+        let command: ControlCommand?
+        do { command = try ControlCommand.parse(line, trackCount: tracks.count) } catch {
+            throw CommandError(message: error.message)
+        }
+        guard let command else { return .ok("") }
+        switch command {
+        case .setTrack(let n, let id, let v): tracks[n - 1].parameter(id)?.value = v
+        case .masterVolume(let v): engine.mainMixer.outputVolume = v
+        case .seek(let v, let relative):
+            do { try player.seek(toSeconds: relative ? player.status.positionSeconds + v : v) } catch {
                 throw CommandError(message: "seek: \(error)")
             }
-        case "pause": player.pause(true)
-        case "resume", "play": player.pause(false)
-        case "save":
-            guard words.count == 2 || (words.count == 3 && words[2] == "--force") else {
-                throw CommandError(message: "expected: save FILE.json [--force]")
-            }
-            do throws(OutputFileError) { try save(to: words[1], overwrite: words.count == 3) } catch {
+        case .pause: player.pause(true)
+        case .resume: player.pause(false)
+        case .save(let path, let force):
+            do throws(OutputFileError) { try save(to: path, overwrite: force) } catch {
                 throw CommandError(message: "save: \(error)")
             }
-        case "status":
+        case .status:
             let s = player.status
             return .ok(String(format: "position %.3f s of %.3f s, dsp %.1f%%, underruns %d%@",
                               s.positionSeconds, s.durationSeconds, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : ""))
-        case "quit", "exit": return .quit
-        case "debug":
-            guard words.count == 3, words[1] == "stall", let ms = Int(words[2]) else { throw CommandError(message: "expected: debug stall MS") }
-            player.stall(milliseconds: ms)
-        default:
-            throw CommandError(message: "unknown command '\(verb)' (commands: track, master, seek, pause, resume, save, status, quit)")
+        case .quit: return .quit
+        case .debugStall(let ms): player.stall(milliseconds: ms)
         }
         return .ok(line)
     }

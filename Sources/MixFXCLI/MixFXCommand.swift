@@ -17,6 +17,19 @@ public enum MixFXCommand {
            mixfx --version | --help
 
     `mixfx COMMAND --help` describes each command.
+
+    exit status (every command):
+      0         done
+      1         failed while working: an unreadable or bad input file, a device error, a
+                write error (disk full, file-size limit), --strict and the mix would clip;
+                nothing was written
+      2         usage: an unknown flag or command, a value out of range, a bad preset, an
+                output that may not be written (exists without --force, is an input, is not
+                a regular file, too large for its container); nothing was written
+      70        stopped by an internal failure (out of memory, or a bug); nothing was written
+      128+N     stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, ...); nothing was
+                written. (`mixfx play` stopped with Ctrl-C ends normally: 0.)
+    With --json, an error is also printed on stdout as {"error": {"code": N, "message": "..."}}.
     """
 
     /// Runs the tool with `arguments` (without the program name); returns the exit status.
@@ -44,12 +57,16 @@ public enum MixFXCommand {
             }
         } catch {
             Terminal.printError("mixfx: error: \(error.message)")
+            if arguments.contains("--json") {
+                print(jsonText(["error": ["code": Int(error.exitCode), "message": error.message] as [String: Any]]))
+            }
             return error.exitCode
         }
     }
 
     /// Runs the tool with the process arguments and exits with its status. Main thread.
     public static func main() -> Never {
+        Terminal.installCrashHandlers()
         exit(run(Array(CommandLine.arguments.dropFirst())))
     }
 }

@@ -38,11 +38,18 @@ struct PlayCommand {
     var noUI = false, json = false, quiet = false
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        guard let cmd = try parse(argv) else { print(help); return 0 }
+        return try cmd.execute()
+    }
+
+    /// The command the arguments describe, checked as far as it can be without opening a file;
+    /// nil when they ask for help.
+    static func parse(_ argv: [String]) throws(CLIError) -> PlayCommand? {
         var cmd = PlayCommand()
         var args = Arguments(argv)
         while let (name, inline) = args.nextOption() {
             switch name {
-            case "-h", "--help": print(help); return 0
+            case "-h", "--help": return nil
             case "--device": cmd.options.device = try args.value(for: name, inline: inline)
             case "--buffer-ms", "--period-ms", "--start":
                 let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
@@ -69,10 +76,13 @@ struct PlayCommand {
         }
         cmd.session.inputs = args.positionals
         guard !cmd.session.inputs.isEmpty else { throw .usage("play: no tracks given (usage: mixfx play TRACK...)") }
+        guard cmd.session.inputs.count <= Preset.maximumTracks else {
+            throw .usage("\(cmd.session.inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
+        }
         if let period = cmd.options.periodMilliseconds, period * 2 > cmd.options.bufferMilliseconds {
             throw .usage("--period-ms: \(fmt(period)) is more than half of the buffer (\(fmt(cmd.options.bufferMilliseconds)) ms); the buffer must hold at least two periods")
         }
-        return try cmd.execute()
+        return cmd
     }
 
     func execute() throws(CLIError) -> Int32 {
@@ -90,7 +100,7 @@ struct PlayCommand {
         do {
             player = try LivePlayer(engine: engine, sources: sources, options: opts)
         } catch let e as EngineError {
-            throw .usage(e.description)
+            throw resolved.explain(e)
         } catch {
             throw .failure("\(error)")
         }

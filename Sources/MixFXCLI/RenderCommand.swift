@@ -44,7 +44,8 @@ struct RenderCommand {
       --quiet                 no progress bar and no summary
       --json                  print the summary (or the dry run) as JSON on stdout
 
-    exit status: 0 done, 1 failed (nothing written), 2 usage error
+    exit status: 0 done, 1 failed, 2 usage error, 128+N stopped by signal N (nothing is written
+    unless the status is 0; see mixfx --help)
     """
 
     static func settingsHelp() -> String {
@@ -58,25 +59,31 @@ struct RenderCommand {
 
     var session = SessionOptions()
     var output = "mix.wav"
-    var force = false, dryRun = false, quiet = false, json = false, printPreset = false, dither = false
-    var clipPolicy = ClipPolicy.avoid
+    var force = false, dryRun = false, quiet = false, json = false, printPreset = false
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        guard let cmd = try parse(argv) else { print(help); return 0 }
+        return try cmd.execute()
+    }
+
+    /// The command the arguments describe, checked as far as it can be without opening a file;
+    /// nil when they ask for help.
+    static func parse(_ argv: [String]) throws(CLIError) -> RenderCommand? {
         var cmd = RenderCommand()
         var args = Arguments(argv)
         while let (name, inline) = args.nextOption() {
             switch name {
-            case "-h", "--help": print(help); return 0
+            case "-h", "--help": return nil
             case "-o", "--output": cmd.output = try args.value(for: name, inline: inline)
             case "--force": cmd.force = true
             case "--dither":
                 let v = try args.value(for: name, inline: inline)
                 guard v == "tpdf" || v == "none" else { throw .usage("--dither: '\(v)' is not tpdf or none") }
-                cmd.dither = v == "tpdf"
+                cmd.session.dither = v == "tpdf"
             case "--clip", "--strict":
                 let p: ClipPolicy = name == "--clip" ? .clamp : .fail
-                if cmd.clipPolicy != .avoid && cmd.clipPolicy != p { throw .usage("--clip and --strict exclude each other") }
-                cmd.clipPolicy = p
+                if let q = cmd.session.clipPolicy, q != p { throw .usage("--clip and --strict exclude each other") }
+                cmd.session.clipPolicy = p
             case "--dry-run": cmd.dryRun = true
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
@@ -89,7 +96,10 @@ struct RenderCommand {
         }
         cmd.session.inputs = args.positionals
         guard !cmd.session.inputs.isEmpty else { throw .usage("render: no tracks given (usage: mixfx render TRACK... [-o OUT])") }
-        return try cmd.execute()
+        guard cmd.session.inputs.count <= Preset.maximumTracks else {
+            throw .usage("\(cmd.session.inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
+        }
+        return cmd
     }
 
     func execute() throws(CLIError) -> Int32 {
@@ -103,12 +113,18 @@ struct RenderCommand {
         }
         let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
-        renderer.dither = dither
-        renderer.clipPolicy = clipPolicy
+        renderer.dither = resolved.dither
+        renderer.clipPolicy = resolved.clipPolicy
         let outputExists = FileManager.default.fileExists(atPath: output)
         renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
         let plan: (OutputFormat, EngineLayout)
-        do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error) }
+        do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error, resolved) }
+        if plan.0.storedSampleFormat == nil, let f = resolved.sampleFormat {
+            Terminal.printError("mixfx: warning: \(plan.0.container.rawValue) is lossy and stores no sample format: --sample-format \(f.rawValue) is ignored")
+        }
+        if resolved.dither && plan.0.storedSampleFormat?.isInteger != true {
+            Terminal.printError("mixfx: warning: --dither tpdf applies to integer output only; \(plan.0.storedSampleFormat?.rawValue ?? plan.0.container.rawValue) output is not dithered")
+        }
         if dryRun {
             printDryRun(resolved, format: plan.0, layout: plan.1, outputExists: outputExists && !force)
             return 0
@@ -125,7 +141,7 @@ struct RenderCommand {
             if error == .cancelled && signal != 0 {
                 throw CLIError(message: "interrupted by \(Terminal.signalName(signal)); no output was written", exitCode: 128 + signal)
             }
-            throw RenderCommand.map(error)
+            throw RenderCommand.map(error, resolved)
         }
         bar?.finish()
         if json {
@@ -153,11 +169,11 @@ struct RenderCommand {
         return 0
     }
 
-    static func map(_ error: RenderError) -> CLIError {
-        switch error {
+    static func map(_ error: RenderError, _ resolved: ResolvedSession) -> CLIError {
+        if case .engine(let e) = error { return resolved.explain(e) }
+        return switch error {
         case .output(.appeared), .output(.cannotCreate): .failure(error.description)
         case .output, .unsupportedOutput: .usage(error.description)
-        case .engine(.parameterOutOfRange): .usage(error.description)
         default: .failure(error.description)
         }
     }
@@ -168,7 +184,7 @@ struct RenderCommand {
             for (i, t) in layout.tracks.enumerated() {
                 let f = t.player.source.format
                 var settings: [String: Any] = [:]
-                for (id, v) in r.tracks[i] { settings[id.rawValue] = v }
+                for (id, v) in r.tracks[i] { settings[id.rawValue] = id.spec.isBoolean ? (v != 0) as Any : v as Any }
                 tracks.append(["input": r.inputs[i], "sampleRateHz": f.sampleRate, "channels": f.channelCount,
                                "frames": f.frameCount, "settings": settings])
             }
@@ -178,6 +194,8 @@ struct RenderCommand {
                 "sampleRateHz": format.sampleRate, "channels": format.channelCount,
                 "frames": layout.frameCount, "durationSeconds": Double(layout.frameCount) / Double(format.sampleRate),
                 "masterVolume": r.masterVolume, "tracks": tracks, "outputExists": outputExists,
+                "dither": r.dither && format.storedSampleFormat?.isInteger == true ? "tpdf" : "none",
+                "clipPolicy": format.storedSampleFormat?.isInteger == true ? r.clipPolicy.rawValue : "untouched (float)",
             ]
             printJSON(obj)
             return
@@ -185,6 +203,14 @@ struct RenderCommand {
         var lines = ["dry run: nothing written"]
         lines.append("output   \(output)  (\(describe(format)), \(seconds(layout.frameCount, format.sampleRate)), \(layout.frameCount) frames)")
         lines.append("master   volume \(fmt(r.masterVolume))")
+        if format.storedSampleFormat?.isInteger == true {
+            let clip = switch r.clipPolicy {
+            case .avoid: "if the mix would clip, one gain brings its true peak to -1 dBTP"
+            case .clamp: "clipped samples are clamped (--clip)"
+            case .fail: "clipping is an error (--strict)"
+            }
+            lines.append("convert  dither \(r.dither ? "tpdf" : "none"); \(clip)")
+        }
         for (i, t) in layout.tracks.enumerated() {
             let f = t.player.source.format
             let v = r.tracks[i]
@@ -193,7 +219,8 @@ struct RenderCommand {
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")
             lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!))\(v[.preserveFormants]! != 0 ? ", formants kept" : ""))"
-                         + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))")
+                         + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))"
+                         + (v[.mute]! != 0 ? " | muted" : "") + (v[.solo]! != 0 ? " | solo" : ""))
         }
         if outputExists { lines.append("note     \(output) exists: the render needs --force") }
         print(lines.joined(separator: "\n"))

@@ -22,15 +22,19 @@ struct SessionOptions {
     var masterVolume: Double?
     var sampleFormat: SampleFormat?
     var sampleRate: Int?
+    /// `--dither`, `--clip`/`--strict` (render only; nil: the preset's, else the default).
+    var dither: Bool?
+    var clipPolicy: ClipPolicy?
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
-        if name == "--formant" && inline == nil {
-            // `--formant` alone switches it on; `--formant=off` and `--track N:formant=off` work too.
-            globalValues[.preserveFormants] = 1
-            return true
-        }
         if name.hasPrefix("--"), let entry = trackFlagKeys.first(where: { "--" + $0.key == name }) {
+            // A switch (`--formant`, `--mute`, ...) alone is on; `--formant on|off`,
+            // `--formant=off` and `--track N:formant=off` work too.
+            if entry.id.spec.isBoolean && inline == nil && !args.nextIsSwitchValue {
+                globalValues[entry.id] = 1
+                return true
+            }
             let text = try args.value(for: name, inline: inline)
             globalValues[entry.id] = try SessionOptions.value(text, id: entry.id, flag: name)
             return true
@@ -113,8 +117,9 @@ struct SessionOptions {
     func resolveAll() throws(CLIError) -> ResolvedSession {
         var warnings: [String] = []
         let preset = try loadPreset(warnings: &warnings)
-        for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
-        return try resolve(preset: preset)
+        let resolved = try resolve(preset: preset)
+        for w in warnings + resolved.warnings { Terminal.printError("mixfx: warning: \(w)") }
+        return resolved
     }
 
     /// Per-track values after preset, global flags, then per-track flags.
@@ -131,9 +136,16 @@ struct SessionOptions {
         }
         var format = sampleFormat
         if format == nil, let s = preset.sampleFormat { format = SampleFormat(rawValue: s) }
+        var warnings: [String] = []
+        if preset.tracks.count > inputs.count {
+            warnings.append("preset '\(presetName ?? preset.name)' has settings for \(preset.tracks.count) tracks; the session has \(inputs.count), so tracks[\(inputs.count)] and after are ignored")
+        }
         return ResolvedSession(inputs: inputs, tracks: tracks,
                                masterVolume: masterVolume ?? preset.masterVolume ?? ParameterID.masterVolume.spec.defaultValue,
-                               sampleFormat: format, sampleRate: sampleRate ?? preset.sampleRateHz)
+                               sampleFormat: format, sampleRate: sampleRate ?? preset.sampleRateHz,
+                               dither: dither ?? (preset.dither == "tpdf"),
+                               clipPolicy: clipPolicy ?? preset.clipping.flatMap(ClipPolicy.init(rawValue:)) ?? .avoid,
+                               warnings: warnings)
     }
 }
 
@@ -144,6 +156,10 @@ struct ResolvedSession {
     var masterVolume: Double
     var sampleFormat: SampleFormat?
     var sampleRate: Int?
+    var dither = false
+    var clipPolicy = ClipPolicy.avoid
+    /// What the user should know about how the session was resolved.
+    var warnings: [String] = []
 
     /// Opens the inputs and builds the engine; `source` turns each file into the track's source
     /// (the file itself offline, a read-ahead `StreamingSource` live).
@@ -162,6 +178,24 @@ struct ResolvedSession {
         return (engine, made)
     }
 
+    /// An engine error in the words of the command line: a parameter is named by its flag, and
+    /// a default the user never set is said to be one.
+    func explain(_ error: EngineError) -> CLIError {
+        switch error {
+        case .parameterOutOfRange(let node, let id, let problem, let allowed):
+            guard let key = trackFlagKeys.first(where: { $0.id == id })?.key else {
+                return .usage(error.description)
+            }
+            let isDefault = tracks.allSatisfy { $0[id] == id.spec.defaultValue }
+            let hint = isDefault ? "; that is the default: set --\(key) (or --track N:\(key)=...)" : ""
+            return .usage("\(node): --\(key): \(problem) (allowed: \(allowed))\(hint)")
+        case .unsupportedFormat, .sourceFailed:
+            return .failure(error.description)
+        default:
+            return .usage(error.description)
+        }
+    }
+
     /// The effective settings as a preset that loads back to the same render.
     func effectivePreset() -> Preset {
         var p = Preset(name: "effective", description: "Effective settings of a mixfx render of \(inputs.count) track(s).")
@@ -169,6 +203,8 @@ struct ResolvedSession {
         p.masterVolume = masterVolume
         p.sampleFormat = sampleFormat?.rawValue
         p.sampleRateHz = sampleRate
+        p.dither = dither ? "tpdf" : "none"
+        p.clipping = clipPolicy.rawValue
         return p
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MixFX
 import Synchronization
 
 /// The signal that asked mixfx to stop (0: none yet). Set by the handlers `Terminal.
@@ -37,6 +38,22 @@ enum Terminal {
             signal(s.number) { n in _ = stopSignal.compareExchange(expected: 0, desired: n, ordering: .relaxed) }
         }
         signal(SIGXFSZ, SIG_IGN)
+    }
+
+    /// On a fatal error (out of memory, or a bug): remove every temporary file, say so in one
+    /// line after the runtime's own, and exit 70 without the runtime's long backtrace (which
+    /// `MIXFX_BACKTRACE=1` keeps, for developers).
+    static func installCrashHandlers() {
+        guard ProcessInfo.processInfo.environment["MIXFX_BACKTRACE"] == nil else { return }
+        TemporaryFiles.prepare()
+        for s in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+            signal(s) { _ in
+                TemporaryFiles.removeAll()
+                let text: StaticString = "mixfx: error: stopped by an internal failure (out of memory if the line above says 'failed to allocate'; otherwise a bug: please report it, MIXFX_BACKTRACE=1 shows where); nothing was written\n"
+                _ = write(2, text.utf8Start, text.utf8CodeUnitCount)
+                _exit(70)
+            }
+        }
     }
 
     static func printError(_ text: String) {

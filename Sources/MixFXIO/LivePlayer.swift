@@ -141,7 +141,9 @@ public final class LivePlayer: @unchecked Sendable {
     public func stall(milliseconds: Int) { stallMilliseconds.store(milliseconds, ordering: .relaxed) }
 
     /// Jumps to `seconds` (clamped to the session), with a short fade.
-    public func seek(toSeconds seconds: Double) throws {
+    public func seek(toSeconds requested: Double) throws {
+        // anything but a finite time inside the session is clamped to it (NaN: the start)
+        let seconds = requested.isNaN ? 0 : min(max(0, requested), durationSeconds)
         try controlLock.withLock { _ in
             guard !finishedFlag.load(ordering: .relaxed) else { return }
             guard started.load(ordering: .relaxed) else {

@@ -207,7 +207,7 @@ public struct OfflineRenderer {
                     if isCancelled?() == true { throw RenderError.cancelled }
                 }
                 let gain = Float(pow(10, OfflineRenderer.safeCeilingDBTP / 20) / Double(meter.peak))
-                unlink(tmp)
+                OutputFile.discard(temporary: tmp)
                 tmp = output.temporaryPath()
                 writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
                 spill.rewind()
@@ -233,7 +233,7 @@ public struct OfflineRenderer {
             return report
         } catch {
             writer = nil
-            unlink(tmp)
+            OutputFile.discard(temporary: tmp)
             switch error {
             case let e as RenderError: throw e
             case let e as SoundFileError: throw .file(e)

@@ -101,12 +101,15 @@ public struct OutputFile: Sendable {
     public func temporaryPath() -> String {
         let url = URL(fileURLWithPath: targetPath)
         let n = OutputFile.counter.add(1, ordering: .relaxed).newValue
-        return url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).mixfx-\(getpid())-\(n).tmp"
+        let path = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).mixfx-\(getpid())-\(n).tmp"
+        TemporaryFiles.remember(path)
+        return path
     }
 
     /// Moves the finished `temporary` file into place (see the type's notes); on failure the
     /// temporary file is removed.
     public func commit(temporary: String) throws(OutputFileError) {
+        defer { TemporaryFiles.forget(temporary) }
         if let replacedMode { chmod(temporary, replacedMode) }
         if link(temporary, targetPath) == 0 {
             unlink(temporary)
@@ -139,10 +142,16 @@ public struct OutputFile: Sendable {
         do {
             try data.write(to: URL(fileURLWithPath: tmp), options: .withoutOverwriting)
         } catch {
-            unlink(tmp)
+            OutputFile.discard(temporary: tmp)
             throw .cannotCreate(path: path, reason: OutputFile.reason(error))
         }
         try out.commit(temporary: tmp)
+    }
+
+    /// Removes a temporary file that will not be committed.
+    public static func discard(temporary: String) {
+        unlink(temporary)
+        TemporaryFiles.forget(temporary)
     }
 
     /// The system's reason in a Foundation error, without Foundation's wrapping.

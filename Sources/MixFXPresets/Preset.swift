@@ -9,7 +9,8 @@ import MixFXEngine
 ///       "all":    { TRACK },            settings for every track
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
 ///       "master": { "volume": 1.0 },
-///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000 } }
+///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000,
+///                   "dither": "tpdf|none", "clipping": "avoid|clamp|fail" } }
 ///
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
@@ -22,6 +23,11 @@ import MixFXEngine
 public struct Preset: Equatable, Sendable {
     /// The schema version this mixfx reads and writes.
     public static let schemaVersion = 1
+    /// The largest preset document read (presets are small; a larger file is refused before it
+    /// is parsed).
+    public static let maximumBytes = 1 << 20
+    /// The most tracks a session (and a preset's `tracks`) may have.
+    public static let maximumTracks = 4096
 
     /// Short name (the file name of a built-in).
     public var name: String
@@ -37,6 +43,10 @@ public struct Preset: Equatable, Sendable {
     public var sampleFormat: String?
     /// Output rate, if set.
     public var sampleRateHz: Int?
+    /// Dither for integer output ("tpdf" or "none"), if set.
+    public var dither: String?
+    /// What to do when integer output would clip ("avoid", "clamp" or "fail"), if set.
+    public var clipping: String?
 
     /// An empty preset: every track at the defaults.
     public init(name: String, description: String = "") {
@@ -93,9 +103,12 @@ extension Preset {
     /// Parses and validates a preset. `source` names it in messages; unknown keys are reported
     /// through `warnings`.
     public static func parse(_ data: Data, source: String, warnings: inout [String]) throws(PresetError) -> Preset {
+        guard data.count <= maximumBytes else {
+            throw PresetError(source: source, field: "", problem: "\(data.count) bytes is more than a preset may hold (\(maximumBytes / 1024) KiB)")
+        }
         let root: JSONValue
-        do { root = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
-            throw PresetError(source: source, field: "", problem: "not valid JSON (\(Preset.jsonProblem(error)))")
+        do { root = try JSONValue.parse([UInt8](data)) } catch {
+            throw PresetError(source: source, field: "", problem: "not valid JSON (\(error))")
         }
         guard case .object(let top) = root else {
             throw PresetError(source: source, field: "", problem: "the top level must be an object, not \(root.kindText)")
@@ -120,6 +133,9 @@ extension Preset {
                 preset.all = try parseTrack(value, at: "all", fail: fail, warnings: &warnings, source: source)
             case "tracks":
                 guard case .array(let items) = value else { throw fail("tracks", "must be an array, not \(value.kindText)") }
+                guard items.count <= maximumTracks else {
+                    throw fail("tracks", "\(items.count) entries is more than the \(maximumTracks) tracks a session may have")
+                }
                 for (i, item) in items.enumerated() {
                     preset.tracks.append(try parseTrack(item, at: "tracks[\(i)]", fail: fail, warnings: &warnings, source: source))
                 }
@@ -144,6 +160,16 @@ extension Preset {
                             throw fail("output.sampleRateHz", "\(describe(v)) is not a whole number from 8000 to 384000")
                         }
                         preset.sampleRateHz = Int(r)
+                    case "dither":
+                        guard case .string(let d) = v, ["tpdf", "none"].contains(d) else {
+                            throw fail("output.dither", "\(describe(v)) is not \"tpdf\" or \"none\"")
+                        }
+                        preset.dither = d
+                    case "clipping":
+                        guard case .string(let c) = v, ["avoid", "clamp", "fail"].contains(c) else {
+                            throw fail("output.clipping", "\(describe(v)) is not one of \"avoid\", \"clamp\", \"fail\"")
+                        }
+                        preset.clipping = c
                     default: warnings.append("preset '\(source)': unknown key output.\(k) (ignored)")
                     }
                 }
@@ -198,16 +224,6 @@ extension Preset {
         }
     }
 
-    static func jsonProblem(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let ctx) = error {
-            if let underlying = ctx.underlyingError as NSError? {
-                return underlying.userInfo[NSDebugDescriptionErrorKey] as? String ?? ctx.debugDescription
-            }
-            return ctx.debugDescription
-        }
-        return "\(error)"
-    }
-
     /// The preset as JSON (stable key order), loadable by `parse`.
     public func jsonData() -> Data {
         func track(_ values: [ParameterID: Double]) -> [String: Any] {
@@ -226,6 +242,8 @@ extension Preset {
         var output: [String: Any] = [:]
         if let sampleFormat { output["sampleFormat"] = sampleFormat }
         if let sampleRateHz { output["sampleRateHz"] = sampleRateHz }
+        if let dither { output["dither"] = dither }
+        if let clipping { output["clipping"] = clipping }
         if !output.isEmpty { root["output"] = output }
         return (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }

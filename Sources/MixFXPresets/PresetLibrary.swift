@@ -57,6 +57,15 @@ public struct PresetLibrary: Sendable {
 
     /// Loads and validates one preset file.
     public func loadFile(_ path: String, warnings: inout [String]) throws(PresetError) -> Preset {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFREG else {
+                throw PresetError(source: path, field: "", problem: "not a regular file (a preset is a JSON file)")
+            }
+            guard Int(st.st_size) <= Preset.maximumBytes else {
+                throw PresetError(source: path, field: "", problem: "\(st.st_size) bytes is more than a preset may hold (\(Preset.maximumBytes / 1024) KiB)")
+            }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw PresetError(source: path, field: "", problem: exists ? "cannot be read" : "no such file")

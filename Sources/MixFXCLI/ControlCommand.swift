@@ -1,0 +1,63 @@
+import MixFX
+
+/// One line of `mixfx play`'s control protocol, parsed and checked, before anything is applied
+/// (so the parser can be tested and fuzzed alone; `LiveControl` applies it).
+enum ControlCommand: Equatable {
+    case setTrack(track: Int, id: ParameterID, value: Double)
+    case masterVolume(Double)
+    /// Seconds; relative to the position when `relative`.
+    case seek(seconds: Double, relative: Bool)
+    case pause, resume, status, quit
+    case save(path: String, force: Bool)
+    case debugStall(milliseconds: Int)
+
+    struct ParseError: Error, Equatable { let message: String }
+
+    /// The longest stall `debug stall` may ask for (a test hook).
+    static let maximumStallMilliseconds = 10_000
+
+    /// Parses `line` for a session of `trackCount` tracks; nil for a blank line.
+    static func parse(_ line: String, trackCount: Int) throws(ParseError) -> ControlCommand? {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let verb = words.first else { return nil }
+        func fail(_ m: String) -> ParseError { ParseError(message: m) }
+        switch verb {
+        case "track":
+            guard words.count == 4, let n = Int(words[1]) else { throw fail("expected: track N KEY VALUE (e.g. track 2 pitch -300)") }
+            guard n >= 1 && n <= trackCount else { throw fail("track \(words[1]): tracks go from 1 to \(trackCount)") }
+            guard let entry = trackFlagKeys.first(where: { $0.key == words[2] }) else {
+                throw fail("track \(n): unknown setting '\(words[2])' (settings: \(trackFlagKeys.map(\.key).joined(separator: ", ")))")
+            }
+            do { return .setTrack(track: n, id: entry.id, value: try SessionOptions.value(words[3], id: entry.id, flag: "track \(n) \(words[2])")) } catch {
+                throw fail(error.message)
+            }
+        case "master":
+            guard words.count == 3, words[1] == "volume", isDecimal(words[2]), let v = Double(words[2]) else {
+                throw fail("expected: master volume V")
+            }
+            if let p = ParameterID.masterVolume.spec.problem(with: v) {
+                throw fail("master volume: \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")
+            }
+            return .masterVolume(v)
+        case "seek":
+            guard words.count == 2, isDecimal(words[1]), let v = Double(words[1]), v.isFinite else {
+                throw fail("expected: seek SECONDS (or +S / -S), a decimal number")
+            }
+            return .seek(seconds: v, relative: words[1].hasPrefix("+") || words[1].hasPrefix("-"))
+        case "pause": return .pause
+        case "resume", "play": return .resume
+        case "save":
+            guard words.count == 2 || (words.count == 3 && words[2] == "--force") else { throw fail("expected: save FILE.json [--force]") }
+            return .save(path: words[1], force: words.count == 3)
+        case "status": return .status
+        case "quit", "exit": return .quit
+        case "debug":
+            guard words.count == 3, words[1] == "stall", let ms = Int(words[2]), ms >= 0, ms <= maximumStallMilliseconds else {
+                throw fail("expected: debug stall MS (0 to \(maximumStallMilliseconds))")
+            }
+            return .debugStall(milliseconds: ms)
+        default:
+            throw fail("unknown command '\(verb)' (commands: track, master, seek, pause, resume, save, status, quit)")
+        }
+    }
+}
