@@ -10,7 +10,7 @@ CPU ?= native
 export CPU
 SWIFTFLAGS = $(shell scripts/swift-flags.sh)
 
-.PHONY: run test build bench clean
+.PHONY: run test build bench clean fuzz test-asan test-tsan soak
 
 run:
 	scripts/install-deps.sh
@@ -23,6 +23,25 @@ test:
 
 build:
 	swift build -c release $(SWIFTFLAGS)
+
+# libFuzzer, 600 s per target (make test runs 5 s of each)
+fuzz:
+	scripts/install-deps.sh test
+	scripts/fuzz.sh 600
+
+# the whole suite under AddressSanitizer / ThreadSanitizer (debug builds of their own)
+test-asan:
+	scripts/install-deps.sh test
+	scripts/test.sh --sanitize=address
+
+test-tsan:
+	scripts/install-deps.sh test
+	scripts/test.sh --sanitize=thread
+
+# long runs: a one-hour offline session and 30 minutes of live playback with changes
+soak:
+	scripts/install-deps.sh test
+	scripts/soak.sh
 
 bench:
 	scripts/install-deps.sh test

@@ -29,6 +29,7 @@ let package = Package(
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),
         .executableTarget(name: "mixfx-bench", dependencies: ["MixFX", "TestSupport"], path: "Benchmarks/MixFXBench"),
         .executableTarget(name: "mixfx-demo-gen", dependencies: ["MixFXIO"], path: "Demo/Generator"),
+        .executableTarget(name: "mixfx-fuzz", dependencies: ["MixFXCLI", "MixFX"], path: "Fuzz/MixFXFuzz"),
         .target(name: "TestSupport", dependencies: ["MixFX"], path: "Tests/TestSupport"),
         .testTarget(name: "MixFXDSPTests", dependencies: ["MixFXDSP", "TestSupport"]),
         .testTarget(name: "MixFXEngineTests", dependencies: ["MixFX", "TestSupport"]),

@@ -1,11 +1,30 @@
 #!/usr/bin/env bash
 # The whole test suite (make test): builds in release, starts the private PulseAudio server the
-# real-time playback tests use (Tests/alsa), runs the tests, stops the server.
+# real-time playback tests use (Tests/alsa), runs the tests, stops the server; before the tests each
+# fuzz target runs for 5 seconds (scripts/fuzz.sh).
+#
+#   scripts/test.sh                      the suite, for this machine's CPU (CPU=x86-64: portable)
+#   scripts/test.sh --sanitize=address   the suite under AddressSanitizer (make test-asan)
+#   scripts/test.sh --sanitize=thread    the suite under ThreadSanitizer (make test-tsan)
+# Other arguments go to `swift test` (e.g. --filter PlayTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# for this machine's CPU, as `make run` builds mixfx (CPU=x86-64 for a portable build)
-read -r -a cpu <<< "$(scripts/swift-flags.sh)"
-flags=(-c release -Xswiftc -enable-testing "${cpu[@]}")
+sanitizer=""
+args=()
+for a in "$@"; do
+  case "$a" in
+    --sanitize=*) sanitizer=${a#--sanitize=} ;;
+    *) args+=("$a") ;;
+  esac
+done
+if [ -n "$sanitizer" ]; then
+  # a build of its own (release code, instrumented), so it never mixes with the normal one
+  flags=(-c release --sanitize="$sanitizer" --build-path ".build/$sanitizer" -Xswiftc -enable-testing)
+else
+  # for this machine's CPU, as `make run` builds mixfx (CPU=x86-64 for a portable build)
+  read -r -a cpu <<< "$(scripts/swift-flags.sh)"
+  flags=(-c release -Xswiftc -enable-testing "${cpu[@]}")
+fi
 swift build "${flags[@]}"
 if command -v pulseaudio >/dev/null; then
   export MIXFX_PULSE_DIR=$(mktemp -d /tmp/mixfx-pulse.XXXXXX)
@@ -13,4 +32,7 @@ if command -v pulseaudio >/dev/null; then
   source Tests/alsa/start-pulse.sh || echo "PulseAudio did not start: the real-time playback tests will skip"
   trap 'bash Tests/alsa/stop-pulse.sh' EXIT
 fi
-swift test "${flags[@]}" "$@"
+if [ -z "$sanitizer" ] && [ ${#args[@]} -eq 0 ]; then
+  scripts/fuzz.sh 5   # before the tests, so swift test's summary stays the last line
+fi
+swift test "${flags[@]}" ${args[@]+"${args[@]}"}

@@ -109,7 +109,8 @@ public final class LivePlayer: @unchecked Sendable {
         kernel = try engine.makeKernel(maximumFrameCount: out.periodFrames, mode: .live)
         converter = SampleConverter(sampleFormat: out.sampleFormat, channelCount: layout.channelCount)
         interleaved = .allocate(byteCount: out.periodFrames * layout.channelCount * 4, alignment: 16)
-        try kernel.seek(toFrame: Int(options.startSeconds * Double(kernel.layout.sampleRate)))
+        let start = options.startSeconds.isFinite ? min(max(0, options.startSeconds), durationSeconds) : 0
+        try kernel.seek(toFrame: Int(start * Double(kernel.layout.sampleRate)))
     }
 
     deinit { interleaved.deallocate() }

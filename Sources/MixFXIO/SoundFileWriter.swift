@@ -38,6 +38,9 @@ public final class SoundFileWriter {
         guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw .cannotCreate(path: reportedPath ?? path, reason: SoundFileWriter.explain(String(cString: sf_strerror(nil))))
         }
+        // No PEAK chunk (libsndfile adds one to float WAV/AIFF files): it holds the time of
+        // writing, so the same render would give different bytes each second.
+        sf_command(h, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         handle = h
     }
 

@@ -219,7 +219,7 @@ extension Preset {
     private static func describe(_ v: JSONValue) -> String {
         switch v {
         case .string(let s): "\"\(s)\""
-        case .number(let n): n.rounded() == n ? String(Int(n)) : String(n)
+        case .number(let n): n.rounded() == n && abs(n) < 1e15 ? String(Int(n)) : String(n)
         default: v.kindText
         }
     }

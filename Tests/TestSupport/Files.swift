@@ -2,7 +2,7 @@ import Foundation
 import MixFX
 
 /// A fresh directory under /tmp, removed by `remove()`.
-public struct TempDir {
+public struct TempDir: Sendable {
     public let path: String
 
     public init(_ label: String = "mixfx-test") {

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Long runs (make soak), each ending in PASS or FAIL lines with its figures:
+#
+# 1. Offline: a one-hour four-track session (EQ and pitch on every track) rendered next to a
+#    one-minute one: peak memory must not grow with the length (within 8 MB), the hour's
+#    output must be exactly 3600 s long and finite.
+# 2. Live: `mixfx play --loop` for 30 minutes through the private PulseAudio null sink at the
+#    default buffer, a random change from the control input every 50 ms (volume, pan, EQ,
+#    pitch, mute, master volume, now and then a seek), captured through the tap: no underrun,
+#    no NaN or infinity, resident memory flat within 1 MiB after the first minute.
+#
+#   SOAK_OFFLINE_SECONDS=3600 SOAK_LIVE_SECONDS=1800 scripts/soak.sh   (the defaults)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+offline=${SOAK_OFFLINE_SECONDS:-3600}
+live=${SOAK_LIVE_SECONDS:-1800}
+read -r -a cpu <<< "$(scripts/swift-flags.sh)"
+swift build -c release --product mixfx "${cpu[@]}"
+W=$(mktemp -d /tmp/mixfx-soak.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+M=.build/release/mixfx
+fail=0
+
+echo "soak 1: offline, four tracks of $offline s"
+for i in 1 2 3 4; do
+  f=$((110 * i))
+  sox -n -r 44100 -c 2 -b 16 "$W/long$i.flac" synth "$offline" sine $f sine $((f * 3 / 2)) pinknoise vol 0.2 remix 1,3 2,3
+  sox "$W/long$i.flac" "$W/short$i.flac" trim 0 60
+done
+run_offline() {  # tag files...
+  local tag=$1; shift
+  /usr/bin/time -f "%M" -o "$W/$tag.rss" "$M" render "$@" --bass 4 --pitch 200 --track 2:pitch=-300,treble=3 \
+    --track 3:pitch=700,formant=on -o "$W/$tag.wav" --json --force > "$W/$tag.json"
+}
+run_offline short "$W"/short*.flac
+run_offline long "$W"/long*.flac
+python3 - "$W" "$offline" <<'PY' || fail=1
+import json, sys, wave, struct
+w, seconds = sys.argv[1], int(sys.argv[2])
+short, long = (json.load(open(f"{w}/{t}.json")) for t in ("short", "long"))
+rss = {t: int(open(f"{w}/{t}.rss").read().split()[-1]) / 1024 for t in ("short", "long")}
+ok = long["frames"] == seconds * 44100 and rss["long"] - rss["short"] < 8
+print(f"soak 1: {'PASS' if ok else 'FAIL'}: {long['frames']} frames ({long['durationSeconds']:.0f} s) in "
+      f"{long['elapsedSeconds']:.1f} s ({long['speedTimesRealTime']:.0f}x real time); peak memory "
+      f"{rss['long']:.1f} MB for the hour, {rss['short']:.1f} MB for one minute")
+sys.exit(0 if ok else 1)
+PY
+
+echo "soak 2: live, $live s with a change every 50 ms"
+export MIXFX_PULSE_DIR=$W/pulse
+mkdir -p "$MIXFX_PULSE_DIR"
+# shellcheck source=/dev/null
+source Tests/alsa/start-pulse.sh
+trap 'bash Tests/alsa/stop-pulse.sh; rm -rf "$W"' EXIT
+sox -n -r 48000 -c 2 -b 16 "$W/a.wav" synth 20 sine 220 sine 330 vol 0.3
+sox -n -r 48000 -c 1 -b 16 "$W/b.wav" synth 17 pinknoise vol 0.2
+python3 - "$M" "$W" "$live" <<'PY' || fail=1
+import json, os, random, subprocess, sys, time, array, math
+mixfx, w, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+env = dict(os.environ, ALSA_CONFIG_PATH=os.path.abspath("Tests/alsa/asound-mixfx.conf"), MIXFX_TAP_FILE=f"{w}/tap.raw")
+p = subprocess.Popen([mixfx, "play", f"{w}/a.wav", f"{w}/b.wav", "--loop", "--device", "mixfx_pulse_tap", "--no-ui",
+                      "--json", "--sample-format", "f32"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+rng = random.Random(1)
+def command():
+    k = rng.random()
+    t = rng.randint(1, 2)
+    if k < 0.2: return f"track {t} volume {rng.uniform(0, 1.5):.3f}"
+    if k < 0.35: return f"track {t} pan {rng.uniform(-1, 1):.3f}"
+    if k < 0.5: return f"track {t} bass {rng.uniform(-12, 12):.2f}"
+    if k < 0.6: return f"track {t} treble {rng.uniform(-12, 12):.2f}"
+    if k < 0.8: return f"track {t} pitch {rng.uniform(-1200, 1200):.1f}"
+    if k < 0.85: return f"track {t} mute {rng.choice(['on', 'off'])}"
+    if k < 0.95: return f"master volume {rng.uniform(0.2, 1.2):.3f}"
+    return f"seek {rng.uniform(0, 16):.2f}"
+rss, start, sent = [], time.time(), 0
+next_sample = start + 10
+while time.time() - start < seconds:
+    p.stdin.write(command() + "\n"); p.stdin.flush(); sent += 1
+    time.sleep(0.05)
+    if time.time() >= next_sample:
+        with open(f"/proc/{p.pid}/status") as f:
+            rss.append(int(next(l for l in f if l.startswith("VmRSS")).split()[1]))
+        next_sample += 10
+p.stdin.write("quit\n"); p.stdin.flush()
+out, err = p.communicate(timeout=30)
+report = json.loads(out[out.index("{"):])
+bad = 0
+with open(f"{w}/tap.raw", "rb") as f:
+    while chunk := f.read(1 << 22):
+        a = array.array("f"); a.frombytes(chunk[: len(chunk) // 4 * 4])
+        try:
+            import numpy
+            bad += int((~numpy.isfinite(numpy.frombuffer(a, dtype=numpy.float32))).sum())
+        except ImportError:
+            bad += sum(1 for x in a if not math.isfinite(x))
+after = rss[6:] if len(rss) > 6 else rss
+spread = (max(after) - min(after)) / 1024 if after else 0
+ok = p.returncode == 0 and report["underruns"] == 0 and bad == 0 and spread <= 1
+print(f"soak 2: {'PASS' if ok else 'FAIL'}: {report['framesPlayed'] / report['sampleRateHz']:.0f} s played in "
+      f"{report['wallSeconds']:.0f} s, {sent} changes, underruns {report['underruns']}, non-finite samples {bad}, "
+      f"max DSP load {report['maxDSPLoad'] * 100:.1f} %, resident memory after the first minute "
+      f"{min(after) / 1024:.1f}-{max(after) / 1024:.1f} MB (spread {spread:.2f} MB)")
+if err.strip(): print(err.strip()[-2000:])
+sys.exit(0 if ok else 1)
+PY
+exit $fail
