@@ -45,6 +45,24 @@ import TestSupport
         #expect(Signals.rms(ya[0][45_000...]) > 0.05)   // not silenced after them
     }
 
+    /// What reaches the device is finite too (through the raw tap: no clock, no PulseAudio).
+    @Test func playNeverSendsANaNToTheDevice() throws {
+        defer { dir.remove() }
+        var x = Signals.noise(frames: 48_000, amplitude: 0.3, seed: 5)
+        for (k, v) in [Float.nan, .infinity, -.infinity, 1e20].enumerated() { x[5_000 + 9_000 * k] = v }
+        let hostile = dir.file("hostile.wav"), tap = dir.file("tap.raw")
+        try AudioFiles.writeFloatWAVVerbatim([x], to: hostile, sampleRate: 48_000)
+        let r = try MixFXBinary.run(["play", hostile, "--device", "mixfx_tap", "--no-ui", "--json", "--sample-format", "f32",
+                                     "--pitch", "200", "--bass", "6"], environment: ALSARig.environment(tap: tap))
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as! [String: Any]
+        #expect(report["trackReplacedSamples"] as? [Int] == [4])
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        let y: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(y.count == 48_000 && y.allSatisfy(\.isFinite))
+        #expect(Signals.rms(y[40_000...]) > 0.05)
+    }
+
     // MARK: where outputs go
 
     @Test func outputsThatAreNotRegularFilesAreRefused() throws {

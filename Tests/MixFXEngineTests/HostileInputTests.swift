@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MixFX
 import TestSupport
+import Synchronization
 
 /// No node may ever hold a NaN: hostile samples (NaN, ±∞, absurd magnitudes) entering through
 /// any source are replaced by 0 where they enter, so every node downstream renders exactly what
@@ -58,5 +59,51 @@ import TestSupport
             let m = y.withUnsafeMutableBufferPointer { SampleGuard.sanitize($0.baseAddress!, count: $0.count) }
             #expect(m == (count > 5 ? 1 : 0) && y.allSatisfy(\.isFinite))
         }
+    }
+}
+
+/// Parameters set from several threads while a live kernel renders (the ThreadSanitizer build,
+/// `make test-tsan`, checks the accesses; here the mix must stay finite and within the range
+/// the settings allow).
+@Suite struct LiveParameterThreadTests {
+    @Test func parametersChangeFromThreeThreadsWhileRendering() throws {
+        let engine = AudioEngine()
+        var tracks: [Track] = []
+        for k in 0..<3 {
+            tracks.append(engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 96_000, amplitude: 0.3, seed: UInt64(k + 3))],
+                                                               sampleRate: 48_000)))
+        }
+        let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
+        try kernel.start()
+        let all = tracks
+        let mixer = engine.mainMixer
+        let done = Atomic<Bool>(false)
+        let ids: [ParameterID] = [.bassGainDB, .trebleGainDB, .pitchCents, .volume, .pan, .mute, .bassFrequencyHz, .preserveFormants]
+        let threads = (0..<3).map { seed in
+            Thread {
+                var rng = SystemRandomNumberGenerator()
+                while !done.load(ordering: .relaxed) {
+                    let id = ids[Int.random(in: 0..<ids.count, using: &rng)]
+                    let spec = id.spec
+                    let v = spec.isBoolean ? Double(Int.random(in: 0...1, using: &rng))
+                        : Double.random(in: max(spec.minimum, -1200)...min(spec.maximum, 1200), using: &rng)
+                    all[Int.random(in: 0..<all.count, using: &rng)].parameter(id)?.value = spec.minimumExcluded ? max(v, 0.01) : v
+                    mixer.outputVolume = Double.random(in: 0...1, using: &rng)
+                    _ = seed
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        var peak: Float = 0, blocks = 0
+        while blocks < 300, let n = try? kernel.render(frameCount: 256), n > 0 {
+            for c in 0..<kernel.layout.channelCount {
+                for i in 0..<n { peak = max(peak, abs(kernel.output.channel(c)[i])); #expect(kernel.output.channel(c)[i].isFinite) }
+            }
+            blocks += 1
+        }
+        done.store(true, ordering: .relaxed)
+        #expect(blocks == 300)
+        // three tracks of noise at ±0.3·√3 peak, volumes ≤ 1, EQ ≤ +24 dB, master ≤ 1: bounded
+        #expect(peak < 3 * 0.6 * 16)
     }
 }
