@@ -2,7 +2,8 @@ import Synchronization
 
 /// Levels of one signal, written by the render thread each block and read by any thread.
 /// `peak` holds the largest absolute sample since the last `takePeak()`; `rms` the RMS of the
-/// latest block.
+/// latest block over the output channels (a track's: of its contribution to the mix, so a mono
+/// track reads the same at every pan position of the constant-power law).
 public final class Meter: Sendable {
     private let peakBits = Atomic<UInt32>(0)
     private let rmsBits = Atomic<UInt32>(0)
@@ -13,8 +14,9 @@ public final class Meter: Sendable {
     /// Render side.
     @inline(__always)
     func record(peak: Float, rms: Float) {
-        let old = Float(bitPattern: peakBits.load(ordering: .relaxed))
-        if peak > old { peakBits.store(peak.bitPattern, ordering: .relaxed) }
+        // one atomic max (a load and a store could lose a peak to a concurrent `takePeak`); the
+        // bit patterns of non-negative floats order as the floats do
+        peakBits.max(peak.bitPattern, ordering: .relaxed)
         rmsBits.store(rms.bitPattern, ordering: .relaxed)
     }
 

@@ -126,7 +126,7 @@ public final class RenderKernel: @unchecked Sendable {
                 done += m
             }
             for (k, t) in tracks.enumerated() {
-                t.meter.record(peak: trackPeak[k], rms: (trackSum[k] / Float(n)).squareRoot())
+                t.meter.record(peak: trackPeak[k], rms: (trackSum[k] / Float(n * outChannels)).squareRoot())
             }
             return finish(n, outChannels)
         }
@@ -145,7 +145,7 @@ public final class RenderKernel: @unchecked Sendable {
                     let l = t.gainLeft * inL[i], r = t.gainRight * inR[i]
                     outL[i] += l
                     if outChannels > 1 { outR[i] += r }
-                    peak = max(peak, abs(l), abs(r)); sum += l * l
+                    peak = max(peak, abs(l), abs(r)); sum += l * l + (outChannels > 1 ? r * r : 0)
                 }
                 t.rampFramesLeft -= m
                 if t.rampFramesLeft == 0 { t.setGains(t.rampTarget) }
@@ -153,21 +153,16 @@ public final class RenderKernel: @unchecked Sendable {
             } else {
                 mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)
             }
-            t.meter.record(peak: peak, rms: (sum / Float(n)).squareRoot())
+            t.meter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())
         }
         return finish(n, outChannels)
     }
 
     /// The master meter, and the position.
     private func finish(_ n: Int, _ outChannels: Int) -> Int {
-        var peak: Float = 0, sum: Float = 0
-        for c in 0..<outChannels {
-            let o = output.channel(c)
-            var s: Float = 0
-            levels(o, nil, count: n, peak: &peak, sumOfSquares: &s)
-            sum += s
-        }
-        masterMeter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())
+        var peak: Float = 0, sumL: Float = 0, sumR: Float = 0
+        levels(output.channel(0), outChannels > 1 ? output.channel(1) : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
+        masterMeter.record(peak: peak, rms: ((sumL + sumR) / Float(n * outChannels)).squareRoot())
         framesRendered += n
         return n
     }
@@ -178,10 +173,13 @@ public final class RenderKernel: @unchecked Sendable {
                      _ outChannels: Int, _ peak: inout Float, _ sum: inout Float) {
         accumulate(inL, into: outL, gain: t.gainLeft, count: count)
         if outChannels > 1 { accumulate(inR, into: outR, gain: t.gainRight, count: count) }
+        // the track's contribution to each output channel: a mono track's one input feeds both
         let g = max(abs(t.gainLeft), abs(t.gainRight))
-        var p: Float = 0, s: Float = 0
-        levels(inL, t.channelCount > 1 ? inR : nil, count: count, peak: &p, sumOfSquares: &s)
-        peak = max(peak, p * g); sum += s * t.gainLeft * t.gainLeft
+        var p: Float = 0, sa: Float = 0, sb: Float = 0
+        levels(inL, t.channelCount > 1 ? inR : nil, count: count, peak: &p, sumA: &sa, sumB: &sb)
+        if t.channelCount == 1 { sb = sa }
+        peak = max(peak, p * g)
+        sum += sa * t.gainLeft * t.gainLeft + (outChannels > 1 ? sb * t.gainRight * t.gainRight : 0)
     }
 
     /// Whether any track is soloed (read once per block).

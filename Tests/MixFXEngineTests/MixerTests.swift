@@ -274,3 +274,30 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
         }
     }
 }
+
+extension MixerTests {
+    /// Meters measure every channel: a mono track panned hard right reads what it reads centred
+    /// (constant power), not silence, and the master reads the mix of both channels.
+    @Test(arguments: [RenderMode.offline, .live])
+    func metersReadEveryChannel(mode: RenderMode) throws {
+        let x = Signals.sine(frequencyHz: 1000, sampleRate: 48_000, frames: 4800, amplitude: 0.5)
+        var readings: [Double: (track: Float, master: Float, peak: Float)] = [:]
+        for pan in [-1.0, 0, 1] {
+            let engine = AudioEngine()
+            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+            t.player.pan = pan
+            engine.addTrack(source: MemorySource(channels: [[Float](repeating: 0, count: 4800), [Float](repeating: 0, count: 4800)],
+                                                 sampleRate: 48_000))   // a silent stereo track: the mix is stereo
+            let kernel = try engine.makeKernel(maximumFrameCount: 4800, mode: mode)
+            try kernel.start()
+            _ = try kernel.render(frameCount: 4800)
+            readings[pan] = (kernel.trackMeters[0].rms, kernel.masterMeter.rms, kernel.trackMeters[0].takePeak())
+        }
+        // the sine's RMS is 0.5/√2; over two output channels at constant power: 0.5/√2/√2 = 0.25
+        for (pan, r) in readings {
+            #expect(abs(r.track - 0.25) < 0.002, "pan \(pan): track meter \(r.track)")
+            #expect(abs(r.master - r.track) < 1e-4, "pan \(pan): master \(r.master)")
+            #expect(r.peak > 0.35, "pan \(pan): peak \(r.peak)")
+        }
+    }
+}
