@@ -21,6 +21,37 @@ trap 'rm -rf "$W"' EXIT
 M=.build/release/mixfx
 fail=0
 
+echo "soak 0: a render past 4 GiB to .wav (written as RF64; its header must hold every frame)"
+python3 - "$W/huge.w64" <<'PY'
+import struct, sys, os
+# a 16-bit stereo W64 file claiming 1.1e9 frames of silence, sparse (no disk, instant)
+frames, ch, rate = 1_100_000_000, 2, 44100
+def guid(s): return bytes.fromhex(s)
+riff = guid("726966662e9111cfa5d628db04c10000"); wave = guid("77617665f3acd3118cd100c04f8edb8a")
+fmt = guid("666d7420f3acd3118cd100c04f8edb8a"); data = guid("64617461f3acd3118cd100c04f8edb8a")
+fmt_body = struct.pack("<HHIIHH", 1, ch, rate, rate * ch * 2, ch * 2, 16)
+n = frames * ch * 2
+head = riff + struct.pack("<Q", 40 + 24 + len(fmt_body) + 24 + n) + wave + fmt + struct.pack("<Q", 24 + len(fmt_body)) + fmt_body + data + struct.pack("<Q", 24 + n)
+with open(sys.argv[1], "wb") as f:
+    f.write(head)
+    f.truncate(len(head) + n)
+PY
+if "$M" render "$W/huge.w64" -o "$W/huge.wav" --json > "$W/huge.json" && python3 - "$W" <<'PY'
+import json, struct, sys
+w = sys.argv[1]
+s = json.load(open(f"{w}/huge.json"))
+with open(f"{w}/huge.wav", "rb") as f: head = f.read(64)
+ds64 = head.find(b"ds64")
+# ds64: id, size, riff size (8), data size (8), ...: the data size / 4 bytes per frame
+frames_in_header = struct.unpack("<Q", head[ds64 + 16: ds64 + 24])[0] // 4 if ds64 >= 0 else -1
+ok = head[:4] == b"RF64" and s["frames"] == 1_100_000_000 and frames_in_header == 1_100_000_000
+print(f"soak 0: {'PASS' if ok else 'FAIL'}: {head[:4].decode()} header, {frames_in_header} frames in ds64, "
+      f"{s['frames']} rendered in {s['elapsedSeconds']:.1f} s")
+sys.exit(0 if ok else 1)
+PY
+then :; else fail=1; fi
+rm -f "$W/huge.wav" "$W/huge.w64"
+
 echo "soak 1: offline, four tracks of $offline s"
 for i in 1 2 3 4; do
   f=$((110 * i))

@@ -46,7 +46,13 @@ enum Terminal {
     static func installCrashHandlers() {
         guard ProcessInfo.processInfo.environment["MIXFX_BACKTRACE"] == nil else { return }
         TemporaryFiles.prepare()
-        for s in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+        let fatal = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
+        // a launcher may have left some blocked (a test runner's threads do)
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in fatal { sigaddset(&set, s) }
+        sigprocmask(SIG_UNBLOCK, &set, nil)
+        for s in fatal {
             signal(s) { _ in
                 TemporaryFiles.removeAll()
                 let text: StaticString = "mixfx: error: stopped by an internal failure (out of memory if the line above says 'failed to allocate'; otherwise a bug: please report it, MIXFX_BACKTRACE=1 shows where); nothing was written\n"

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Interpolation tables for the pitch shifter, shared by every shifter in the process and built
 /// once on the control side (in `prepare`), never on the render thread.
 ///
@@ -15,8 +13,8 @@ public enum SincTableCache {
     /// The largest up-shift a table is kept for, cents.
     public static let maxCents = 2400
 
-    private static let tables = Mutex<[Int: SincTable]>([:])
-    private static let interpolators = Mutex<[Int: SincTable]>([:])
+    private static let tables = ControlLock<[Int: SincTable]>([:])
+    private static let interpolators = ControlLock<[Int: SincTable]>([:])
 
     /// Where a stretched frame for grid `index` is cut off, as a fraction of Nyquist: 0.92/r
     /// (index 0: not cut). The shifter zeroes the bins above it before synthesis, so the
@@ -43,7 +41,7 @@ public enum SincTableCache {
     }
 
     /// `cache[index]`, built by `make` on first use.
-    private static func cached(_ cache: borrowing Mutex<[Int: SincTable]>, _ index: Int,
+    private static func cached(_ cache: ControlLock<[Int: SincTable]>, _ index: Int,
                                _ make: () -> SincTable) -> SincTable {
         cache.withLock { t in
             if let table = t[index] { return table }

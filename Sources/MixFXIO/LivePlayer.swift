@@ -92,7 +92,10 @@ public final class LivePlayer: @unchecked Sendable {
     private var gain: Float = 1          // pause/stop fade, render side
     private let firstWriteNanos = Atomic<UInt64>(0)
     private let drainedNanos = Atomic<UInt64>(0)
-    private var failure: (any Error)?
+    /// The first error of the feeder or the render thread: written by either, read by any thread
+    /// (`error`), so behind a lock (taken only when something failed, never in the render loop's
+    /// normal path).
+    private let failure = Mutex<(any Error)?>(nil)
 
     /// Opens the device and prepares the engine for it. The session is rendered at the rate the
     /// device takes (tracks are resampled when it differs from theirs).
@@ -184,7 +187,7 @@ public final class LivePlayer: @unchecked Sendable {
     }
 
     /// The error that ended playback early, if any.
-    public var error: (any Error)? { failure }
+    public var error: (any Error)? { failure.withLock { $0 } }
 
     /// Position, load and counters now. Any thread.
     public var status: LiveStatus {
@@ -212,7 +215,7 @@ public final class LivePlayer: @unchecked Sendable {
             do {
                 try feederLock.withLock { _ in for s in sources { try s.refill() } }
             } catch {
-                failure = error
+                failure.withLock { if $0 == nil { $0 = error } }
                 stop()
                 return
             }
@@ -282,7 +285,7 @@ public final class LivePlayer: @unchecked Sendable {
                 if periods == 16 { allocationsAtWarmUp = counter.count }
             }
         } catch {
-            failure = error
+            failure.withLock { if $0 == nil { $0 = error } }
         }
         if let a = allocationsAtWarmUp, let now = counter.count {
             renderAllocations.store(Int(now - a), ordering: .relaxed)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MixFXDSP
 
 /// The temporary files mixfx has open right now, kept where a crash handler can reach them:
 /// `removeAll()` only unlinks paths from memory allocated up front, so it is async-signal-safe
@@ -13,7 +13,7 @@ public enum TemporaryFiles {
         p.initialize(repeating: 0, count: slots * pathBytes)
         return p
     }()
-    static let lock = Mutex(())
+    static let lock = ControlLock(())
 
     /// Remembers `path` until `forget(path)`. Control side. (Paths past the slots or too long
     /// are not remembered: they are still removed on every ordinary way out.)

@@ -1,5 +1,6 @@
 import Foundation
 import MixFX
+import Testing
 
 /// A fresh directory under /tmp, removed by `remove()`.
 public struct TempDir: Sendable {
@@ -98,11 +99,15 @@ public func runProcess(_ exe: String, _ args: [String], cwd: String? = nil,
     try p.run()
     // Read both pipes to the end before waiting, so a chatty child never blocks.
     nonisolated(unsafe) var errData = Data()
-    let errThread = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+    let errDone = DispatchSemaphore(value: 0)
+    let errThread = Thread {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        errDone.signal()
+    }
     errThread.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
-    while errThread.isExecuting || !errThread.isFinished { usleep(1000) }
+    errDone.wait()   // (a semaphore, not polling isFinished: it orders the write to errData)
     return .init(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                  stderr: String(decoding: errData, as: UTF8.self))
 }
@@ -138,4 +143,11 @@ public enum SparseFiles {
         try header.write(to: URL(fileURLWithPath: path))
         guard truncate(path, off_t(total)) == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
+}
+
+/// The sanitizer the suite runs under (`scripts/test.sh --sanitize=...` sets MIXFX_SANITIZER), or
+/// nil. Measurements of memory and of malloc calls mean nothing there: those tests are disabled.
+public enum Sanitizer {
+    public static var name: String? { ProcessInfo.processInfo.environment["MIXFX_SANITIZER"] }
+    public static var reason: Comment { "under the \(name ?? "") sanitizer memory use and malloc calls are the sanitizer's" }
 }
