@@ -27,7 +27,7 @@ import struct, sys, os
 # a 16-bit stereo W64 file claiming 1.1e9 frames of silence, sparse (no disk, instant)
 frames, ch, rate = 1_100_000_000, 2, 44100
 def guid(s): return bytes.fromhex(s)
-riff = guid("726966662e9111cfa5d628db04c10000"); wave = guid("77617665f3acd3118cd100c04f8edb8a")
+riff = guid("726966662e91cf11a5d628db04c10000"); wave = guid("77617665f3acd3118cd100c04f8edb8a")
 fmt = guid("666d7420f3acd3118cd100c04f8edb8a"); data = guid("64617461f3acd3118cd100c04f8edb8a")
 fmt_body = struct.pack("<HHIIHH", 1, ch, rate, rate * ch * 2, ch * 2, 16)
 n = frames * ch * 2

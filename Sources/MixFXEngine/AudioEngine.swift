@@ -137,7 +137,12 @@ public final class AudioEngine {
                                          reason: "\(f.channelCount) channels (mixfx mixes mono and stereo sources)")
             }
             guard f.sampleRate >= 1000 && f.sampleRate <= 768_000 else {
-                throw .unsupportedFormat(source: t.player.source.name, reason: "sample rate \(f.sampleRate) Hz")
+                throw .unsupportedFormat(source: t.player.source.name, reason: "sample rate \(f.sampleRate) Hz (allowed: 1000 to 768000)")
+            }
+            // (so the length at any output rate fits in an Int: 2^40 frames · 768000 < 2^63)
+            guard f.frameCount >= 0 && f.frameCount <= SourceFormat.maximumFrameCount else {
+                throw .unsupportedFormat(source: t.player.source.name,
+                                         reason: "a length of \(f.frameCount) frames (allowed: up to 2^40, 265 days at 48 kHz; a stream of unknown length is not supported)")
             }
         }
         let rate = outputSampleRate ?? tracks.map { $0.player.source.format.sampleRate }.max()!

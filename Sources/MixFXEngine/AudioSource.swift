@@ -10,6 +10,8 @@ public struct SourceFormat: Sendable, Equatable {
     public var frameCount: Int
     /// Bits of precision per sample (16, 24, 32; 32 for float), used to pick a default output format.
     public var bitsPerSample: Int
+    /// The longest source an engine takes, frames (2^40: 265 days at 48 kHz).
+    public static let maximumFrameCount = 1 << 40
 
     /// A format description.
     public init(sampleRate: Int, channelCount: Int, frameCount: Int, bitsPerSample: Int = 32) {

@@ -150,6 +150,17 @@ import TestSupport
         #expect(try files() == ["long.w64"])
     }
 
+    /// Found by the file fuzz target: an Ogg file whose header gives no length (libsndfile
+    /// says SF_COUNT_MAX frames) overflowed the length at the output rate and trapped.
+    @Test func aFileOfUnknownLengthIsRefused() throws {
+        defer { dir.remove() }
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/file/regression-unknown-length.ogg").path
+        let r = try MixFXBinary.run(["render", seed, "-o", dir.file("o.wav")])
+        #expect(r.status == 1 && r.stderr.contains("regression-unknown-length.ogg") && r.stderr.contains("frames (allowed: up to 2^40"), "\(r.stderr)")
+        #expect(try files().isEmpty)
+    }
+
     // MARK: hangs and signals
 
     @Test func aFIFOInputIsRefusedAtOnce() throws {
