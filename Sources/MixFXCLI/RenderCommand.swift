@@ -154,8 +154,8 @@ struct RenderCommand {
         }
         // What changed the user's levels, or would be heard as clipping, is said even with --quiet.
         if report.appliedGainDB != 0 && (quiet || json) {
-            Terminal.printError(String(format: "mixfx: note: the mix peaked at %+.2f dBFS; a gain of %.2f dB was applied to all of it so nothing clips (true peak now %.1f dBTP; --clip clamps instead, --strict refuses)",
-                                       20 * log10(Double(report.mixPeak)), report.appliedGainDB, report.truePeakDBTP ?? 0))
+            Terminal.printError(String(format: "mixfx: note: the mix peaked at %+.2f dBFS; a gain of %.2f dB was applied to all of it so nothing clips (%@; --clip clamps instead, --strict refuses)",
+                                       20 * log10(Double(report.mixPeak)), report.appliedGainDB, RenderCommand.ceilingText(report)))
         }
         if report.clippedSamples > 0 {
             let cut = report.peakDBFS + 0.1
@@ -231,8 +231,8 @@ struct RenderCommand {
             "wrote    \(r.outputPath)  (\(describe(r.format)))",
             "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
             "peak     \(r.peak > 0 ? String(format: "%.2f dBFS", r.peakDBFS) : "silent")"
-                + (r.appliedGainDB != 0 ? String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, true peak %.1f dBTP)",
-                                                 20 * log10(Double(r.mixPeak)), r.appliedGainDB, r.truePeakDBTP ?? 0) : ""),
+                + (r.appliedGainDB != 0 ? String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, %@)",
+                                                 20 * log10(Double(r.mixPeak)), r.appliedGainDB, RenderCommand.ceilingText(r)) : ""),
             r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples" : "over 0 dBFS \(r.clippedSamples) samples",
             String(format: "speed    %.1f× real time (%.2f s)", r.speedTimesRealTime, r.elapsedSeconds),
         ].joined(separator: "\n")
@@ -251,10 +251,16 @@ struct RenderCommand {
             "trackReplacedSamples": r.trackReplacedSamples,
             "clipPolicy": r.clipPolicy.rawValue, "appliedGainDB": r.appliedGainDB,
             "mixPeakDBFS": r.mixPeak > 0 ? 20 * log10(Double(r.mixPeak)) as Any : NSNull(),
-            "truePeakDBTP": r.truePeakDBTP as Any? ?? NSNull(),
+            "truePeakDBTP": r.truePeakDBTP as Any? ?? NSNull(), "renderedTwice": r.renderedTwice,
             "peakMemoryMB": peakMemoryMB(),
         ]
         return jsonText(obj)
+    }
+
+    /// Where the gain that avoided clipping brought the mix.
+    static func ceilingText(_ r: RenderReport) -> String {
+        if let tp = r.truePeakDBTP { return String(format: "true peak now %.1f dBTP", tp) }
+        return String(format: "sample peak now %.1f dBFS; no room beside the output to keep the mix, so it was rendered twice and its true peak not measured", r.peakDBFS)
     }
 
     private func describe(_ f: OutputFormat) -> String {

@@ -29,6 +29,9 @@ public struct RenderReport: Sendable, Equatable {
     /// The output's true peak (4× oversampled, BS.1770-4), dBTP, where it was measured (when a
     /// gain was applied); nil otherwise.
     public var truePeakDBTP: Double?
+    /// True when the mix clipped and could not be kept for measuring (no room for the spill):
+    /// it was rendered again with the gain that brings its sample peak to the ceiling.
+    public var renderedTwice = false
 
     /// The output's length, seconds.
     public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
@@ -157,7 +160,9 @@ public struct OfflineRenderer {
     /// Integer output is converted while rendering. With `ClipPolicy.avoid` the mix is also kept
     /// in a `SpillFile`: if nothing clipped it is dropped unread; if something did, the mix's true
     /// peak is measured from it and it is converted again with the one gain that brings the true
-    /// peak to `safeCeilingDBTP` (so the DSP runs once either way).
+    /// peak to `safeCeilingDBTP` (so the DSP runs once either way). The spill takes 4 bytes per
+    /// sample beside the output; where there is no room for it, a mix that clipped is rendered
+    /// a second time instead (`RenderReport.renderedTwice`).
     public func render(_ engine: AudioEngine) throws(RenderError) -> RenderReport {
         let (format, layout) = try plan(engine)
         let output = try outputFile(layout)
@@ -171,15 +176,18 @@ public struct OfflineRenderer {
         var writer: SoundFileWriter?
         do {
             writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
-            let spill = policy == .avoid
-                ? try SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
+            // (no room for the spill, now or later, is no failure: see below)
+            var spill = policy == .avoid
+                ? try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
             try kernel.start()
             let total = kernel.layout.frameCount
             while true {
                 let n = try kernel.render(frameCount: blockFrames)
                 if n == 0 { break }
                 try writer!.write(kernel.output, frameCount: n)
-                try spill?.append(kernel.output, frameCount: n)
+                if let s = spill {
+                    do { try s.append(kernel.output, frameCount: n) } catch { spill = nil }
+                }
                 if policy == .fail && writer!.clippedSamples > 0 {
                     throw RenderError.wouldClip(path: outputPath, peakDBFS: 20 * log10(Double(writer!.peak)),
                                                 atSeconds: Double(kernel.framesRendered - n) / Double(format.sampleRate))
@@ -226,6 +234,30 @@ public struct OfflineRenderer {
                 report.clippedSamples = writer!.clippedSamples
                 report.appliedGainDB = 20 * log10(Double(gain))
                 report.truePeakDBTP = meter.peakDBTP + report.appliedGainDB
+            } else if policy == .avoid && report.clippedSamples > 0 {
+                // the mix clipped and there was no room to keep it (a full disk, a file-size
+                // limit: the spill is twice the size of 16-bit output): render it again, with
+                // the gain that brings its sample peak to the ceiling (its true peak unmeasured)
+                let gain = Float(pow(10, OfflineRenderer.safeCeilingDBTP / 20) / Double(report.mixPeak))
+                OutputFile.discard(temporary: tmp)
+                tmp = output.temporaryPath()
+                writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+                try kernel.start()
+                while true {
+                    let n = try kernel.render(frameCount: blockFrames)
+                    if n == 0 { break }
+                    for c in 0..<format.channelCount {
+                        let p = kernel.output.channel(c)
+                        for i in 0..<n { p[i] *= gain }
+                    }
+                    try writer!.write(kernel.output, frameCount: n)
+                    if isCancelled?() == true { throw RenderError.cancelled }
+                }
+                try writer!.close()
+                report.peak = writer!.peak
+                report.clippedSamples = writer!.clippedSamples
+                report.appliedGainDB = 20 * log10(Double(gain))
+                report.renderedTwice = true
             }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             writer = nil

@@ -58,6 +58,23 @@ import TestSupport
         #expect(fr.stdout.contains("over 0 dBFS") && fr.stderr.contains("over 0 dBFS") && !fr.stdout.contains("gain"), "\(fr.stdout)")
     }
 
+    /// No room for the spill (here a file-size limit, 500 KiB, between the output's size and the spill's,
+    /// twice that at 16 bits): the clipping mix is rendered again, no sample clamped.
+    @Test(.disabled(if: Sanitizer.name != nil, "a sanitizer's runtime needs files larger than the limit"))
+    func withoutRoomForTheSpillTheMixIsRenderedTwice() throws {
+        defer { dir.remove() }
+        let tracks = try fourLoudTracks()   // 2 s stereo: 353 KB of s16 output, 706 KB of spill
+        let out = dir.file("mix.wav")
+        let r = try runProcess("/bin/bash", ["-c", "ulimit -f 500; exec \"$0\" \"$@\"", MixFXBinary.path, "render"] + tracks + ["--bass", "4", "-o", out, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let s = try json(r)
+        #expect(s["renderedTwice"] as? Bool == true && s["clippedSamples"] as? Int == 0 && s["truePeakDBTP"] is NSNull)
+        #expect(abs((s["peakDBFS"] as? Double ?? 0) - -1) < 0.01)
+        #expect(r.stderr.contains("rendered twice"), "\(r.stderr)")
+        let (y, _) = try AudioFiles.read(out)
+        #expect(y.allSatisfy { $0.allSatisfy { abs($0) <= 0.8913 } })
+    }
+
     @Test func aMixWithinFullScaleIsUntouched() throws {
         defer { dir.remove() }
         let x = Signals.noise(frames: 30_000, amplitude: 0.999, seed: 2).map { max(-1, min(32767.0 / 32768, ($0 * 32768).rounded() / 32768)) }
