@@ -202,8 +202,31 @@ public struct OfflineRenderer {
                                       trackLatencyFrames: kernel.trackLatencyFrames,
                                       trackReplacedSamples: kernel.trackReplacedSamples,
                                       clipPolicy: policy, mixPeak: writer!.peak)
+            /// Converts the mix once more, `gain` times louder, into a fresh temporary file: the
+            /// blocks come from `next` (0 frames at the end).
+            func convertAgain(gain: Float, _ next: () throws -> (AudioBuffer, Int)) throws {
+                OutputFile.discard(temporary: tmp)
+                tmp = output.temporaryPath()
+                writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+                while true {
+                    let (block, n) = try next()
+                    if n == 0 { break }
+                    for c in 0..<format.channelCount {
+                        let p = block.channel(c)
+                        for i in 0..<n { p[i] *= gain }
+                    }
+                    try writer!.write(block, frameCount: n)
+                    if isCancelled?() == true { throw RenderError.cancelled }
+                }
+                try writer!.close()
+                report.peak = writer!.peak
+                report.clippedSamples = writer!.clippedSamples
+                report.appliedGainDB = 20 * log10(Double(gain))
+            }
+            let ceiling = pow(10, OfflineRenderer.safeCeilingDBTP / 20)
             if let spill, report.clippedSamples > 0 {
-                // the mix clipped: measure its true peak, then convert it again with one gain
+                // the mix clipped: measure its true peak from the spill, then convert the spill
+                // again with the one gain that brings that peak to the ceiling
                 let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
                 var meter = TruePeakMeter(channelCount: format.channelCount, maximumFrameCount: blockFrames)
                 defer { meter.deallocate() }
@@ -214,49 +237,15 @@ public struct OfflineRenderer {
                     meter.process({ UnsafePointer(buffer.channel($0)) }, frameCount: n)
                     if isCancelled?() == true { throw RenderError.cancelled }
                 }
-                let gain = Float(pow(10, OfflineRenderer.safeCeilingDBTP / 20) / Double(meter.peak))
-                OutputFile.discard(temporary: tmp)
-                tmp = output.temporaryPath()
-                writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
                 spill.rewind()
-                while true {
-                    let n = try spill.read(into: buffer, maxFrames: blockFrames)
-                    if n == 0 { break }
-                    for c in 0..<format.channelCount {
-                        let p = buffer.channel(c)
-                        for i in 0..<n { p[i] *= gain }
-                    }
-                    try writer!.write(buffer, frameCount: n)
-                    if isCancelled?() == true { throw RenderError.cancelled }
-                }
-                try writer!.close()
-                report.peak = writer!.peak
-                report.clippedSamples = writer!.clippedSamples
-                report.appliedGainDB = 20 * log10(Double(gain))
+                try convertAgain(gain: Float(ceiling / Double(meter.peak))) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
                 report.truePeakDBTP = meter.peakDBTP + report.appliedGainDB
             } else if policy == .avoid && report.clippedSamples > 0 {
                 // the mix clipped and there was no room to keep it (a full disk, a file-size
                 // limit: the spill is twice the size of 16-bit output): render it again, with
                 // the gain that brings its sample peak to the ceiling (its true peak unmeasured)
-                let gain = Float(pow(10, OfflineRenderer.safeCeilingDBTP / 20) / Double(report.mixPeak))
-                OutputFile.discard(temporary: tmp)
-                tmp = output.temporaryPath()
-                writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
                 try kernel.start()
-                while true {
-                    let n = try kernel.render(frameCount: blockFrames)
-                    if n == 0 { break }
-                    for c in 0..<format.channelCount {
-                        let p = kernel.output.channel(c)
-                        for i in 0..<n { p[i] *= gain }
-                    }
-                    try writer!.write(kernel.output, frameCount: n)
-                    if isCancelled?() == true { throw RenderError.cancelled }
-                }
-                try writer!.close()
-                report.peak = writer!.peak
-                report.clippedSamples = writer!.clippedSamples
-                report.appliedGainDB = 20 * log10(Double(gain))
+                try convertAgain(gain: Float(ceiling / Double(report.mixPeak))) { (kernel.output, try kernel.render(frameCount: blockFrames)) }
                 report.renderedTwice = true
             }
             report.elapsedSeconds = Date().timeIntervalSince(started)
