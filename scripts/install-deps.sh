@@ -2,7 +2,8 @@
 # Installs the Debian packages mixfx needs that are missing (run as root, or with sudo present).
 #   install-deps.sh          build + run: libsndfile, ALSA headers, pkg-config
 #   install-deps.sh test     also what the tests use: sox (oracle), PulseAudio and the ALSA pulse
-#                            plugin (real-time playback tests), tmux (terminal UI test), gcc
+#                            plugin (real-time playback tests), tmux (terminal UI test), gcc, and
+#                            pyloudnorm from PyPI (the loudness meter's oracle)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
 if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc); fi
@@ -10,6 +11,11 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# the loudness meter's independent oracle (pyloudnorm, from PyPI), for the tests
+if [ "${1:-}" = test ] && command -v python3 >/dev/null && ! python3 -c "import pyloudnorm" 2>/dev/null; then
+  echo "installing: pyloudnorm (pip)"
+  python3 -m pip install -q pyloudnorm 2>/dev/null || echo "pyloudnorm could not be installed: its test will show as skipped"
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"
 SUDO=""

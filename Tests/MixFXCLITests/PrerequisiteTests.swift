@@ -12,5 +12,8 @@ import TestSupport
         for tool in ["sox", "tmux", "gcc"] {
             #expect(which(tool) != nil, "\(tool) is missing: the tests that need it were skipped")
         }
+        let python = which("python3")
+        #expect(python != nil && (try? runProcess(python!, ["-c", "import pyloudnorm"]))?.status == 0,
+                "pyloudnorm is missing: the loudness oracle test was skipped")
     }
 }

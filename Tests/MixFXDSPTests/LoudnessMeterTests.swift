@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import MixFXDSP
+import TestSupport
 
 /// The loudness meter against EBU Tech 3341 and 3342's minimum-requirement signals, generated
 /// from their definitions: stereo 1 kHz sines at the stated levels (dBFS of the sine's peak, the
@@ -77,5 +78,51 @@ import MixFXDSP
             }
         }
         #expect(abs(both.integratedLUFS - one.integratedLUFS - 3.0103) < 0.01)
+    }
+}
+
+/// The meter against an independent implementation, pyloudnorm (PyPI), on the demo session's
+/// tracks and on pink-ish noise: integrated loudness within 0.1 LU.
+@Suite struct LoudnessOracleTests {
+    static var python: String? {
+        guard let p = which("python3"), (try? runProcess(p, ["-c", "import pyloudnorm, numpy"]))?.status == 0 else { return nil }
+        return p
+    }
+
+    @Test(.enabled(if: python != nil, "python3 with pyloudnorm is not installed (pip install pyloudnorm)"))
+    func agreesWithPyloudnorm() throws {
+        let python = try #require(LoudnessOracleTests.python)
+        let dir = TempDir("mixfx-loudness"); defer { dir.remove() }
+        let demo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Demo")
+        var signals: [(String, [[Float]], Int)] = []
+        for name in (try FileManager.default.contentsOfDirectory(atPath: demo.path)).sorted() where name.hasSuffix(".flac") {
+            let (channels, format) = try AudioFiles.read(demo.appendingPathComponent(name).path)
+            signals.append((name, channels, format.sampleRate))
+        }
+        #expect(signals.count >= 4)
+        var brown: Float = 0
+        let noise = Signals.noise(frames: 44_100 * 20, amplitude: 0.5, seed: 9).map { x -> Float in brown = 0.98 * brown + 0.2 * x; return brown }
+        signals.append(("noise", [noise], 44_100))
+        for (name, channels, rate) in signals {
+            var meter = LoudnessMeter(sampleRate: Double(rate), channelCount: channels.count)
+            let frames = channels[0].count
+            for c in 0..<channels.count { #expect(channels[c].count == frames) }
+            var raw = Data()
+            for i in 0..<frames { for c in 0..<channels.count { withUnsafeBytes(of: channels[c][i]) { raw.append(contentsOf: $0) } } }
+            var offset = 0
+            while offset < frames {
+                let n = min(4096, frames - offset)
+                let pointers = channels.map { $0.withUnsafeBufferPointer { $0.baseAddress! } }
+                meter.process({ pointers[$0] + offset }, frameCount: n)
+                offset += n
+            }
+            let path = dir.file("\(name).f32")
+            try raw.write(to: URL(fileURLWithPath: path))
+            let script = "import numpy, pyloudnorm, sys; x = numpy.fromfile(sys.argv[1], dtype='<f4').reshape(-1, \(channels.count)).astype(numpy.float64); print(pyloudnorm.Meter(\(rate)).integrated_loudness(x))"
+            let r = try runProcess(python, ["-c", script, path])
+            let theirs = try #require(Double(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stderr)")
+            #expect(abs(meter.integratedLUFS - theirs) <= 0.1, "\(name): mixfx \(meter.integratedLUFS) LUFS, pyloudnorm \(theirs) LUFS")
+        }
     }
 }
