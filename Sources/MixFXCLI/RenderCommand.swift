@@ -278,7 +278,7 @@ func peakMemoryMB() -> Double {
 func printJSON(_ obj: [String: Any]) { print(jsonText(obj)) }
 
 func jsonText(_ obj: [String: Any]) -> String {
-    let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
     return String(decoding: data, as: UTF8.self)
 }
 

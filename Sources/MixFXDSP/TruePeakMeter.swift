@@ -26,6 +26,8 @@ public struct TruePeakMeter {
 
     /// The largest magnitude so far, linear (1 = full scale).
     public private(set) var peak: Float = 0
+    /// The largest |sample| so far (the peak without oversampling), linear.
+    public private(set) var samplePeak: Float = 0
     /// `peak` in dBTP (−∞ for silence).
     public var peakDBTP: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
 
@@ -64,6 +66,7 @@ public struct TruePeakMeter {
     /// Back to silence and no history.
     public mutating func reset() {
         peak = 0
+        samplePeak = 0
         history.update(repeating: 0, count: channelCount * (maximumFrameCount + TruePeakMeter.tapsPerPhase))
     }
 
@@ -72,7 +75,7 @@ public struct TruePeakMeter {
         let t = TruePeakMeter.tapsPerPhase
         let stride = maximumFrameCount + t
         var best = SIMD8<Float>(repeating: 0)
-        var samplePeak: Float = peak
+        var samplePeak: Float = self.samplePeak
         for c in 0..<channelCount {
             let h = history + c * stride
             let src = channels(c)
@@ -93,7 +96,8 @@ public struct TruePeakMeter {
             // keep the last T − 1 samples for the next block
             h.update(from: h + frameCount, count: t - 1)
         }
-        peak = max(samplePeak, best.max())
+        self.samplePeak = samplePeak
+        peak = max(peak, samplePeak, best.max())
     }
 
     static func sinc(_ x: Double) -> Double {
