@@ -28,6 +28,9 @@ struct RenderCommand {
                               brings its true peak to -1 dBTP (reported); a mix within full
                               scale is written untouched. Float output is never changed.
       --strict                integer output: a mix that would clip is an error; nothing is written
+      --normalize LUFS        one gain for the whole mix that brings its integrated loudness
+                              (BS.1770-4) to LUFS (-70 to 0), measured while rendering; an
+                              error if the true peak would then pass -1 dBTP (no limiter yet)
       --force                 overwrite OUT if it exists (never allowed when OUT is an input)
 
     settings (for every track; a preset first, then these flags, then --track):
@@ -39,6 +42,8 @@ struct RenderCommand {
 
     reporting:
       --dry-run               print the resolved session and write nothing
+      --analyze               with --dry-run: render the mix and print its loudness, peaks and the
+                              gains that would avoid clipping or reach --normalize
       --print-preset          print the effective settings as a preset (JSON) and write nothing;
                               `--preset that.json` renders the same mix again
       --quiet                 no progress bar and no summary
@@ -59,7 +64,8 @@ struct RenderCommand {
 
     var session = SessionOptions()
     var output = "mix.wav"
-    var force = false, dryRun = false, quiet = false, json = false, printPreset = false
+    var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
+    var normalizeLUFS: Double?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         guard let cmd = try parse(argv) else { print(help); return 0 }
@@ -85,6 +91,11 @@ struct RenderCommand {
                 if let q = cmd.session.clipPolicy, q != p { throw .usage("--clip and --strict exclude each other") }
                 cmd.session.clipPolicy = p
             case "--dry-run": cmd.dryRun = true
+            case "--analyze": cmd.analyze = true
+            case "--normalize":
+                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+                guard v >= -70 && v <= 0 else { throw .usage("--normalize: \(fmt(v)) LUFS is not from -70 to 0") }
+                cmd.normalizeLUFS = v
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
             case "--print-preset": cmd.printPreset = true
@@ -96,6 +107,7 @@ struct RenderCommand {
         }
         cmd.session.inputs = args.positionals
         guard !cmd.session.inputs.isEmpty else { throw .usage("render: no tracks given (usage: mixfx render TRACK... [-o OUT])") }
+        if cmd.analyze && !cmd.dryRun { throw .usage("--analyze goes with --dry-run (it renders the mix to measure it and writes nothing)") }
         guard cmd.session.inputs.count <= Preset.maximumTracks else {
             throw .usage("\(cmd.session.inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
         }
@@ -115,6 +127,7 @@ struct RenderCommand {
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
         renderer.dither = resolved.dither
         renderer.clipPolicy = resolved.clipPolicy
+        renderer.normalizeLUFS = normalizeLUFS
         let outputExists = FileManager.default.fileExists(atPath: output)
         renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
         let plan: (OutputFormat, EngineLayout)
@@ -124,6 +137,17 @@ struct RenderCommand {
         }
         if resolved.dither && plan.0.storedSampleFormat?.isInteger != true {
             Terminal.printError("mixfx: warning: --dither tpdf applies to integer output only; \(plan.0.storedSampleFormat?.rawValue ?? plan.0.container.rawValue) output is not dithered")
+        }
+        if dryRun && analyze {
+            let bar = !quiet && Terminal.isTerminal(2) ? ProgressBar() : nil
+            renderer.progress = { done, total in bar?.update(done: done, total: total) }
+            Terminal.installStopHandlers()
+            renderer.isCancelled = { interruptRequested }
+            let a: AudioAnalysis
+            do { a = try renderer.analyze(engine) } catch { bar?.finish(); throw RenderCommand.map(error, resolved) }
+            bar?.finish()
+            printAnalysis(a, format: plan.0)
+            return 0
         }
         if dryRun {
             printDryRun(resolved, format: plan.0, layout: plan.1, outputExists: outputExists && !force)
@@ -153,7 +177,7 @@ struct RenderCommand {
             Terminal.printError("mixfx: warning: track \(i + 1) (\(resolved.inputs[i])): \(n) input sample\(n == 1 ? "" : "s") that were NaN, infinite or beyond ±10⁶ were replaced by silence")
         }
         // What changed the user's levels, or would be heard as clipping, is said even with --quiet.
-        if report.appliedGainDB != 0 && (quiet || json) {
+        if report.appliedGainDB != 0 && report.measuredLUFS == nil && (quiet || json) {
             Terminal.printError(String(format: "mixfx: note: the mix peaked at %+.2f dBFS; a gain of %.2f dB was applied to all of it so nothing clips (%@; --clip clamps instead, --strict refuses)",
                                        20 * log10(Double(report.mixPeak)), report.appliedGainDB, RenderCommand.ceilingText(report)))
         }
@@ -227,15 +251,22 @@ struct RenderCommand {
     }
 
     private func summaryText(_ r: RenderReport) -> String {
-        [
-            "wrote    \(r.outputPath)  (\(describe(r.format)))",
-            "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
-            "peak     \(r.peak > 0 ? String(format: "%.2f dBFS", r.peakDBFS) : "silent")"
-                + (r.appliedGainDB != 0 ? String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, %@)",
-                                                 20 * log10(Double(r.mixPeak)), r.appliedGainDB, RenderCommand.ceilingText(r)) : ""),
-            r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples" : "over 0 dBFS \(r.clippedSamples) samples",
-            String(format: "speed    %.1f× real time (%.2f s)", r.speedTimesRealTime, r.elapsedSeconds),
-        ].joined(separator: "\n")
+        var peak = "peak     " + (r.peak > 0 ? String(format: "%.2f dBFS", r.peakDBFS) : "silent")
+        if r.appliedGainDB != 0 && r.measuredLUFS == nil {
+            peak += String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, %@)",
+                           20 * log10(Double(r.mixPeak)), r.appliedGainDB, RenderCommand.ceilingText(r))
+        }
+        var lines = ["wrote    \(r.outputPath)  (\(describe(r.format)))",
+                     "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
+                     peak,
+                     r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples"
+                                                                    : "over 0 dBFS \(r.clippedSamples) samples"]
+        if let measured = r.measuredLUFS {
+            lines.append(String(format: "loudness %.2f LUFS (normalized: the mix measured %.2f LUFS, gain %+.2f dB; true peak %.1f dBTP)",
+                                r.integratedLUFS ?? 0, measured, r.appliedGainDB, r.truePeakDBTP ?? 0))
+        }
+        lines.append(String(format: "speed    %.1f× real time (%.2f s)", r.speedTimesRealTime, r.elapsedSeconds))
+        return lines.joined(separator: "\n")
     }
 
     private func summaryJSON(_ r: RenderReport) -> String {
@@ -252,9 +283,46 @@ struct RenderCommand {
             "clipPolicy": r.clipPolicy.rawValue, "appliedGainDB": r.appliedGainDB,
             "mixPeakDBFS": r.mixPeak > 0 ? 20 * log10(Double(r.mixPeak)) as Any : NSNull(),
             "truePeakDBTP": r.truePeakDBTP as Any? ?? NSNull(), "renderedTwice": r.renderedTwice,
+            "measuredLUFS": r.measuredLUFS as Any? ?? NSNull(), "integratedLUFS": r.integratedLUFS as Any? ?? NSNull(),
             "peakMemoryMB": peakMemoryMB(),
         ]
         return jsonText(obj)
+    }
+
+    /// `--dry-run --analyze`: the mix's measures and the gains that would avoid clipping or reach
+    /// the `--normalize` target.
+    private func printAnalysis(_ a: AudioAnalysis, format: OutputFormat) {
+        let ceiling = OfflineRenderer.safeCeilingDBTP
+        let clipGain: Double? = format.storedSampleFormat?.isInteger == true && a.samplePeakDBFS > 20 * log10(32767.0 / 32768)
+            ? ceiling - a.truePeakDBTP : nil
+        let normalizeGain = normalizeLUFS.map { $0 - a.integratedLUFS }
+        if json {
+            func finite(_ v: Double?) -> Any { v.map { $0.isFinite ? $0 as Any : NSNull() } ?? NSNull() }
+            printJSON(["dryRun": true, "analyzed": true, "frames": a.frameCount, "sampleRateHz": a.sampleRate,
+                       "integratedLUFS": finite(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
+                       "truePeakDBTP": finite(a.truePeakDBTP), "samplePeakDBFS": finite(a.samplePeakDBFS),
+                       "gainToAvoidClippingDB": finite(clipGain), "normalizeTargetLUFS": finite(normalizeLUFS),
+                       "gainToNormalizeDB": finite(normalizeGain),
+                       "normalizeFits": normalizeGain.map { a.truePeakDBTP + $0 <= ceiling } as Any? ?? NSNull()])
+            return
+        }
+        func f(_ v: Double, _ unit: String) -> String { v.isFinite ? String(format: "%.2f %@", v, unit) : "-inf \(unit)" }
+        var lines = ["dry run with analysis: the mix was rendered and measured, nothing written",
+                     "loudness \(f(a.integratedLUFS, "LUFS")) integrated, range \(String(format: "%.1f", a.loudnessRangeLU)) LU",
+                     "peaks    \(f(a.truePeakDBTP, "dBTP")) true, \(f(a.samplePeakDBFS, "dBFS")) sample"]
+        if let clipGain {
+            lines.append(String(format: "clipping the %@ output would clip: the default applies %.2f dB (true peak to %.0f dBTP)",
+                                format.storedSampleFormat!.rawValue, clipGain, ceiling))
+        } else {
+            lines.append("clipping none")
+        }
+        if let target = normalizeLUFS, let g = normalizeGain {
+            let fits = a.truePeakDBTP + g <= ceiling
+            lines.append(String(format: "normalize %@ LUFS needs %+.2f dB: %@", fmt(target), g,
+                                fits ? "fits (true peak \(String(format: "%.1f", a.truePeakDBTP + g)) dBTP)"
+                                     : "the true peak would reach \(String(format: "%+.1f", a.truePeakDBTP + g)) dBTP; the loudest target without a limiter is \(String(format: "%.1f", a.integratedLUFS + ceiling - a.truePeakDBTP)) LUFS"))
+        }
+        print(lines.joined(separator: "\n"))
     }
 
     /// Where the gain that avoided clipping brought the mix.

@@ -32,6 +32,11 @@ public struct RenderReport: Sendable, Equatable {
     /// True when the mix clipped and could not be kept for measuring (no room for the spill):
     /// it was rendered again with the gain that brings its sample peak to the ceiling.
     public var renderedTwice = false
+    /// With `OfflineRenderer.normalizeLUFS`: the mix's integrated loudness before the gain, and
+    /// the gain applied to reach the target (also in `appliedGainDB`).
+    public var measuredLUFS: Double?
+    /// The output's integrated loudness, where it was measured (normalised renders).
+    public var integratedLUFS: Double?
 
     /// The output's length, seconds.
     public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
@@ -52,6 +57,9 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
     case cancelled
     /// `ClipPolicy.fail`: the integer output would have clamped samples; nothing was written.
     case wouldClip(path: String, peakDBFS: Double, atSeconds: Double)
+    /// `normalizeLUFS`: the gain that reaches the target would put the true peak above the
+    /// ceiling (there is no limiter yet), or the mix is silent.
+    case cannotNormalize(targetLUFS: Double, measuredLUFS: Double, truePeakDBTP: Double)
 
     /// One line naming the file or setting and the problem.
     public var description: String {
@@ -61,6 +69,10 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
         case .engine(let e): e.description
         case .file(let e): e.description
         case .cancelled: "interrupted; no output was written"
+        case .cannotNormalize(let target, let measured, let tp) where !measured.isFinite:
+            "--normalize \(String(format: "%g", target)): the mix is silent (nothing above -70 LUFS), so it has no loudness to bring to \(String(format: "%g", target)) LUFS (true peak \(String(format: "%.1f", tp)) dBTP); nothing was written"
+        case .cannotNormalize(let target, let measured, let tp):
+            "--normalize \(String(format: "%g", target)): the mix measures \(String(format: "%.1f LUFS with a true peak of %.1f dBTP", measured, tp)); reaching \(String(format: "%g", target)) LUFS needs \(String(format: "%+.1f", target - measured)) dB, which puts the true peak at \(String(format: "%+.1f", tp + target - measured)) dBTP, above \(String(format: "%.0f", OfflineRenderer.safeCeilingDBTP)) dBTP. Without a limiter the loudest target is \(String(format: "%.1f", measured + OfflineRenderer.safeCeilingDBTP - tp)) LUFS; nothing was written"
         case .wouldClip(let p, let db, let t):
             "'\(p)' would clip (the mix reaches \(String(format: "%+.2f dBFS in the block from %.2f s", db, t))) and --strict forbids it; nothing was written (lower --master-volume by at least \(String(format: "%.1f", db + 0.1)) dB; later parts of the mix may peak higher)"
         }
@@ -94,6 +106,9 @@ public struct OfflineRenderer {
     public var dither = false
     /// What to do when integer output would clip (default: avoid it with one gain).
     public var clipPolicy = ClipPolicy.avoid
+    /// Loudness normalisation: one gain for the whole mix that brings its integrated loudness
+    /// (BS.1770-4) to this many LUFS, measured while rendering (`renderNormalized`).
+    public var normalizeLUFS: Double?
     /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP.
     public static let safeCeilingDBTP = -1.0
     /// Frames per block (the result does not depend on it).
@@ -164,6 +179,7 @@ public struct OfflineRenderer {
     /// sample beside the output; where there is no room for it, a mix that clipped is rendered
     /// a second time instead (`RenderReport.renderedTwice`).
     public func render(_ engine: AudioEngine) throws(RenderError) -> RenderReport {
+        if let target = normalizeLUFS { return try renderNormalized(engine, targetLUFS: target) }
         let (format, layout) = try plan(engine)
         let output = try outputFile(layout)
         let kernel: RenderKernel
@@ -255,12 +271,114 @@ public struct OfflineRenderer {
         } catch {
             writer = nil
             OutputFile.discard(temporary: tmp)
-            switch error {
-            case let e as RenderError: throw e
-            case let e as SoundFileError: throw .file(e)
-            case let e as EngineError: throw .engine(e)
-            default: throw .file(.writeFailed(path: outputPath, reason: "\(error)"))
+            throw OfflineRenderer.renderError(error, outputPath)
+        }
+    }
+}
+
+extension OfflineRenderer {
+    /// Renders the mix once, measuring it (`AudioAnalyzer`: loudness, peaks) without writing a
+    /// file: what `--dry-run --analyze` prints.
+    public func analyze(_ engine: AudioEngine) throws(RenderError) -> AudioAnalysis {
+        let layout: EngineLayout
+        do { layout = try engine.validate() } catch { throw .engine(error) }
+        let kernel: RenderKernel
+        do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        var analyzer = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
+        defer { analyzer.deallocate() }
+        do {
+            try kernel.start()
+            while true {
+                let n = try kernel.render(frameCount: blockFrames)
+                if n == 0 { break }
+                analyzer.process(kernel.output, frameCount: n)
+                progress?(kernel.framesRendered, layout.frameCount)
+                if isCancelled?() == true { throw RenderError.cancelled }
             }
+        } catch {
+            throw OfflineRenderer.renderError(error, outputPath)
+        }
+        return analyzer.analysis
+    }
+
+    /// `normalizeLUFS`: renders the mix into the spill while measuring its loudness and true
+    /// peak, then converts it with the one gain that brings it to the target. The DSP runs once
+    /// (twice where there is no room for the spill). If that gain would put the true peak above
+    /// `safeCeilingDBTP`, nothing is written and the error says the loudest target that fits.
+    func renderNormalized(_ engine: AudioEngine, targetLUFS: Double) throws(RenderError) -> RenderReport {
+        let (format, layout) = try plan(engine)
+        let output = try outputFile(layout)
+        let kernel: RenderKernel
+        do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
+        let started = Date()
+        var tmp = output.temporaryPath()
+        var analyzer = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
+        defer { analyzer.deallocate() }
+        do {
+            var spill = try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath)
+            try kernel.start()
+            while true {
+                let n = try kernel.render(frameCount: blockFrames)
+                if n == 0 { break }
+                analyzer.process(kernel.output, frameCount: n)
+                if let s = spill {
+                    do { try s.append(kernel.output, frameCount: n) } catch { spill = nil }
+                }
+                progress?(kernel.framesRendered, layout.frameCount)
+                if isCancelled?() == true { throw RenderError.cancelled }
+            }
+            let measured = analyzer.analysis
+            let gainDB = targetLUFS - measured.integratedLUFS
+            guard measured.integratedLUFS.isFinite, measured.truePeakDBTP + gainDB <= OfflineRenderer.safeCeilingDBTP + 1e-9 else {
+                throw RenderError.cannotNormalize(targetLUFS: targetLUFS, measuredLUFS: measured.integratedLUFS,
+                                                  truePeakDBTP: measured.truePeakDBTP)
+            }
+            let gain = Float(pow(10, gainDB / 20))
+            let writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+            let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
+            if let spill { spill.rewind() } else { try kernel.start() }
+            while true {
+                let block: AudioBuffer, n: Int
+                if let spill { block = buffer; n = try spill.read(into: buffer, maxFrames: blockFrames) } else {
+                    block = kernel.output; n = try kernel.render(frameCount: blockFrames)
+                }
+                if n == 0 { break }
+                for c in 0..<format.channelCount {
+                    let p = block.channel(c)
+                    for i in 0..<n { p[i] *= gain }
+                }
+                try writer.write(block, frameCount: n)
+                if isCancelled?() == true { throw RenderError.cancelled }
+            }
+            try writer.close()
+            var report = RenderReport(outputPath: outputPath, format: format, frameCount: layout.frameCount,
+                                      peak: writer.peak, clippedSamples: writer.clippedSamples,
+                                      elapsedSeconds: Date().timeIntervalSince(started),
+                                      trackLatencyFrames: kernel.trackLatencyFrames,
+                                      trackReplacedSamples: kernel.trackReplacedSamples,
+                                      clipPolicy: clipPolicy, appliedGainDB: 20 * log10(Double(gain)),
+                                      mixPeak: pow(10, Float(measured.samplePeakDBFS) / 20))
+            report.truePeakDBTP = measured.truePeakDBTP + report.appliedGainDB
+            report.measuredLUFS = measured.integratedLUFS
+            report.integratedLUFS = measured.integratedLUFS + report.appliedGainDB
+            report.renderedTwice = spill == nil
+            do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
+            tmp = ""
+            return report
+        } catch {
+            if !tmp.isEmpty { OutputFile.discard(temporary: tmp) }
+            throw OfflineRenderer.renderError(error, outputPath)
+        }
+    }
+
+    /// Any error of a render, as a `RenderError`.
+    static func renderError(_ error: any Error, _ outputPath: String) -> RenderError {
+        switch error {
+        case let e as RenderError: e
+        case let e as SoundFileError: .file(e)
+        case let e as EngineError: .engine(e)
+        default: .file(.writeFailed(path: outputPath, reason: "\(error)"))
         }
     }
 }

@@ -116,3 +116,68 @@ import TestSupport
         #expect(try MixFXBinary.run(["render", tracks[0], "-o", dir.file("one.wav"), "--strict", "-q"]).status == 0)
     }
 }
+
+/// `--normalize LUFS` and `--dry-run --analyze`.
+@Suite struct NormalizeTests {
+    let dir = TempDir("mixfx-normalize")
+
+    func tracks() throws -> [String] {
+        try (0..<2).map { k in
+            let path = dir.file("t\(k).wav")
+            let x = Signals.noise(frames: 44_100 * 6, amplitude: 0.1, seed: UInt64(k + 1))
+            try AudioFiles.write([x, Signals.noise(frames: 44_100 * 6, amplitude: 0.1, seed: UInt64(k + 7))], to: path, sampleRate: 44_100)
+            return path
+        }
+    }
+
+    func json(_ r: MixFXBinary.Result) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+    }
+
+    @Test(arguments: [-30.0, -23.0, -18.0])
+    func landsOnTheTarget(target: Double) throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let out = dir.file("n.wav")
+        let r = try MixFXBinary.run(["render"] + t + ["--bass", "3", "--normalize", "\(target)", "-o", out, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let s = try json(r)
+        #expect(abs((s["integratedLUFS"] as! Double) - target) < 1e-6)
+        // measured again from the written 16-bit file, independently of the render's numbers
+        let a = try json(try MixFXBinary.run(["analyze", out, "--json"]))
+        let measured = ((a["files"] as! [[String: Any]])[0]["integratedLUFS"] as! Double)
+        #expect(abs(measured - target) < 0.1, "\(measured) LUFS for a target of \(target)")
+        #expect(s["clippedSamples"] as? Int == 0 && (s["truePeakDBTP"] as! Double) <= -1)
+    }
+
+    @Test func aTargetThatNeedsALimiterWritesNothingAndSaysWhatFits() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
+        let r = try MixFXBinary.run(["render"] + t + ["--normalize", "-3", "-o", dir.file("n.wav")])
+        #expect(r.status == 1 && r.stderr.contains("--normalize -3") && r.stderr.contains("the loudest target"), "\(r.stderr)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == before)
+        let silent = dir.file("silent.wav")
+        try AudioFiles.write([[Float](repeating: 0, count: 44_100)], to: silent, sampleRate: 44_100)
+        let s = try MixFXBinary.run(["render", silent, "--normalize", "-23", "-o", dir.file("s.wav")])
+        #expect(s.status == 1 && s.stderr.contains("silent"), "\(s.stderr)")
+        #expect(try MixFXBinary.run(["render", silent, "--normalize", "5"]).status == 2)
+    }
+
+    @Test func aDryRunThatPredicts() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let r = try MixFXBinary.run(["render"] + t + ["--volume", "6", "--normalize", "-20", "--dry-run", "--analyze", "--json", "-o", dir.file("n.wav")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let s = try json(r)
+        let lufs = s["integratedLUFS"] as! Double, tp = s["truePeakDBTP"] as! Double
+        #expect(abs((s["gainToNormalizeDB"] as! Double) - (-20 - lufs)) < 1e-9)
+        #expect(abs((s["gainToAvoidClippingDB"] as! Double) - (-1 - tp)) < 1e-9 && tp > 0)   // six times louder clips
+        #expect(s["normalizeFits"] as? Bool == (tp + (-20 - lufs) <= -1))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("n.wav")))
+        // the prediction is what the render then does
+        let done = try json(try MixFXBinary.run(["render"] + t + ["--volume", "6", "-o", dir.file("c.wav"), "--json"]))
+        #expect(abs((done["appliedGainDB"] as! Double) - (-1 - tp)) < 1e-4)
+        #expect(try MixFXBinary.run(["render"] + t + ["--analyze"]).status == 2)
+    }
+}
