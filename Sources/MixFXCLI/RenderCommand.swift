@@ -7,7 +7,8 @@ struct RenderCommand {
     usage: mixfx render TRACK... [-o OUT] [--preset NAME|FILE] [--bass DB] [--treble DB] [--pitch CENTS]
                         [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
                         [--track N:key=value,...]... [--sample-format s16|s24|s32|f32] [--rate HZ]
-                        [--clip|--strict] [--force] [--dry-run] [--print-preset] [--quiet] [--json]
+                        [--clip|--strict] [--normalize LUFS] [--force] [--dry-run [--analyze]]
+                        [--print-preset] [--quiet] [--json]
 
     Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, AIFF, ...) through
     player -> shelf EQ -> pitch shifter -> mixer into OUT, faster than real time. The mix is as
@@ -17,8 +18,8 @@ struct RenderCommand {
       -o, --output OUT        output file (default mix.wav); the extension picks the container:
                               \(Container.extensionsText)
       --sample-format F       s16, s24, s32 or f32 (default: the most precise input, at least s16;
-                              FLAC holds s16/s24, Ogg/Vorbis is lossy). Integer output never wraps:
-                              out-of-range samples are clamped and counted.
+                              FLAC holds s16/s24, Ogg/Vorbis is lossy). Integer output never wraps
+                              and by default is never clamped either (see --clip).
       --rate HZ               output sample rate (default: the highest input rate); other rates are
                               converted with a band-limited resampler
       --dither tpdf|none      TPDF dither (±1 LSB, triangular) before rounding to integers;
