@@ -45,6 +45,19 @@ public struct ShelfEQSettings: Sendable, Equatable {
 
     /// True when the EQ changes nothing (it is then skipped: bit-exact).
     public var isNeutral: Bool { bass.isNeutral && treble.isNeutral && globalGainDB == 0 }
+
+    /// The EQ's gain at `frequencyHz`, dB: |H_low(f)|·|H_high(f)|·global, each shelf the RBJ
+    /// biquad `ShelfEQ` runs (a bypassed or 0 dB band is 0 dB; corners above Nyquist are held
+    /// just below it, as `ShelfEQ.update` does).
+    public func responseDB(atHz frequencyHz: Double, sampleRate: Double) -> Double {
+        let corner = sampleRate * 0.499
+        func band(_ b: ShelfBandSettings, _ kind: ShelfKind) -> Double {
+            b.isNeutral ? 0 : BiquadCoefficients.shelf(kind, frequencyHz: min(b.frequencyHz, corner), gainDB: b.gainDB,
+                                                       slope: b.slope, sampleRate: sampleRate)
+                .magnitudeDB(atHz: frequencyHz, sampleRate: sampleRate)
+        }
+        return band(bass, .low) + band(treble, .high) + globalGainDB
+    }
 }
 
 /// The two-band shelf EQ processor: RBJ low shelf → RBJ high shelf → global gain, both channels
