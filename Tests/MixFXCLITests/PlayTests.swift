@@ -174,7 +174,10 @@ import TestSupport
         let tap = dir.file("t.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
                                                           "--sample-format", "f32"], environment: ALSARig.environment(tap: tap))
-        usleep(500_000)
+        // about half a second played (waiting on the tap, not the clock: slower builds start later)
+        let started = Date()
+        func tapFrames() -> Int { ((try? FileManager.default.attributesOfItem(atPath: tap)[.size] as? Int) ?? 0) / 4 }
+        while tapFrames() < 24_000 && Date().timeIntervalSince(started) < 15 { usleep(10_000) }
         p.send("seek 3")
         #expect(p.waitForLine(startingWith: "ok seek 3") != nil)
         p.closeInput()
