@@ -174,10 +174,7 @@ import TestSupport
         let tap = dir.file("t.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
                                                           "--sample-format", "f32"], environment: ALSARig.environment(tap: tap))
-        // about half a second played (waiting on the tap, not the clock: slower builds start later)
-        let started = Date()
-        func tapFrames() -> Int { ((try? FileManager.default.attributesOfItem(atPath: tap)[.size] as? Int) ?? 0) / 4 }
-        while tapFrames() < 24_000 && Date().timeIntervalSince(started) < 15 { usleep(10_000) }
+        ALSARig.waitForTap(tap, frames: 24_000, bytesPerFrame: 4)   // about half a second played
         p.send("seek 3")
         #expect(p.waitForLine(startingWith: "ok seek 3") != nil)
         p.closeInput()
@@ -248,11 +245,7 @@ import TestSupport
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json",
                                                           "--sample-format", "f32"],
                                        environment: ALSARig.environment(tap: tap))
-        // playing for about a second: the tap holds 48000 frames (slower builds, such as the
-        // sanitizers', take longer to start)
-        let started = Date()
-        func tapFrames() -> Int { ((try? FileManager.default.attributesOfItem(atPath: tap)[.size] as? Int) ?? 0) / 4 }
-        while tapFrames() < 48_000 && Date().timeIntervalSince(started) < 15 { usleep(10_000) }
+        ALSARig.waitForTap(tap, frames: 48_000, bytesPerFrame: 4)   // about a second played
         let t0 = Date()
         kill(p.process.processIdentifier, SIGINT)
         #expect(p.wait(timeout: 5) == 0)

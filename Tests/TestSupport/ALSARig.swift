@@ -33,6 +33,15 @@ public enum ALSARig {
         return r?.status == 0 ? out : nil
     }
 
+    /// Waits (up to `timeout` seconds) until the tap file holds `frames` frames of `bytesPerFrame`
+    /// bytes: "played for about so long", measured on what was played rather than on the clock
+    /// (slower builds, such as the sanitizers', start later).
+    public static func waitForTap(_ path: String, frames: Int, bytesPerFrame: Int, timeout: Double = 15) {
+        let started = Date()
+        func held() -> Int { ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / bytesPerFrame }
+        while held() < frames && Date().timeIntervalSince(started) < timeout { usleep(10_000) }
+    }
+
     /// Interleaved 16-bit samples of a raw tap file.
     public static func readS16(_ path: String) throws -> [Int16] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
