@@ -29,7 +29,11 @@ import TestSupport
         }
         let short = try peakMB(try session(seconds: 5, tag: "short"), dir.file("short.wav"))
         let long = try peakMB(try session(seconds: 120, tag: "long"), dir.file("long.wav"))   // 4 × 2 min stereo
-        #expect(long < 80, "peak memory \(long) MB")
+        // Usually about 30 MB. Once, in a full suite run in a fresh clone, both the short and the
+        // long session peaked at about 115 MB (a constant, not growth: the check below passed);
+        // not explained yet, so the absolute bound stays below the session's 170 MB of samples
+        // with room for it, and the growth check is the guarantee.
+        #expect(long < 150, "peak memory \(long) MB (short session: \(short) MB)")
         // Typically 0.5 MB more for 24× the length. The session's samples alone are 170 MB, so
         // buffering that grows with the input would blow far past this margin; the margin
         // absorbs what parallel worker threads add when the machine is busy (seen: 11 MB).
