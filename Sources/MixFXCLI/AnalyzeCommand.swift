@@ -37,15 +37,14 @@ enum AnalyzeCommand {
             }
         }
         if json {
-            func finite(_ v: Double?) -> Any { v.map { $0.isFinite ? $0 as Any : NSNull() } ?? NSNull() }
             let list: [[String: Any]] = results.map { path, a in
                 ["file": path, "frames": a.frameCount, "sampleRateHz": a.sampleRate, "channels": a.channelCount,
                  "durationSeconds": Double(a.frameCount) / Double(a.sampleRate),
-                 "integratedLUFS": finite(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
-                 "momentaryMaxLUFS": finite(a.momentaryMaxLUFS), "shortTermMaxLUFS": finite(a.shortTermMaxLUFS),
-                 "truePeakDBTP": finite(a.truePeakDBTP), "samplePeakDBFS": finite(a.samplePeakDBFS),
+                 "integratedLUFS": jsonNumber(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
+                 "momentaryMaxLUFS": jsonNumber(a.momentaryMaxLUFS), "shortTermMaxLUFS": jsonNumber(a.shortTermMaxLUFS),
+                 "truePeakDBTP": jsonNumber(a.truePeakDBTP), "samplePeakDBFS": jsonNumber(a.samplePeakDBFS),
                  "samplesAtFullScale": a.samplesAtFullScale, "dcOffset": a.dcOffset,
-                 "correlation": finite(a.correlation), "monoSumLossDB": finite(a.monoSumLossDB)]
+                 "correlation": jsonNumber(a.correlation), "monoSumLossDB": jsonNumber(a.monoSumLossDB)]
             }
             print(jsonText(["files": list]))
             return 0

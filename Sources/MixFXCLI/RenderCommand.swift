@@ -298,12 +298,11 @@ struct RenderCommand {
             ? ceiling - a.truePeakDBTP : nil
         let normalizeGain = normalizeLUFS.map { $0 - a.integratedLUFS }
         if json {
-            func finite(_ v: Double?) -> Any { v.map { $0.isFinite ? $0 as Any : NSNull() } ?? NSNull() }
             printJSON(["dryRun": true, "analyzed": true, "frames": a.frameCount, "sampleRateHz": a.sampleRate,
-                       "integratedLUFS": finite(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
-                       "truePeakDBTP": finite(a.truePeakDBTP), "samplePeakDBFS": finite(a.samplePeakDBFS),
-                       "gainToAvoidClippingDB": finite(clipGain), "normalizeTargetLUFS": finite(normalizeLUFS),
-                       "gainToNormalizeDB": finite(normalizeGain),
+                       "integratedLUFS": jsonNumber(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
+                       "truePeakDBTP": jsonNumber(a.truePeakDBTP), "samplePeakDBFS": jsonNumber(a.samplePeakDBFS),
+                       "gainToAvoidClippingDB": jsonNumber(clipGain), "normalizeTargetLUFS": jsonNumber(normalizeLUFS),
+                       "gainToNormalizeDB": jsonNumber(normalizeGain),
                        "normalizeFits": normalizeGain.map { a.truePeakDBTP + $0 <= ceiling } as Any? ?? NSNull()])
             return
         }
@@ -350,6 +349,9 @@ func jsonText(_ obj: [String: Any]) -> String {
     let data = (try? JSONSerialization.data(withJSONObject: obj, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
     return String(decoding: data, as: UTF8.self)
 }
+
+/// A number for JSON: null when absent or not finite (the loudness of silence, say).
+func jsonNumber(_ v: Double?) -> Any { v.map { $0.isFinite ? $0 as Any : NSNull() } ?? NSNull() }
 
 func fmt(_ v: Double) -> String {
     v.rounded() == v && abs(v) < 1e12 ? String(Int(v)) : String(format: "%g", v)

@@ -77,14 +77,7 @@ public struct OutputFile: Sendable {
             replacedMode = nil
             return
         }
-        switch st.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: throw .notRegular(path: path, kind: "directory")
-        case S_IFIFO: throw .notRegular(path: path, kind: "FIFO (named pipe)")
-        case S_IFCHR, S_IFBLK: throw .notRegular(path: path, kind: "device")
-        case S_IFSOCK: throw .notRegular(path: path, kind: "socket")
-        default: throw .notRegular(path: path, kind: "special file")
-        }
+        if let kind = OutputFile.irregularKind(st.st_mode) { throw .notRegular(path: path, kind: kind) }
         for input in inputs {
             var inStat = stat()
             if stat(input, &inStat) == 0 && inStat.st_dev == st.st_dev && inStat.st_ino == st.st_ino {
@@ -146,6 +139,19 @@ public struct OutputFile: Sendable {
             throw .cannotCreate(path: path, reason: OutputFile.reason(error))
         }
         try out.commit(temporary: tmp)
+    }
+
+    /// What a file of mode `mode` is when it is not a regular file ("directory", "FIFO (named
+    /// pipe)", ...); nil for a regular file. (Inputs and outputs are refused by the same words.)
+    static func irregularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "directory"
+        case S_IFIFO: "FIFO (named pipe)"
+        case S_IFCHR, S_IFBLK: "device"
+        case S_IFSOCK: "socket"
+        default: "special file"
+        }
     }
 
     /// Removes a temporary file that will not be committed.

@@ -51,15 +51,8 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         // Opening a FIFO blocks until something writes to it, and a stream has no length to
         // render to: refuse what is not a regular file before opening it.
         var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
-            let kind = switch st.st_mode & S_IFMT {
-            case S_IFDIR: "a directory"
-            case S_IFIFO: "a FIFO (named pipe)"
-            case S_IFCHR, S_IFBLK: "a device"
-            case S_IFSOCK: "a socket"
-            default: "not a regular file"
-            }
-            throw .cannotOpen(path: path, reason: "it is \(kind); mixfx reads regular files, whose length it knows and can seek in (save the stream to a file first)")
+        if stat(path, &st) == 0, let kind = OutputFile.irregularKind(st.st_mode) {
+            throw .cannotOpen(path: path, reason: "it is a \(kind); mixfx reads regular files, whose length it knows and can seek in (save the stream to a file first)")
         }
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
