@@ -21,6 +21,10 @@ final class SpillFile {
         self.channelCount = channelCount
         self.reportedPath = reportedPath
         let path = directory + "/.mixfx-spill-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).f32"
+        // remembered while it has a name, so that a fatal signal between open and unlink
+        // still removes it
+        TemporaryFiles.remember(path)
+        defer { TemporaryFiles.forget(path) }
         let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard f >= 0 else {
             throw .cannotCreate(path: reportedPath, reason: "cannot make the temporary mix beside it: \(String(cString: strerror(errno)))")

@@ -70,7 +70,7 @@ import Synchronization
         let engine = AudioEngine()
         var tracks: [Track] = []
         for k in 0..<3 {
-            tracks.append(engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 96_000, amplitude: 0.3, seed: UInt64(k + 3))],
+            tracks.append(engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 384_000, amplitude: 0.3, seed: UInt64(k + 3))],
                                                                sampleRate: 48_000)))
         }
         let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
@@ -79,7 +79,8 @@ import Synchronization
         let mixer = engine.mainMixer
         let done = Atomic<Bool>(false)
         let ids: [ParameterID] = [.bassGainDB, .trebleGainDB, .pitchCents, .volume, .pan, .mute, .bassFrequencyHz, .preserveFormants]
-        let threads = (0..<3).map { seed in
+        let running = Atomic<Int>(3)
+        let threads = (0..<3).map { _ in
             Thread {
                 var rng = SystemRandomNumberGenerator()
                 while !done.load(ordering: .relaxed) {
@@ -89,21 +90,37 @@ import Synchronization
                         : Double.random(in: max(spec.minimum, -1200)...min(spec.maximum, 1200), using: &rng)
                     all[Int.random(in: 0..<all.count, using: &rng)].parameter(id)?.value = spec.minimumExcluded ? max(v, 0.01) : v
                     mixer.outputVolume = Double.random(in: 0...1, using: &rng)
-                    _ = seed
                 }
+                running.subtract(1, ordering: .releasing)
             }
         }
         threads.forEach { $0.start() }
-        var peak: Float = 0, blocks = 0
-        while blocks < 300, let n = try? kernel.render(frameCount: 256), n > 0 {
-            for c in 0..<kernel.layout.channelCount {
-                for i in 0..<n { peak = max(peak, abs(kernel.output.channel(c)[i])); #expect(kernel.output.channel(c)[i].isFinite) }
+        func peakOf(blocks count: Int) -> (peak: Float, blocks: Int) {
+            var peak: Float = 0, blocks = 0
+            while blocks < count, let n = try? kernel.render(frameCount: 256), n > 0 {
+                for c in 0..<kernel.layout.channelCount {
+                    for i in 0..<n { peak = max(peak, abs(kernel.output.channel(c)[i])); #expect(kernel.output.channel(c)[i].isFinite) }
+                }
+                blocks += 1
             }
-            blocks += 1
+            return (peak, blocks)
         }
+        let storm = peakOf(blocks: 300)
         done.store(true, ordering: .relaxed)
-        #expect(blocks == 300)
-        // three tracks of noise at ±0.3·√3 peak, volumes ≤ 1, EQ ≤ +24 dB, master ≤ 1: bounded
-        #expect(peak < 3 * 0.6 * 16)
+        while running.load(ordering: .acquiring) > 0 { usleep(1000) }
+        #expect(storm.blocks == 300)
+        // An unstable state grows without bound. Three tracks of noise within ±0.3, volumes and
+        // pan gains ≤ 1, and two shelves of at most +24 dB each (≤ +48 dB where they overlap):
+        // a stable mix stays under 3 · 0.3 · 10^(48/20); the factor 2 leaves room for the
+        // shifter's overlap-add and the filters' ringing while coefficients move.
+        #expect(storm.peak < 3 * 0.3 * 251.2 * 2, "peak \(storm.peak)")
+        // Back at neutral settings the mix returns to the plain sum: nothing kept a bad state.
+        for track in all {
+            for id in ids { track.parameter(id)?.value = id.spec.defaultValue }
+        }
+        mixer.outputVolume = 1
+        _ = peakOf(blocks: 400)   // the smoothers, the shifter's crossfade and the filters settle
+        let calm = peakOf(blocks: 100)
+        #expect(calm.blocks == 100 && calm.peak <= 3 * 0.3 * 1.0001, "peak \(calm.peak) at neutral settings")
     }
 }
