@@ -31,6 +31,9 @@ public final class RenderKernel: @unchecked Sendable {
     private let rampFrames: Int
     /// Frames of the mix rendered since `start` or the last `seek`.
     public private(set) var framesRendered = 0
+    /// The sources loop the session (live): `render` has no end and `framesRendered` goes on
+    /// past `layout.frameCount` (the position in the session is it modulo the length).
+    public var loops = false
     /// Offline: render the tracks on all the cores the process may use, ahead of the mix
     /// (default true; read by `start` and `seek`).
     public var parallelTracks = true
@@ -39,6 +42,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// than one track and core; decided by `start`/`seek`).
     public var rendersTracksInParallel: Bool { pipeline != nil }
     private var trackPeak: [Float], trackSum: [Float]
+    private let largestLatencyFrames: Int
 
     init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
@@ -49,6 +53,7 @@ public final class RenderKernel: @unchecked Sendable {
             TrackKernel(layout: $0, outputRate: layout.sampleRate, maximumFrameCount: maximumFrameCount, mode: mode)
         }
         trackMeters = tracks.map(\.meter)
+        largestLatencyFrames = tracks.map(\.latencyFrames).max() ?? 0
         rampFrames = max(1, layout.sampleRate / 100)
         trackPeak = [Float](repeating: 0, count: tracks.count)
         trackSum = [Float](repeating: 0, count: tracks.count)
@@ -94,10 +99,34 @@ public final class RenderKernel: @unchecked Sendable {
         }
     }
 
+    /// Where track `track`'s source must be for `restartSignal(atFrame: frame)`: a source frame
+    /// (at the source's rate), the track's latency ahead of the mix's frame `frame − L`, L the
+    /// largest track latency (so it can be below 0: silence first). Does not allocate.
+    public func sourceFrame(track: Int, restartingAt frame: Int) -> Int {
+        let t = tracks[track]
+        let rate = Double(t.source.format.sampleRate)
+        return Int((Double(frame - largestLatencyFrames + t.latencyFrames) * rate / Double(layout.sampleRate)).rounded())
+    }
+
+    /// The live seek without a pre-roll: clears every track's signal state and sets the position
+    /// to `frame − L` (L the largest track latency), with each source already at
+    /// `sourceFrames(restartingAt: frame)`. From frame `frame` on, the mix is then exactly what
+    /// `seek(toFrame: frame)` gives; the L frames before it are the effects starting up (a
+    /// player keeps them silent). Render side: no allocation, no lock, no file access.
+    public func restartSignal(atFrame frame: Int) {
+        let solo = anySolo()
+        for t in tracks {
+            t.resetSignalState()
+            t.setGains(targetGains(t, anySolo: solo))
+        }
+        framesRendered = frame - largestLatencyFrames
+    }
+
     /// Renders up to `frameCount` (≤ `maximumFrameCount`) frames of the mix into `output`; returns
-    /// the frames rendered, fewer at the end of the mix and 0 after it.
+    /// the frames rendered, fewer at the end of the mix and 0 after it (never fewer when
+    /// `loops`: the sources then loop, see `StreamingSource.setLoop`).
     public func render(frameCount: Int) throws -> Int {
-        let n = min(frameCount, maximumFrameCount, layout.frameCount - framesRendered)
+        let n = loops ? min(frameCount, maximumFrameCount) : min(frameCount, maximumFrameCount, layout.frameCount - framesRendered)
         guard n > 0 else { return 0 }
         let outChannels = layout.channelCount
         output.clear(frameCount: n)

@@ -153,6 +153,12 @@ final class TrackKernel: @unchecked Sendable {
     /// Back to `frame` of the source with clear filter state and the current settings.
     func reset(toFrame frame: Int = 0) throws {
         try source.seek(toFrame: frame)
+        resetSignalState()
+    }
+
+    /// Clear filter, resampler and shifter state with the current settings, the source left
+    /// where it is. Render side: does not allocate.
+    func resetSignalState() {
         resampler?.reset()
         for e in effects {
             switch e {

@@ -168,13 +168,6 @@ public final class ALSAOutput: @unchecked Sendable {
         snd_pcm_drain(pcm)
     }
 
-    /// Stops at once, dropping what is buffered, and makes the device ready for new data.
-    public func dropAndPrepare() {
-        guard let pcm else { return }
-        snd_pcm_drop(pcm)
-        snd_pcm_prepare(pcm)
-    }
-
     /// Closes the device (control side, after the render thread stopped).
     public func close() {
         if let pcm { snd_pcm_close(pcm) }

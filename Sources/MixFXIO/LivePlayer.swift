@@ -54,11 +54,22 @@ public struct LiveStatus: Sendable {
 /// The render thread renders one period at a time with a live `RenderKernel` (every change is
 /// smoothed), converts it with the same `SampleConverter` as file output (so static settings give
 /// the same samples as `mixfx render`), and writes it with blocking `snd_pcm_writei`, which paces
-/// it. Its loop does not allocate or take locks; files are read ahead by a feeder thread into
-/// lock-free rings (`StreamingSource`). Pause, stop and seek fade over about 10 ms.
+/// it. Its loop does not allocate, take locks or wait for anything but the device; files are
+/// read ahead by a feeder thread into lock-free rings (`StreamingSource`). Pause, stop and seek
+/// fade over about 10 ms.
+///
+/// **Loop** is the sources' (they go on from frame 0 at the session's end): the render thread
+/// just renders on, and the seam is as smooth as the material. **Seek** is a hand-over: the
+/// render thread fades out, asks every source to move (`StreamingSource.requestSeek`) and keeps
+/// rendering silence while the feeder moves the files; then it clears the effects' state
+/// (`RenderKernel.restartSignal`), renders the effects' latency silently (what a pre-roll would
+/// have rendered at once) and fades in at the target frame, which from there on is exactly what
+/// an offline render gives.
 ///
 /// Threading: `start`, `pause`, `seek`, `stop`, `waitUntilFinished` and `status` may be called
 /// from any thread except the render thread; parameters of the engine's nodes from any thread.
+/// Cross-thread fields are atomics (requests, counters, status) except `failure`, behind a lock
+/// taken only when something failed; `controlLock` serialises the control-side calls.
 public final class LivePlayer: @unchecked Sendable {
     /// The live render kernel (its meters may be read from any thread).
     public let kernel: RenderKernel
@@ -71,13 +82,11 @@ public final class LivePlayer: @unchecked Sendable {
 
     private let interleaved: UnsafeMutableRawPointer
     private var converter: SampleConverter
-    private let feederLock = Mutex<Void>(())
     private let controlLock = Mutex<Void>(())
     private let stopRequested = Atomic<Bool>(false)
     private let pauseRequested = Atomic<Bool>(false)
-    private let parkRequested = Atomic<Bool>(false)
-    private let parked = DispatchSemaphore(value: 0)
-    private let unpark = DispatchSemaphore(value: 0)
+    /// The frame a seek asked for (control side writes, render side clears when done; -1: none).
+    private let seekTarget = Atomic<Int>(-1)
     private let finished = DispatchSemaphore(value: 0)
     private let finishedFlag = Atomic<Bool>(false)
     private let feederStop = Atomic<Bool>(false)
@@ -89,7 +98,7 @@ public final class LivePlayer: @unchecked Sendable {
     private let clipped = Atomic<Int>(0)
     private let underrunCount = Atomic<Int>(0)
     private let renderAllocations = Atomic<Int>(-1)
-    private var gain: Float = 1          // pause/stop fade, render side
+    private var gain: Float = 1          // pause/stop/seek fade, render side
     private let firstWriteNanos = Atomic<UInt64>(0)
     private let drainedNanos = Atomic<UInt64>(0)
     /// The first error of the feeder or the render thread: written by either, read by any thread
@@ -112,6 +121,12 @@ public final class LivePlayer: @unchecked Sendable {
         kernel = try engine.makeKernel(maximumFrameCount: out.periodFrames, mode: .live)
         converter = SampleConverter(sampleFormat: out.sampleFormat, channelCount: layout.channelCount)
         interleaved = .allocate(byteCount: out.periodFrames * layout.channelCount * 4, alignment: 16)
+        if options.loop {
+            kernel.loops = true
+            for s in sources {
+                s.setLoop(frames: Double(layout.frameCount) * Double(s.format.sampleRate) / Double(kernel.layout.sampleRate))
+            }
+        }
         let start = options.startSeconds.isFinite ? min(max(0, options.startSeconds), durationSeconds) : 0
         try kernel.seek(toFrame: Int(start * Double(kernel.layout.sampleRate)))
     }
@@ -144,26 +159,23 @@ public final class LivePlayer: @unchecked Sendable {
     /// Test hook: the render thread sleeps once for `milliseconds` (to provoke an underrun).
     public func stall(milliseconds: Int) { stallMilliseconds.store(milliseconds, ordering: .relaxed) }
 
-    /// Jumps to `seconds` (clamped to the session), with a short fade.
+    /// Jumps to `seconds` (clamped to the session), with a short fade; returns once playback
+    /// goes on from there (or has ended). Any thread but the render thread.
     public func seek(toSeconds requested: Double) throws {
         // anything but a finite time inside the session is clamped to it (NaN: the start)
         let seconds = requested.isNaN ? 0 : min(max(0, requested), durationSeconds)
+        let frame = min(Int(seconds * Double(kernel.layout.sampleRate)), kernel.layout.frameCount)
         try controlLock.withLock { _ in
             guard !finishedFlag.load(ordering: .relaxed) else { return }
             guard started.load(ordering: .relaxed) else {
-                // Not playing yet: nothing to fade or park.
-                try kernel.seek(toFrame: Int(max(0, seconds) * Double(kernel.layout.sampleRate)))
+                // Not playing yet: the control side owns everything.
+                try kernel.seek(toFrame: frame)
                 rendered.store(kernel.framesRendered, ordering: .relaxed)
                 return
             }
-            parkRequested.store(true, ordering: .relaxed)
-            parked.wait()
-            defer { unpark.signal() }
-            output.dropAndPrepare()
-            try feederLock.withLock { _ in
-                try kernel.seek(toFrame: Int(max(0, seconds) * Double(kernel.layout.sampleRate)))
-            }
-            rendered.store(kernel.framesRendered, ordering: .relaxed)
+            seekTarget.store(frame, ordering: .relaxed)
+            // the render thread hands over, the feeder moves the files, the effects start up
+            while seekTarget.load(ordering: .relaxed) >= 0 && !finishedFlag.load(ordering: .relaxed) { usleep(1000) }
         }
     }
 
@@ -194,8 +206,10 @@ public final class LivePlayer: @unchecked Sendable {
         let rate = Double(kernel.layout.sampleRate)
         let frames = rendered.load(ordering: .relaxed)
         let delay = finishedFlag.load(ordering: .relaxed) ? 0 : min(output.bufferFrames, frames)
+        var heard = max(0, frames - delay)
+        if options.loop && kernel.layout.frameCount > 0 { heard %= kernel.layout.frameCount }
         return LiveStatus(
-            positionSeconds: Double(max(0, frames - delay)) / rate,
+            positionSeconds: Double(heard) / rate,
             durationSeconds: durationSeconds,
             dspLoad: Double(bitPattern: loadBits.load(ordering: .relaxed)),
             maxDSPLoad: Double(bitPattern: maxLoadBits.load(ordering: .relaxed)),
@@ -213,7 +227,7 @@ public final class LivePlayer: @unchecked Sendable {
     private func feed() {
         while !feederStop.load(ordering: .relaxed) {
             do {
-                try feederLock.withLock { _ in for s in sources { try s.refill() } }
+                for s in sources { try s.refill() }
             } catch {
                 failure.withLock { if $0 == nil { $0 = error } }
                 stop()
@@ -233,16 +247,26 @@ public final class LivePlayer: @unchecked Sendable {
         var periods = 0
         var allocationsAtWarmUp: UInt64?
         var loadSum = 0.0
+        // a seek under way: the frame playback resumes at, and whether the sources have moved
+        var seekingTo = -1, sourcesMoved = false
         do {
             while true {
-                if parkRequested.load(ordering: .relaxed) {
-                    // Fade out, then let the control thread seek.
+                if seekingTo < 0, case let target = seekTarget.load(ordering: .relaxed), target >= 0 {
+                    // Fade out, then hand the sources to the feeder (see the type's notes).
                     try fadeOut(period: period, channels: channels, step: fadeStep)
-                    parkRequested.store(false, ordering: .relaxed)
-                    parked.signal()
-                    unpark.wait()
-                    gain = 0
-                    continue
+                    seekingTo = target
+                    sourcesMoved = false
+                    for i in sources.indices { sources[i].requestSeek(toFrame: kernel.sourceFrame(track: i, restartingAt: target)) }
+                }
+                if seekingTo >= 0 && !sourcesMoved && allSourcesMoved() {
+                    for s in sources { s.finishSeek() }
+                    kernel.restartSignal(atFrame: seekingTo)
+                    sourcesMoved = true
+                }
+                if seekingTo >= 0 && sourcesMoved && kernel.framesRendered >= seekingTo {
+                    seekingTo = -1
+                    rendered.store(kernel.framesRendered, ordering: .relaxed)
+                    seekTarget.store(-1, ordering: .relaxed)
                 }
                 if stopRequested.load(ordering: .relaxed) {
                     try fadeOut(period: period, channels: channels, step: fadeStep)
@@ -253,18 +277,14 @@ public final class LivePlayer: @unchecked Sendable {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 let paused = pauseRequested.load(ordering: .relaxed)
                 var n = period
-                if paused && gain == 0 {
+                if paused && gain == 0 && seekingTo < 0 {
                     kernel.output.clear(frameCount: period)
                 } else {
-                    n = try kernel.render(frameCount: period)
-                    if n == 0 {
-                        if options.loop {
-                            try feederLock.withLock { _ in try kernel.seek(toFrame: 0) }
-                            continue
-                        }
-                        break
-                    }
-                    applyGain(target: paused ? 0 : 1, step: fadeStep, frames: n, channels: channels)
+                    // (seeking: up to the target frame exactly, silent)
+                    let frames = seekingTo >= 0 && sourcesMoved ? min(period, seekingTo - kernel.framesRendered) : period
+                    n = try kernel.render(frameCount: frames)
+                    if n == 0 { break }
+                    applyGain(target: paused || seekingTo >= 0 ? 0 : 1, step: fadeStep, frames: n, channels: channels)
                 }
                 convertOutput(frames: n, channels: channels)
                 let load = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9 / periodSeconds
@@ -278,7 +298,7 @@ public final class LivePlayer: @unchecked Sendable {
                 }
                 if periods == 0 { firstWriteNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
                 try output.write(interleaved, frameCount: n)
-                if !paused || gain > 0 { rendered.store(kernel.framesRendered, ordering: .relaxed) }
+                if (!paused || gain > 0) && seekingTo < 0 { rendered.store(kernel.framesRendered, ordering: .relaxed) }
                 underrunCount.store(output.underruns, ordering: .relaxed)
                 clipped.store(converter.clippedSamples, ordering: .relaxed)
                 periods += 1
@@ -296,6 +316,12 @@ public final class LivePlayer: @unchecked Sendable {
         feederStop.store(true, ordering: .relaxed)
         finishedFlag.store(true, ordering: .relaxed)
         finished.signal()
+    }
+
+    /// Whether the feeder has moved every source after a seek request (render side).
+    private func allSourcesMoved() -> Bool {
+        for s in sources where !s.seekIsDone { return false }
+        return true
     }
 
     /// Ramps `gain` toward `target` across the block (pause and resume).

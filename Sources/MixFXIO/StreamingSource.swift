@@ -65,6 +65,16 @@ public final class FrameRing: @unchecked Sendable {
 /// ring ahead of time, and the render thread's `read` only copies from the ring: no file I/O,
 /// no locks, no allocation on the render thread. If the disk falls behind, `read` gives silence
 /// for the missing frames and counts them in `underflowFrames`.
+///
+/// **Looping** (`setLoop`) happens here, in the feeder: at the end of the file it writes silence
+/// up to the session's length and goes on from frame 0, so the ring holds the loop seam like any
+/// other samples and the effects after it run straight through (no seek, no pre-roll, no click).
+///
+/// **Seeking while playing** (`requestSeek`) is a hand-over, without locks: the render thread
+/// asks and stops touching the ring (it reads silence, not counted as an underflow); the feeder
+/// moves the file, empties and refills the ring, and publishes that it is done
+/// (`isSeekPending` false). Threading: one feeder thread (`refill`, producer) and one render
+/// thread (`read`, `requestSeek`, consumer); `seek` and `setLoop` only while neither runs.
 public final class StreamingSource: AudioSource, @unchecked Sendable {
     /// The file the feeder reads.
     public let reader: SoundFileReader
@@ -73,7 +83,18 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
     private let chunk: AudioBuffer
     private let ended = Atomic<Bool>(false)
     private let underflows = Atomic<Int>(0)
-    private var framesFed = 0
+    // the seek hand-over: the frame asked for (Int.min: none), and whether it is not yet done
+    private let seekRequest = Atomic<Int>(Int.min)
+    private let seekPending = Atomic<Bool>(false)
+    private var seeking = false   // render side: between requestSeek and finishSeek
+    // Feeder side: frames written since the last seek's frame 0 (the loop's time line), silence
+    // still to write before the file (a seek before frame 0), and the loop.
+    private var position = 0
+    private var leadingSilence = 0
+    private var fileFrame = 0
+    private var fileEnd = Int.max   // where the file ended when it was read to its end
+    private var loopFrames: Double?
+    private var loopCount = 0, nextSeam = Int.max   // the loop being written, where it ends
 
     /// The file's format.
     public var format: SourceFormat { reader.format }
@@ -91,25 +112,84 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
     /// Frames of silence given because the ring was empty before the end of the file.
     public var underflowFrames: Int { underflows.load(ordering: .relaxed) }
 
-    /// Feeder side: tops the ring up from the file. Returns true if it read anything.
+    /// Loops every `frames` frames of this source (the session's length at this source's rate;
+    /// not always whole: seam k falls at round(k·frames), so tracks at other rates stay within
+    /// a sample of the session). The file plays, then silence to the seam. nil: no loop.
+    /// Control side, before playing.
+    public func setLoop(frames: Double?) { loopFrames = frames }
+
+    /// Feeder side: carries out a seek the render thread asked for, then tops the ring up from
+    /// the file. Returns true if it wrote anything.
     @discardableResult
     public func refill() throws -> Bool {
+        let request = seekRequest.load(ordering: .acquiring)
+        if request != Int.min {
+            // the render thread no longer touches the ring (see `requestSeek`)
+            try moveFile(toFrame: request)
+            ring.reset()
+            seekRequest.store(Int.min, ordering: .relaxed)
+            seekPending.store(false, ordering: .releasing)
+        }
         var any = false
         while !ended.load(ordering: .relaxed) && ring.freeFrames >= chunk.capacityFrames {
-            let n = try reader.read(into: chunk, offset: 0, frameCount: chunk.capacityFrames)
-            if n == 0 {
-                ended.store(true, ordering: .releasing)
-                break
+            var n = 0
+            if leadingSilence > 0 {
+                n = min(leadingSilence, chunk.capacityFrames)
+                chunk.clear(frameCount: n)
+                leadingSilence -= n
+            } else if let loop = loopFrames {
+                // the file, then silence, up to the seam; then the file again from its start
+                if position >= nextSeam {
+                    try reader.seek(toFrame: 0)
+                    fileFrame = 0
+                    loopCount += 1
+                    nextSeam = Int((Double(loopCount + 1) * loop).rounded())
+                    continue
+                }
+                let room = nextSeam - position
+                if fileFrame < fileEnd {
+                    n = try reader.read(into: chunk, offset: 0, frameCount: min(room, chunk.capacityFrames))
+                    if n == 0 { fileEnd = fileFrame; continue }
+                    fileFrame += n
+                } else {
+                    n = min(room, chunk.capacityFrames)
+                    chunk.clear(frameCount: n)
+                }
+            } else {
+                n = try reader.read(into: chunk, offset: 0, frameCount: chunk.capacityFrames)
+                if n == 0 {
+                    ended.store(true, ordering: .releasing)
+                    break
+                }
             }
             ring.write(from: chunk, count: n)
-            framesFed += n
+            position += n
             any = true
         }
         return any
     }
 
-    /// Render side.
+    /// Feeder or control side: the file to `frame` (before 0: silence first).
+    private func moveFile(toFrame frame: Int) throws {
+        let f = max(0, frame)
+        try reader.seek(toFrame: min(f, reader.format.frameCount))
+        leadingSilence = max(0, -frame)
+        fileFrame = f
+        position = f
+        if let loop = loopFrames {
+            loopCount = 0
+            nextSeam = Int(loop.rounded())
+            while position >= nextSeam { loopCount += 1; nextSeam = Int((Double(loopCount + 1) * loop).rounded()) }
+        }
+        ended.store(false, ordering: .relaxed)
+    }
+
+    /// Render side: silence from `requestSeek` until `finishSeek`, else the ring's frames.
     public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
+        if seeking {
+            for c in 0..<buffer.channelCount { (buffer.channel(c) + offset).update(repeating: 0, count: frameCount) }
+            return frameCount
+        }
         let n = ring.read(into: buffer, offset: offset, count: frameCount)
         if n == frameCount { return n }
         // The ring is empty: the end of the file, or the disk is late.
@@ -121,13 +201,30 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
         return frameCount
     }
 
+    /// Render side: asks the feeder to move to `frame` (before 0: that much silence first) and
+    /// stops reading the ring (`read` gives silence) until `finishSeek`. Never waits.
+    public func requestSeek(toFrame frame: Int) {
+        seeking = true
+        seekPending.store(true, ordering: .relaxed)
+        seekRequest.store(frame, ordering: .releasing)
+    }
+
+    /// Render side: whether the feeder has moved the file since `requestSeek` (true without
+    /// one).
+    public var seekIsDone: Bool { !seeking || !seekPending.load(ordering: .acquiring) }
+
+    /// Render side, once `seekIsDone`: `read` reads the moved file from here on (so that every
+    /// track of a session starts reading at one block boundary).
+    public func finishSeek() {
+        precondition(seekIsDone, "finishSeek before the feeder moved the file")
+        seeking = false
+    }
+
     /// Control side, while neither the feeder nor the render thread use this source: moves the
     /// file to `frame` and refills the ring.
     public func seek(toFrame frame: Int) throws {
-        try reader.seek(toFrame: frame)
+        try moveFile(toFrame: frame)
         ring.reset()
-        ended.store(false, ordering: .relaxed)
-        framesFed = frame
         try refill()
     }
 }

@@ -47,6 +47,90 @@ import TestSupport
         #expect(same, "the tap differs from the offline render")
     }
 
+    /// `--loop` loops the sources, so the mix runs straight through every seam: many loops of a
+    /// session through the tap are bit-exact the offline render of the session repeated (two
+    /// tracks of different lengths and rates, both shifted): no gap, no restart, no click.
+    @Test func loopRunsStraightThroughTheSeam() throws {
+        defer { dir.remove() }
+        let loops = 6
+        let a = Signals.noise(frames: 12_000, amplitude: 0.2, seed: 7)     // 0.25 s at 48 kHz: the session
+        // 0.2 s of stereo at 44.1 kHz, then silence
+        let b = [Signals.noise(frames: 8_820, amplitude: 0.2, seed: 8), Signals.noise(frames: 8_820, amplitude: 0.2, seed: 9)]
+        try AudioFiles.write([a], to: dir.file("a.wav"), sampleRate: 48_000)
+        try AudioFiles.write(b, to: dir.file("b.wav"), sampleRate: 44_100)
+        func tiled(_ x: [Float], padding: Int) -> [Float] {
+            Array([[Float]](repeating: x + [Float](repeating: 0, count: padding), count: loops).joined())
+        }
+        try AudioFiles.write([tiled(a, padding: 0)], to: dir.file("a-tiled.wav"), sampleRate: 48_000)
+        try AudioFiles.write(b.map { tiled($0, padding: 2_205) }, to: dir.file("b-tiled.wav"), sampleRate: 44_100)
+        let settings = ["--pitch", "300", "--track", "2:pitch=-200,pan=0.5", "--sample-format", "s16"]
+        let offline = dir.file("offline.wav")
+        let r = try MixFXBinary.run(["render", dir.file("a-tiled.wav"), dir.file("b-tiled.wav"), "-o", offline, "--quiet"] + settings)
+        #expect(r.status == 0, "\(r.stderr)")
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", dir.file("a.wav"), dir.file("b.wav"), "--loop", "--device", "mixfx_tap",
+                                                          "--no-ui", "--json"] + settings, environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: loops * 12_000 + 4_800, bytesPerFrame: 4)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let captured = try ALSARig.readS16(tap)
+        let (ref, format) = try AudioFiles.read(offline)
+        // (the render holds one loop more: its last frames see the silence after its end)
+        let compared = (loops - 1) * 12_000
+        #expect(format.frameCount == loops * 12_000 && captured.count >= 2 * compared)
+        var firstDifference: Int?
+        for i in 0..<min(compared, captured.count / 2) where firstDifference == nil {
+            if Int16((ref[0][i] * 32768).rounded()) != captured[2 * i] || Int16((ref[1][i] * 32768).rounded()) != captured[2 * i + 1] {
+                firstDifference = i
+            }
+        }
+        #expect(firstDifference == nil, "the looped tap differs from the repeated render at frame \(firstDifference ?? 0) (seams at multiples of 12000)")
+    }
+
+    /// A seek while playing resumes exactly at its frame: after the fade-out and the silence
+    /// while the files move and the effects start up, the tap is bit-exact what a render that
+    /// starts there gives (the input cut at the target frame; past the 10 ms fade-in).
+    @Test func aSeekResumesBitExactAtItsFrame() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), target = 36_000
+        let x = Signals.noise(frames: 96_000, amplitude: 0.3, seed: 11)
+        try AudioFiles.write([x, x.reversed()], to: input, sampleRate: 48_000)
+        // from the target on, and on into the next loop (the render's last frames see what follows)
+        let y0 = Array(x[target...] + x[..<24_000]), y1 = Array(x.reversed()[target...] + x.reversed()[..<24_000])
+        try AudioFiles.write([y0, y1], to: dir.file("cut.wav"), sampleRate: 48_000)
+        let settings = ["--pitch", "-500", "--bass", "3", "--sample-format", "s16"]
+        let offline = dir.file("offline.wav")
+        #expect(try MixFXBinary.run(["render", dir.file("cut.wav"), "-o", offline, "--quiet"] + settings).status == 0)
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 24_000, bytesPerFrame: 4)
+        p.send("seek 0.75")
+        #expect(p.waitForLine(startingWith: "ok seek 0.75") != nil, "\(p.stderr)")
+        let atSeek = try ALSARig.readS16(tap).count / 2
+        ALSARig.waitForTap(tap, frames: atSeek + 96_000, bytesPerFrame: 4)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap)
+        let (ref, _) = try AudioFiles.read(offline)
+        // the resume point: the end of the first run of silence (noise has none of its own)
+        var run = 0, resume: Int?
+        for i in 0..<(y.count / 2) where resume == nil {
+            if y[2 * i] == 0 && y[2 * i + 1] == 0 { run += 1 } else { if run >= 1_000 { resume = i }; run = 0 }
+        }
+        let r = try #require(resume, "no silent hand-over found")
+        let fade = 480
+        let compared = 96_000 - target
+        #expect(r + compared <= y.count / 2, "too little played after the seek")
+        var firstDifference: Int?
+        for k in fade..<compared where firstDifference == nil && r + k < y.count / 2 {
+            if Int16((ref[0][k] * 32768).rounded()) != y[2 * (r + k)] || Int16((ref[1][k] * 32768).rounded()) != y[2 * (r + k) + 1] {
+                firstDifference = k
+            }
+        }
+        #expect(firstDifference == nil, "after the seek (resumed at tap frame \(r)) the tap differs from the render from frame \(target) at \(target) + \(firstDifference ?? -1)")
+    }
+
     @Test func devicesAndDeviceErrors() throws {
         defer { dir.remove() }
         let env = ALSARig.environment(tap: dir.file("t.raw"))
@@ -220,18 +304,19 @@ import TestSupport
     func theRenderThreadDoesNotAllocate() throws {
         defer { dir.remove() }
         let lib = try #require(ALSARig.allocationCounterLibrary(in: dir.path), "gcc is needed to build the allocation counter")
-        let a = try sine("a.wav", seconds: 2.5), b = try sine("b.wav", seconds: 2.5, frequency: 220)
+        // short tracks looped: several seams while the commands (a seek among them) arrive
+        let a = try sine("a.wav", seconds: 0.4), b = try sine("b.wav", seconds: 0.3, frequency: 220)
         var env = ALSARig.environment(tap: dir.file("t.raw"))
         env["LD_PRELOAD"] = lib
-        let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--device", "mixfx_pulse", "--no-ui", "--json",
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--loop", "--device", "mixfx_pulse", "--no-ui", "--json",
                                                           "--bass", "3", "--pitch", "200"], environment: env)
         usleep(500_000)
-        for cmd in ["track 1 pitch -500", "track 2 volume 0.3", "track 1 bass -6", "track 2 treble 5", "master volume 0.7",
+        for cmd in ["track 1 pitch -500", "track 2 volume 0.3", "track 1 bass -6", "seek 0.2", "track 2 treble 5", "master volume 0.7",
                     "track 1 pan -0.5", "track 2 mute on", "track 2 mute off", "track 1 solo on", "pause", "resume"] {
             p.send(cmd)
             usleep(80_000)
         }
-        p.closeInput()
+        p.send("quit")
         #expect(p.wait() == 0, "\(p.stderr)")
         let report = json(p.stdout)
         #expect(report["renderThreadAllocations"] as? Int == 0, "\(p.stdout)")

@@ -176,6 +176,47 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
         #expect(try render(parallel: true, request: 700, seekTo: 15_000) == seekedSequential)
     }
 
+    /// The live seek without a pre-roll (`restartSignal`, what `mixfx play` does on the render
+    /// thread): with the sources moved to `sourceFrames(restartingAt:)` and the effects' latency
+    /// rendered, the mix from the target frame on is the same samples as after `seek`, for
+    /// shifted tracks at two rates.
+    @Test(arguments: [0, 15_000, 31_000])
+    func aRestartIsASeekWithoutThePreRoll(target: Int) throws {
+        func make() -> AudioEngine {
+            let engine = AudioEngine()
+            for k in 0..<3 {
+                let t = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 40_000, seed: 50 + UInt64(k))],
+                                                             sampleRate: k == 2 ? 44_100 : 48_000))
+                t.timePitch.pitchCents = [-500, 300, 0][k]
+                t.eq.bassGain.value = 3
+            }
+            return engine
+        }
+        func tail(_ kernel: RenderKernel) throws -> [Float] {
+            var out: [Float] = []
+            while case let n = try kernel.render(frameCount: 512), n > 0 {
+                out += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
+            }
+            return out
+        }
+        let engine = make()
+        let sought = try engine.makeKernel(maximumFrameCount: 512, mode: .live)
+        try sought.seek(toFrame: target)
+        let expected = try tail(sought)
+        let restarted = try engine.makeKernel(maximumFrameCount: 512, mode: .live)
+        try restarted.start()
+        for _ in 0..<7 { _ = try restarted.render(frameCount: 512) }
+        for (i, t) in try engine.validate().tracks.enumerated() {
+            try t.player.source.seek(toFrame: max(0, restarted.sourceFrame(track: i, restartingAt: target)))
+        }
+        restarted.restartSignal(atFrame: target)
+        while restarted.framesRendered < target {
+            _ = try restarted.render(frameCount: min(512, target - restarted.framesRendered))
+        }
+        let got = try tail(restarted)
+        #expect(got.count == expected.count && got == expected)
+    }
+
     /// A source that fails on a worker thread: the error reaches the caller of `render` at the
     /// block that failed, after every block before it (the shifted tracks, slower, are still
     /// behind the cheap failing one when it fails, and must still be rendered up to there).

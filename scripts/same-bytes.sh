@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Shows that a refactor kept the output bytes: renders the same sessions with two mixfx
+# binaries and compares the files with cmp. Usage:
+#   scripts/same-bytes.sh OLD_MIXFX NEW_MIXFX [WORKDIR]
+# The sessions cover the band (s16, the no-clip gain), float output, formants, per-track
+# settings, another overlap, resampling, mono and 24-bit inputs, and a preset.
+set -euo pipefail
+old=$1 new=$2 work=${3:-$(mktemp -d)}
+mkdir -p "$work"
+band=$work/band
+[ -f "$band/track4.wav" ] || "$(dirname "$new")/mixfx-bench" --make-band "$band" >/dev/null
+command -v sox >/dev/null || { echo "same-bytes: needs sox for the extra inputs" >&2; exit 2; }
+[ -f "$work/mono48.wav" ] || sox -n -r 48000 -c 1 "$work/mono48.wav" synth 7 sine 220 sine 440 vol 0.4
+[ -f "$work/st22.flac" ] || sox -n -r 22050 -c 2 -b 24 "$work/st22.flac" synth 5 pinknoise vol 0.3
+sessions=(
+  "band-s16|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --bass 4 --pitch 200 --sample-format s16"
+  "band-f32|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --bass 4 --pitch 200 --sample-format f32"
+  "formants|$band/track2.wav --pitch -700 --formant on --treble -6 --sample-format f32"
+  "per-track|$band/track1.wav $band/track3.wav --track 1:pitch=-300,pan=-0.5 --track 2:pitch=1200,volume=0.7,bass=-8,bass-freq=120 --sample-format f32"
+  "overlap4|$band/track4.wav --pitch 50 --overlap 4 --sample-format f32"
+  "resample|$work/mono48.wav $work/st22.flac $band/track1.wav --pitch -1200 --rate 32000 --sample-format f32"
+  "neutral|$work/mono48.wav $work/st22.flac --sample-format s24"
+  "preset|$band/track1.wav $band/track2.wav --preset chipmunk --sample-format f32"
+  "clipped|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --volume 3 --treble 6 --clip --sample-format s16"
+)
+status=0
+for s in "${sessions[@]}"; do
+  name=${s%%|*}; args=${s#*|}
+  # shellcheck disable=SC2086
+  "$old" render $args -o "$work/$name-old.wav" --force --quiet 2>>"$work/stderr.log"
+  # shellcheck disable=SC2086
+  "$new" render $args -o "$work/$name-new.wav" --force --quiet 2>>"$work/stderr.log"
+  if cmp -s "$work/$name-old.wav" "$work/$name-new.wav"; then
+    echo "same   $name ($(stat -c %s "$work/$name-new.wav") bytes)"
+  else
+    echo "DIFFER $name"; status=1
+  fi
+done
+exit $status
