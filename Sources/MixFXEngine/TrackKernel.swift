@@ -59,12 +59,10 @@ final class EQKernel {
             let n = min(EQKernel.subBlock, frameCount - done)
             var s = eq.settings
             func approach(_ x: inout Double, _ t: Double, _ eps: Double) {
-                x += (t - x) * alpha
-                if abs(t - x) < eps { x = t }
+                Smoother.onePole(&x, toward: t, coefficient: alpha, snap: eps)
             }
             func approachLog(_ x: inout Double, _ t: Double) {
-                x *= pow(t / x, alpha)
-                if abs(t / x - 1) < 1e-4 { x = t }
+                Smoother.onePoleLog(&x, toward: t, coefficient: alpha, snapRatio: 1e-4)
             }
             approach(&s.bass.gainDB, target.bass.gainDB, 0.005)
             approach(&s.treble.gainDB, target.treble.gainDB, 0.005)

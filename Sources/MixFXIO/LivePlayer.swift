@@ -329,7 +329,7 @@ public final class LivePlayer: @unchecked Sendable {
         guard gain != target || target != 1 else { return }
         var g = gain
         for i in 0..<frames {
-            g = target > g ? min(target, g + step) : max(target, g - step)
+            Smoother.linear(&g, toward: target, step: step)
             for c in 0..<channels { kernel.output.channel(c)[i] *= g }
         }
         gain = g

@@ -1,0 +1,313 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The time-stretch half of the shifter: a phase vocoder that stretches its input by the ratio r,
+/// frame by frame, into the stretched signal `StretchReader` reads.
+///
+/// Analysis frame m is centred on input position A_m, synthesis frame m on stretched position
+/// S_m, with S_{m+1} = S_m + Hs_m and A_{m+1} = A_m + Hs_m/r_m, so the stretch follows the ratio
+/// frame by frame. The shorter hop is N/overlap (`synthesisHop`). Each output bin is the input
+/// bin turned by a unit phasor U[k] from `PhaseLocking` (identity phase locking, Laroche &
+/// Dolson 1999), shared by all channels and measured on their summed cross-spectra, so the
+/// channels keep their phase differences exactly and the stereo image and mono sum hold. Hann
+/// windows, weighted overlap-add divided by the running Σ_m w²(s − S_m), so the gain is unity for
+/// any sequence of hops. With formant preservation, `FormantCorrection` scales the bins before
+/// synthesis. Raising the pitch, the bins above 0.92/r of Nyquist are cut (a raised-cosine
+/// roll-off of `taperBins` below the edge): what the stretched signal holds above 1/r of Nyquist
+/// would alias when it is read r times faster.
+///
+/// The frame map (A_m, r_m, S_m of the last `historyCapacity` frames) is what the reader maps
+/// output time through. The ratio glides toward the target (`setTargetCents`) with a one-pole of
+/// `glideSeconds`, stepped once per frame.
+///
+/// Made by `PitchShifter.prepare` (control side: every buffer is allocated then); `reset` and
+/// `append` on the render side. One thread at a time.
+final class PhaseVocoder {
+    /// Frames the frame map keeps.
+    static let historyCapacity = 1024
+    static let historyMask = historyCapacity - 1
+    /// Time constant of the pitch glide.
+    static let glideSeconds = 0.02
+    /// A glide this close to its target (cents) is there.
+    static let glideSnapCents = 0.05
+    /// Analysis frame length: the least power of two ≥ 256 covering `frameSeconds`.
+    static let frameSeconds = 0.085
+
+    /// Frame length N for `sampleRate` (4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz).
+    static func fftSize(sampleRate: Double) -> Int {
+        var n = 256
+        while Double(n) < sampleRate * frameSeconds { n *= 2 }
+        return n
+    }
+
+    /// Bins of the raised-cosine roll-off below the band edge of a raised frame (≈ 350 Hz).
+    static func taperBins(fftSize: Int) -> Int { max(4, fftSize / 128) }
+
+    let fftSize: Int
+    /// The shorter of the two hops, N / overlap.
+    let hopFrames: Int
+    let channelCount: Int
+    private let sampleRate: Double
+    private let maximumFrameCount: Int
+    private let fft: RealFFT
+    private let window: UnsafeMutablePointer<Float>
+    private let windowSquared: UnsafeMutablePointer<Float>
+    private let taper: UnsafeMutablePointer<Float>
+    private let inCapacity: Int
+    private let input: UnsafeMutablePointer<Float>        // channel c at c · inCapacity
+    /// The stretched signal, channel c at c · `stretchedCapacity`, from `stretchedStart`.
+    let stretched: UnsafeMutablePointer<Float>
+    let stretchedCapacity: Int
+    private let norm: UnsafeMutablePointer<Float>         // Σ_m w²(s − S_m) beside `stretched`, until final
+    private var prevRe: UnsafeMutablePointer<Float>       // previous analysis spectra, per channel
+    private var prevIm: UnsafeMutablePointer<Float>
+    private var re: UnsafeMutablePointer<Float>           // spectra of this frame, per channel
+    private var im: UnsafeMutablePointer<Float>
+    private let power: UnsafeMutablePointer<Float>
+    private let outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
+    private let outIm: UnsafeMutablePointer<Float>
+    private let locking: PhaseLocking
+    private let formant: FormantCorrection
+    /// How far either side of a read position the reader reaches (kept when compacting).
+    private let readHalfTaps: Int
+    // The frame map: A_m, r_m and S_m by m & historyMask.
+    let historyA: UnsafeMutablePointer<Double>
+    let historyR: UnsafeMutablePointer<Double>
+    let historyS: UnsafeMutablePointer<Int>
+
+    private var inStart = 0                    // absolute input index of input[0]
+    /// Input frames taken so far: the next input time.
+    private(set) var inputEnd = 0
+    /// Absolute stretched index of `stretched[0]`.
+    private(set) var stretchedStart = 0
+    /// Frames run since `reset` (the map holds the last `historyCapacity`).
+    private(set) var framesRun = 0
+    /// A of the next frame.
+    private(set) var nextAnalysisCentre = 0.0
+    private var nextS = 0                      // S of the next frame
+    private var lastCentre = 0                 // rounded A of the previous frame
+    private var lastSynthesisCentre = 0        // S of the previous frame
+    private var currentCents = 0.0             // the glide, per frame
+    private(set) var targetCents = 0.0
+    /// Keep the spectral envelope where it was (`FormantCorrection`).
+    var preserveFormants = false
+
+    /// A vocoder for `channelCount` channels at `sampleRate`, taking blocks of up to
+    /// `maximumFrameCount`, for ratios from `minRatio` to `maxRatio`, read `latencyFrames`
+    /// behind its input by a reader reaching `readHalfTaps` either side.
+    init(sampleRate: Double, maximumFrameCount: Int, channelCount: Int, overlap: Int,
+         minRatio: Double, maxRatio: Double, latencyFrames: Int, readHalfTaps: Int) {
+        let n = Self.fftSize(sampleRate: sampleRate)
+        fftSize = n
+        hopFrames = max(1, n / overlap)
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        self.maximumFrameCount = maximumFrameCount
+        self.readHalfTaps = readHalfTaps
+        let bins = n / 2 + 1
+        fft = RealFFT(size: n)
+        window = .allocate(capacity: n)
+        windowSquared = .allocate(capacity: n)
+        for i in 0..<n { window[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))) }
+        for i in 0..<n { windowSquared[i] = window[i] * window[i] }
+        let taperBins = Self.taperBins(fftSize: n)
+        taper = .allocate(capacity: taperBins)
+        for j in 0..<taperBins { taper[j] = Float(0.5 + 0.5 * cos(Double.pi * Double(j + 1) / Double(taperBins + 1))) }
+
+        let ch = channelCount
+        let maxHa = Int((Double(hopFrames) / minRatio).rounded(.up)) + 2
+        inCapacity = 2 * n + 2 * maxHa + 2 * maximumFrameCount + 64
+        stretchedCapacity = Int((Double(latencyFrames + 2 * maximumFrameCount) * max(1, maxRatio)).rounded(.up))
+            + 3 * n + 4 * readHalfTaps + 2 * hopFrames + 64
+        input = .allocate(capacity: inCapacity * ch)
+        stretched = .allocate(capacity: stretchedCapacity * ch)
+        norm = .allocate(capacity: stretchedCapacity)
+        prevRe = .allocate(capacity: bins * ch)
+        prevIm = .allocate(capacity: bins * ch)
+        re = .allocate(capacity: bins * ch)
+        im = .allocate(capacity: bins * ch)
+        locking = PhaseLocking(fftSize: n)
+        formant = FormantCorrection(bins: bins)
+        power = .allocate(capacity: bins + 8)
+        outRe = .allocate(capacity: bins)
+        outIm = .allocate(capacity: bins)
+        historyA = .allocate(capacity: Self.historyCapacity)
+        historyR = .allocate(capacity: Self.historyCapacity)
+        historyS = .allocate(capacity: Self.historyCapacity)
+    }
+
+    deinit {
+        for p in [window, windowSquared, taper, input, stretched, norm, prevRe, prevIm, re, im, power, outRe, outIm] {
+            p.deallocate()
+        }
+        historyA.deallocate(); historyR.deallocate(); historyS.deallocate()
+    }
+
+    /// Clears every signal; the next input is time 0 (input before it is silence), at
+    /// `pitchCents` without a glide.
+    func reset(pitchCents: Double) {
+        let ch = channelCount, bins = fftSize / 2 + 1
+        targetCents = pitchCents
+        currentCents = pitchCents
+        input.update(repeating: 0, count: inCapacity * ch)
+        stretched.update(repeating: 0, count: stretchedCapacity * ch)
+        norm.update(repeating: 0, count: stretchedCapacity)
+        prevRe.update(repeating: 0, count: bins * ch)
+        prevIm.update(repeating: 0, count: bins * ch)
+        locking.reset()
+        inStart = -fftSize / 2
+        inputEnd = 0
+        stretchedStart = -fftSize / 2 - 2 * readHalfTaps - 8
+        framesRun = 0
+        nextAnalysisCentre = 0
+        nextS = 0
+        lastCentre = 0
+        lastSynthesisCentre = 0
+    }
+
+    /// The pitch the ratio glides to.
+    @inline(__always)
+    func setTargetCents(_ cents: Double) { targetCents = cents }
+
+    /// The stretched signal is final before this index (no frame will add to it).
+    var finalStretchedEnd: Int { nextS - fftSize / 2 }
+
+    /// Takes `frameCount` input frames (`right` nil for mono) and runs every frame whose window
+    /// is then complete; the reader last read at `readPosition` (what lies before it, less its
+    /// reach, may go).
+    func append(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, readPosition: Double) {
+        compactInput()
+        for c in 0..<channelCount {
+            let src = c == 0 ? left : (right ?? left)
+            (input + c * inCapacity + (inputEnd - inStart)).update(from: src, count: frameCount)
+        }
+        inputEnd += frameCount
+        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd {
+            runFrame(readPosition: readPosition)
+        }
+    }
+
+    /// The synthesis hop for ratio r. The shorter of the two hops is N/overlap, so neither the
+    /// analysis nor the synthesis frames overlap more than `overlap` times: lowering the pitch,
+    /// Hs = N/overlap and Ha = Hs/r; raising it, Hs = r·N/overlap and Ha = N/overlap (raising by
+    /// r costs no more frames than not shifting). The synthesis frames still overlap at least
+    /// min(overlap, 4) times.
+    @inline(__always)
+    private func synthesisHop(ratio r: Double) -> Int {
+        guard r > 1 else { return hopFrames }
+        return max(hopFrames, min(roundToInt(Double(hopFrames) * r), fftSize / 4))
+    }
+
+    private func runFrame(readPosition: Double) {
+        // Glide toward the target pitch (one-pole, τ = glideSeconds, in whole frames).
+        if currentCents != targetCents {
+            let frameSeconds = Double(hopFrames) / sampleRate
+            Smoother.onePole(&currentCents, toward: targetCents, coefficient: min(1, frameSeconds / Self.glideSeconds),
+                             snap: Self.glideSnapCents)
+        }
+        let r = currentCents == 0 ? 1 : pow(2, currentCents / 1200)
+        let a = nextAnalysisCentre, s = nextS
+        let hs = synthesisHop(ratio: r)
+        historyA[framesRun & Self.historyMask] = a
+        historyR[framesRun & Self.historyMask] = r
+        historyS[framesRun & Self.historyMask] = s
+        analyseAndSynthesise(centre: roundToInt(a), ratio: r, at: s, hop: hs, readPosition: readPosition)
+        nextAnalysisCentre = a + Double(hs) / r
+        nextS = s + hs
+        framesRun += 1
+    }
+
+    private func compactInput() {
+        let firstNeeded = roundToInt(nextAnalysisCentre) - fftSize / 2
+        let drop = firstNeeded - inStart
+        let held = inputEnd - inStart
+        if drop > 0 && held + maximumFrameCount + 1 > inCapacity / 2 {
+            for c in 0..<channelCount {
+                let base = input + c * inCapacity
+                base.update(from: base + drop, count: held - drop)
+            }
+            inStart += drop
+        }
+        precondition(inputEnd - inStart + maximumFrameCount <= inCapacity, "PhaseVocoder input overflow")
+    }
+
+    private func compactStretched(upTo end: Int, readPosition: Double) {
+        let firstNeeded = floorToInt(readPosition) - readHalfTaps - 2
+        let drop = min(firstNeeded, end - fftSize) - stretchedStart
+        if drop > 0 && end - stretchedStart > stretchedCapacity - fftSize {
+            let held = end - fftSize - stretchedStart
+            for c in 0..<channelCount {
+                let base = stretched + c * stretchedCapacity
+                base.update(from: base + drop, count: held + fftSize - drop)
+                (base + held + fftSize - drop).update(repeating: 0, count: drop)
+            }
+            norm.update(from: norm + drop, count: held + fftSize - drop)
+            (norm + held + fftSize - drop).update(repeating: 0, count: drop)
+            stretchedStart += drop
+        }
+        precondition(end - stretchedStart <= stretchedCapacity, "PhaseVocoder stretch overflow")
+    }
+
+    /// Frame m: analysis centred on input `a`, synthesis centred on `s` = S_m, and S_{m+1} =
+    /// s + `hop`.
+    private func analyseAndSynthesise(centre a: Int, ratio: Double, at s: Int, hop: Int, readPosition: Double) {
+        let n = fftSize, bins = n / 2 + 1, ch = channelCount
+        let frameStartY = s - n / 2
+        compactStretched(upTo: frameStartY + n, readPosition: readPosition)
+        // Analysis: all channels.
+        for c in 0..<ch {
+            let src = input + c * inCapacity + (a - n / 2 - inStart)
+            fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
+        }
+        // Raising the pitch, the bins above the band edge are cut before synthesis (below), so
+        // the phase work stops just above it, unless formant preservation reads the envelope
+        // there.
+        let formants = preserveFormants && ratio != 1
+        let grid = SincTableCache.index(forRatio: ratio)
+        let edge = grid == 0 ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
+        let activeBins = formants ? bins : min(bins, edge + 16)
+        for c in 0..<ch {
+            vaddPower(re + c * bins, im + c * bins, power, activeBins, accumulating: c > 0)
+        }
+        (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
+        if formants { formant.update(power: power, ratio: ratio) }
+        if framesRun > 0 {
+            locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,
+                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre, activeBins: activeBins)
+        }
+        // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,
+        // overlap-add. This frame's spectra then become the previous ones (the buffers swap).
+        let taperBins = Self.taperBins(fftSize: n)
+        for c in 0..<ch {
+            vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, edge)
+            if edge < bins {
+                (outRe + edge).update(repeating: 0, count: bins - edge)
+                (outIm + edge).update(repeating: 0, count: bins - edge)
+                let start = max(0, edge - taperBins)
+                for k in start..<edge {
+                    let g = taper[k - (edge - taperBins)]
+                    outRe[k] *= g; outIm[k] *= g
+                }
+            }
+            if formants {
+                vmul(outRe, formant.gains, outRe, edge)
+                vmul(outIm, formant.gains, outIm, edge)
+            }
+            outIm[0] = 0; outIm[bins - 1] = 0
+            let dst = stretched + c * stretchedCapacity + (frameStartY - stretchedStart)
+            fft.inverse(re: outRe, im: outIm, window: window, addingTo: dst)
+        }
+        // Weighted overlap-add with a running normalisation: Σ w·frame / Σ w², which is unity
+        // gain for any sequence of hops. Output before S_{m+1} − N/2 gets no more frames, so it
+        // is divided now.
+        let w2 = norm + (frameStartY - stretchedStart)
+        vadd(windowSquared, into: w2, n)
+        let y0 = stretched + (frameStartY - stretchedStart), y1 = ch > 1 ? y0 + stretchedCapacity : nil
+        vdivideByNorm(y0, y1, w2, hop)
+        lastSynthesisCentre = s
+        swap(&prevRe, &re)
+        swap(&prevIm, &im)
+        lastCentre = a
+    }
+}

@@ -1,0 +1,90 @@
+/// Plays the vocoder's stretched signal r times faster: the resample half of the shifter.
+///
+/// Output sample n (input time t = n − L, L the shifter's latency) reads the stretched signal at
+///
+///     p(t) = S_m + (t − A_m)·r_m,   the segment m with A_m ≤ t < A_{m+1},
+///
+/// (A_m, S_m, r_m: frame m's analysis centre, synthesis centre and ratio, from the vocoder's
+/// frame map) through a `SincTable` for r_m's grid index. This is the position mapping: a tempo
+/// change is a change here (how t advances), not in the vocoder. Raising the pitch, each
+/// synthesis frame was cut above 0.92/r of Nyquist, so nothing is left to alias and a short
+/// interpolator suffices (`SincTableCache.interpolator`).
+///
+/// Made by `PitchShifter.prepare` (control side); `reset` and `read` on the render side. One
+/// thread at a time.
+final class StretchReader {
+    /// The interpolators, by ratio grid index.
+    let tables: [SincTable]
+    /// Output samples that had to be zero because the stretched signal was not final yet (0
+    /// unless the latency bound is wrong).
+    private(set) var starvedFrames = 0
+    /// Where the last sample was read (the vocoder keeps what lies after it).
+    private(set) var lastReadPosition = 0.0
+    private var segment = 0                 // frame whose segment holds the current output
+    private var tableRatio = 0.0            // the ratio `table` was chosen for
+    private var table = 0
+
+    init(tables: [SincTable]) { self.tables = tables }
+
+    func reset() {
+        starvedFrames = 0
+        segment = 0
+        lastReadPosition = 0
+    }
+
+    /// Reads `frameCount` output samples (frame k at input time `firstTime + k`) into `left` (and
+    /// `right` for stereo), with each one's ratio and grid index into `ratios`/`tableIndices`
+    /// (1 and the last index before time 0, where the output is silence).
+    @inline(__always)
+    func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
+              ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder) {
+        let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
+        let mask = PhaseVocoder.historyMask
+        let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
+        let yFinal = vocoder.finalStretchedEnd, yStart = vocoder.stretchedStart
+        let y0 = vocoder.stretched, y1 = vocoder.stretched + vocoder.stretchedCapacity
+        // the per-sample state in locals for the loop (stored back after it)
+        var seg = segment, lastRead = lastReadPosition, segTable = table, segTableRatio = tableRatio
+        var starved = starvedFrames
+        defer {
+            segment = seg; lastReadPosition = lastRead; table = segTable; tableRatio = segTableRatio
+            starvedFrames = starved
+        }
+        for k in 0..<frameCount {
+            let t = Double(firstTime + k)
+            var wetL: Float = 0, wetR: Float = 0
+            var segmentRatio = 1.0
+            if t >= 0 {
+                var moved = false
+                while seg + 1 < framesRun && historyA[(seg + 1) & mask] <= t { seg += 1; moved = true }
+                let a = historyA[seg & mask]
+                let r = historyR[seg & mask]
+                if moved || r != segTableRatio {
+                    segTableRatio = r
+                    segTable = SincTableCache.index(forRatio: r)
+                }
+                segmentRatio = r
+                let nextAOfSegment = seg + 1 < framesRun ? historyA[(seg + 1) & mask] : nextA
+                let p = Double(historyS[seg & mask]) + (t - a) * r
+                lastRead = p
+                let i = floorToInt(p)
+                let table = tables[segTable]
+                let half = table.taps / 2
+                if t >= nextAOfSegment || i + half >= yFinal {
+                    starved += 1
+                } else if i - half + 1 >= yStart {
+                    let frac = p - Double(i)
+                    if right != nil {
+                        (wetL, wetR) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0, fraction: frac)
+                    } else {
+                        wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
+                    }
+                }
+            }
+            left[k] = wetL
+            right?[k] = wetR
+            ratios[k] = segmentRatio
+            tableIndices[k] = segTable
+        }
+    }
+}

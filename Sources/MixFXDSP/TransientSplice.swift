@@ -1,0 +1,106 @@
+/// Puts a shifted hit back in place with its attack intact.
+///
+/// The gate keeps a hit's smear out of the silence before it, but the vocoder still lays copies
+/// of the hit at (T − A_m)·(1/r − 1) from its true time T (frame m centred at A_m), so pitch-down
+/// attacks come out late and soft. At an onset (the input's envelope `onsetLookaheadSeconds`
+/// ahead, `onsetPowerRatio` (9 dB) above its value `onsetBackSeconds` earlier) the output
+/// crossfades within the look-ahead to the input itself: its first `attackSeconds` as they are
+/// (too short to carry pitch), then played r times faster, g(t) = x(T + a + (t − T − a)·r): the
+/// right pitch, the attack in place and untouched. After holding for two thirds of
+/// `lengthSeconds` it crossfades back to the vocoder over the last third (which by then holds no
+/// early copies). Steady material never triggers it; a new onset waits `holdoffSeconds`.
+///
+/// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
+/// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
+/// render side. One thread at a time.
+final class TransientSplice {
+    static let onsetLookaheadSeconds = 0.001
+    static let onsetBackSeconds = 0.003
+    static let attackSeconds = 0.003
+    static let lengthSeconds = 0.03
+    static let holdoffSeconds = 0.05
+    /// The envelope's rise over `onsetBackSeconds` that marks an onset: 8 (9.03 dB).
+    static let onsetPowerRatio: Float = 8
+    /// Below this envelope (−80 dB) there is no onset.
+    static let onsetFloor: Float = 1e-8
+
+    let onsetLookaheadFrames: Int, onsetBackFrames: Int, attackFrames: Int
+    private let lengthFrames: Int, holdoffFrames: Int
+    /// The tables, by ratio grid index (`SincTableCache.index(forRatio:)`).
+    let tables: [SincTable]
+    /// How far ahead of output time a splice raising the pitch may read: the shifter's latency
+    /// less what the reads and the look-ahead need.
+    private let roomFrames: Int
+    // The current splice: onset T (input time), ratio, table, and where its hold and fade end;
+    // new onsets wait until `holdoffEnd`.
+    private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
+
+    /// A splice at `sampleRate` reading through `tables`, inside a shifter of `latencyFrames`
+    /// whose reads reach `halfTaps` samples either side.
+    init(sampleRate: Double, tables: [SincTable], latencyFrames: Int, halfTaps: Int) {
+        onsetLookaheadFrames = Int(Self.onsetLookaheadSeconds * sampleRate)
+        onsetBackFrames = Int(Self.onsetBackSeconds * sampleRate)
+        attackFrames = Int(Self.attackSeconds * sampleRate)
+        lengthFrames = Int(Self.lengthSeconds * sampleRate)
+        holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
+        self.tables = tables
+        roomFrames = latencyFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
+    }
+
+    func reset() { end = Int.min; holdoffEnd = Int.min }
+
+    /// Splices into the wet block in place (frame k is input time `firstTime + k`; before 0 and
+    /// where `ratios[k]` is 1 it is left alone), finding onsets in `gate`'s envelope and reading
+    /// the input from `input`. `tableIndices[k]` is the grid index of `ratios[k]`.
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
+                 ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>, gate: TransientGate, input: InputHistory) {
+        let env = gate.envelope, envMask = gate.mask
+        let history = input.base, stride = input.stride, ringMask = input.mask
+        let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
+        let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        for k in min(frameCount, max(0, -firstTime))..<frameCount where ratios[k] != 1 {
+            let now = firstTime + k
+            if now >= end && now >= holdoffEnd {
+                let probe = now + lookahead
+                let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
+                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
+                    onset = probe
+                    ratio = ratios[k]
+                    table = tableIndices[k]
+                    // reading ahead of t by (t − T)·(r − 1) must stay inside the input held
+                    var length = lengthFrames
+                    if ratio > 1 {
+                        length = max(0, min(length, Int(Double(roomFrames) / (ratio - 1))))
+                    }
+                    holdEnd = probe + 2 * length / 3
+                    end = probe + length
+                    holdoffEnd = probe + holdoffFrames
+                }
+            }
+            guard now < end else { continue }
+            let w: Float
+            if now < onset {
+                w = Float(now - (onset - lookahead)) / Float(lookahead)
+            } else if now < holdEnd {
+                w = 1
+            } else {
+                w = Float(end - now) / Float(max(1, end - holdEnd))
+            }
+            // the attack at its own speed, then r times faster
+            let sinceAttack = now - onset - attack
+            let pos = sinceAttack <= 0 ? Double(now) : Double(onset + attack) + Double(sinceAttack) * ratio
+            let i = floorToInt(pos)
+            let t = tables[table]
+            let base = (i - t.taps / 2 + 1) & ringMask
+            let frac = pos - Double(i)
+            if let right {
+                let (gL, gR) = t.interpolate(history + base, history + stride + base, index: t.taps / 2 - 1, fraction: frac)
+                left[k] += w * (gL - left[k])
+                right[k] += w * (gR - right[k])
+            } else {
+                let gL = t.interpolate(history + base, index: t.taps / 2 - 1, fraction: frac)
+                left[k] += w * (gL - left[k])
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import MixFXDSP
+import TestSupport
+
+/// The shifter's parts on their own: `InputHistory`, `TransientGate`, `TransientSplice`.
+@Suite struct TransientPartsTests {
+    /// Any span of up to `capacity` samples ending at the newest is contiguous in the mirrored
+    /// ring, across the wrap, for both channels.
+    @Test func inputHistoryIsContiguousAcrossTheWrap() {
+        let h = InputHistory(channelCount: 2, frames: 1000, slack: 16)
+        #expect(h.capacity == 1024)
+        let x = Signals.noise(frames: 5000, seed: 3), y = Signals.noise(frames: 5000, seed: 4)
+        var time = 0
+        for size in [700, 333, 1024, 1, 999, 1943] {
+            x.withUnsafeBufferPointer { xp in
+                y.withUnsafeBufferPointer { yp in
+                    h.write(left: xp.baseAddress! + time, right: yp.baseAddress! + time, frameCount: size, at: time)
+                }
+            }
+            time += size
+            guard time >= 1024 else { continue }
+            let from = time - 1024
+            let start = from & h.mask
+            for k in 0..<1024 {
+                #expect(h.base[start + k] == x[from + k] && h.base[h.stride + start + k] == y[from + k])
+            }
+        }
+    }
+
+    /// Steady material never moves the gate: the block comes out bit for bit.
+    @Test func theGateLeavesSteadyMaterialAlone() {
+        let rate = 48_000.0
+        let gate = TransientGate(sampleRate: rate, reachFrames: 8192)
+        let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: 48_000, amplitude: 0.5)
+        var wet = x
+        x.withUnsafeBufferPointer { xp in
+            wet.withUnsafeMutableBufferPointer { w in
+                for start in stride(from: 0, to: 48_000, by: 512) {
+                    gate.recordInput(left: xp.baseAddress! + start, right: nil, frameCount: 512, at: start)
+                    // the wet signal read 300 frames behind the input, as a shifter would
+                    if start >= 1024 {
+                        gate.process(left: w.baseAddress! + start - 1024, right: nil, frameCount: 512, firstTime: start - 1024)
+                    }
+                }
+            }
+        }
+        #expect(wet == x)
+    }
+
+    /// Energy where the input held silence (a vocoder's pre-echo) is turned down to 6 dB above
+    /// the input's envelope within the gate's close time.
+    @Test func theGateTurnsDownWhatTheInputDidNotHold() {
+        let rate = 48_000.0
+        let gate = TransientGate(sampleRate: rate, reachFrames: 8192)
+        let silence = [Float](repeating: 0, count: 4096)
+        var wet = Signals.noise(frames: 4096, amplitude: 0.5, seed: 9)
+        let before = Signals.rms(wet[2048...])
+        silence.withUnsafeBufferPointer { s in gate.recordInput(left: s.baseAddress!, right: nil, frameCount: 4096, at: 0) }
+        wet.withUnsafeMutableBufferPointer { w in gate.process(left: w.baseAddress!, right: nil, frameCount: 4096, firstTime: 0) }
+        let after = Signals.rms(wet[2048...])   // past 5 time constants of the close
+        #expect(Signals.db(after / before) < -60, "pre-echo in silence: \(Signals.db(after / before)) dB")
+    }
+
+    /// An onset in the input makes the splice take over: the output is the input itself during
+    /// the attack (`attackSeconds` after the onset), wherever the vocoder put the hit.
+    @Test func theSpliceBringsTheAttackBackInPlace() {
+        let rate = 48_000.0
+        let table = SincTableCache.table(index: SincTableCache.index(forRatio: 0.5))
+        let splice = TransientSplice(sampleRate: rate, tables: Array(repeating: table, count: SincTableCache.index(forRatio: 0.5) + 1),
+                                     latencyFrames: 12_000, halfTaps: table.taps / 2)
+        let gate = TransientGate(sampleRate: rate, reachFrames: 16_384)
+        let history = InputHistory(channelCount: 1, frames: 16_384, slack: table.taps)
+        // a 1 kHz hit (in the tables' pass band) decaying over 8 ms
+        var x = [Float](repeating: 0, count: 8192)
+        for i in 0..<2000 { x[4000 + i] = Float(0.8 * sin(2 * Double.pi * 1000 * Double(i) / rate) * exp(-Double(i) / 400)) }
+        x.withUnsafeBufferPointer { xp in
+            gate.recordInput(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
+            history.write(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
+        }
+        var wet = [Float](repeating: 0, count: 8192)   // the vocoder lost the hit entirely
+        let ratios = [Double](repeating: 0.5, count: 8192)
+        let indices = [Int](repeating: SincTableCache.index(forRatio: 0.5), count: 8192)
+        wet.withUnsafeMutableBufferPointer { w in
+            splice.process(left: w.baseAddress!, right: nil, frameCount: 8192, firstTime: 0, ratios: ratios, tableIndices: indices,
+                           gate: gate, input: history)
+        }
+        let attack = splice.attackFrames
+        #expect(attack == 144)
+        // the onset is found at the hit (within the look-ahead) and the attack is the input's own
+        let onset = try? #require(wet.firstIndex { $0 != 0 })
+        #expect(onset.map { abs($0 - 4000) <= splice.onsetLookaheadFrames } == true, "splice starts at \(onset ?? -1)")
+        // (past the tables' reach of the hit's abrupt start)
+        let err = (4000 + 64..<4000 + attack).map { abs(wet[$0] - x[$0]) }.max()!
+        #expect(err < 1e-3, "the attack differs from the input by \(err)")
+    }
+}
