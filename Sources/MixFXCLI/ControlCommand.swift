@@ -25,10 +25,10 @@ enum ControlCommand: Equatable {
         case "track":
             guard words.count == 4, let n = Int(words[1]) else { throw fail("expected: track N KEY VALUE (e.g. track 2 pitch -300)") }
             guard n >= 1 && n <= trackCount else { throw fail("track \(words[1]): tracks go from 1 to \(trackCount)") }
-            guard let entry = trackFlagKeys.first(where: { $0.key == words[2] }) else {
-                throw fail("track \(n): unknown setting '\(words[2])' (settings: \(trackFlagKeys.map(\.key).joined(separator: ", ")))")
+            guard let id = ParameterID.track(key: words[2]) else {
+                throw fail("track \(n): unknown setting '\(words[2])' (settings: \(ParameterID.trackKeysText))")
             }
-            do { return .setTrack(track: n, id: entry.id, value: try SessionOptions.value(words[3], id: entry.id, flag: "track \(n) \(words[2])")) } catch {
+            do { return .setTrack(track: n, id: id, value: try SessionOptions.value(words[3], id: id, flag: "track \(n) \(words[2])")) } catch {
                 throw fail(error.message)
             }
         case "master":

@@ -38,7 +38,7 @@ struct RenderCommand {
     \(settingsHelp())
       --master-volume V       mixer output volume, linear (\(ParameterID.masterVolume.spec.allowedText))
       --preset NAME|FILE      start from a preset (see `mixfx presets`)
-      --track N:key=value,... settings for track N (1-based); keys: \(trackFlagKeys.map(\.key).joined(separator: ", "))
+      --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText)
                               e.g. --track 2:pitch=-300,volume=0.8
 
     reporting:
@@ -55,9 +55,9 @@ struct RenderCommand {
     """
 
     static func settingsHelp() -> String {
-        trackFlagKeys.map { key, id in
+        ParameterID.trackParameters.map { id in
             let spec = id.spec
-            let left = "  --\(key) \(spec.isBoolean ? "on|off" : "X")"
+            let left = "  --\(spec.key) \(spec.isBoolean ? "on|off" : "X")"
             return left.padding(toLength: 26, withPad: " ", startingAt: 0)
                 + "\(spec.summary) (\(spec.allowedText); default \(spec.isBoolean ? "off" : fmt(spec.defaultValue)))"
         }.joined(separator: "\n")

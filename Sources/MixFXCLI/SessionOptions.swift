@@ -2,15 +2,7 @@ import Foundation
 import MixFX
 
 /// Flags that set a track parameter: `--bass 4` for every track, `--track 2:bass=4` for one.
-/// The ranges come from `ParameterID.spec`.
-let trackFlagKeys: [(key: String, id: ParameterID)] = [
-    ("bass", .bassGainDB), ("treble", .trebleGainDB), ("pitch", .pitchCents),
-    ("bass-freq", .bassFrequencyHz), ("treble-freq", .trebleFrequencyHz),
-    ("bass-slope", .bassSlope), ("treble-slope", .trebleSlope),
-    ("bass-bypass", .bassBypass), ("treble-bypass", .trebleBypass),
-    ("eq-gain", .eqGlobalGainDB), ("overlap", .pitchOverlap), ("formant", .preserveFormants),
-    ("volume", .volume), ("pan", .pan), ("mute", .mute), ("solo", .solo),
-]
+/// Keys, ranges and help come from the registry (`ParameterID.spec`).
 
 /// Everything that describes a session on the command line (shared by `render` and future
 /// commands that play a session): inputs, preset, flags, output format.
@@ -28,7 +20,8 @@ struct SessionOptions {
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
-        if name.hasPrefix("--"), let entry = trackFlagKeys.first(where: { "--" + $0.key == name }) {
+        if name.hasPrefix("--"), let id = ParameterID.track(key: String(name.dropFirst(2))) {
+            let entry = (key: id.spec.key, id: id)
             // A switch (`--formant`, `--mute`, ...) alone is on; `--formant on|off`,
             // `--formant=off` and `--track N:formant=off` work too.
             if entry.id.spec.isBoolean && inline == nil && !args.nextIsSwitchValue {
@@ -59,8 +52,9 @@ struct SessionOptions {
             sampleFormat = f
         case "--rate":
             let text = try args.value(for: name, inline: inline)
-            guard let r = Int(text), r >= 8000, r <= 384_000 else {
-                throw .usage("--rate: '\(text)' is not a whole number of Hz from 8000 to 384000")
+            let rates = AudioEngine.outputSampleRateRange
+            guard let r = Int(text), rates.contains(r) else {
+                throw .usage("--rate: '\(text)' is not a whole number of Hz from \(rates.lowerBound) to \(rates.upperBound)")
             }
             sampleRate = r
         default:
@@ -94,10 +88,10 @@ struct SessionOptions {
         var values: [ParameterID: Double] = [:]
         for item in text[text.index(after: colon)...].split(separator: ",") {
             let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let entry = trackFlagKeys.first(where: { $0.key == parts[0] }) else {
-                throw .usage("\(flag): '\(item)' is not key=value with a key from \(trackFlagKeys.map(\.key).joined(separator: ", "))")
+            guard parts.count == 2, let id = ParameterID.track(key: parts[0]) else {
+                throw .usage("\(flag): '\(item)' is not key=value with a key from \(ParameterID.trackKeysText)")
             }
-            values[entry.id] = try value(parts[1], id: entry.id, flag: "\(flag): \(parts[0])")
+            values[id] = try value(parts[1], id: id, flag: "\(flag): \(parts[0])")
         }
         guard !values.isEmpty else { throw .usage("\(flag): no settings after the colon") }
         return (n, values, text)
@@ -183,9 +177,8 @@ struct ResolvedSession {
     func explain(_ error: EngineError) -> CLIError {
         switch error {
         case .parameterOutOfRange(let node, let id, let problem, let allowed):
-            guard let key = trackFlagKeys.first(where: { $0.id == id })?.key else {
-                return .usage(error.description)
-            }
+            guard id.spec.node != nil else { return .usage(error.description) }
+            let key = id.spec.key
             let isDefault = tracks.allSatisfy { $0[id] == id.spec.defaultValue }
             let hint = isDefault ? "; that is the default: set --\(key) (or --track N:\(key)=...)" : ""
             return .usage("\(node): --\(key): \(problem) (allowed: \(allowed))\(hint)")

@@ -206,7 +206,7 @@ final class PhaseVocoder {
             Smoother.onePole(&currentCents, toward: targetCents, coefficient: min(1, frameSeconds / Self.glideSeconds),
                              snap: Self.glideSnapCents)
         }
-        let r = currentCents == 0 ? 1 : pow(2, currentCents / 1200)
+        let r = currentCents == 0 ? 1 : PitchShifterSettings.ratio(cents: currentCents)
         let a = nextAnalysisCentre, s = nextS
         let hs = synthesisHop(ratio: r)
         historyA[framesRun & Self.historyMask] = a

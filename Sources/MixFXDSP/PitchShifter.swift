@@ -20,12 +20,22 @@ public struct PitchShifterSettings: Sendable, Equatable {
     }
 
     /// The frequency ratio 2^(cents/1200).
-    public var ratio: Double { pow(2, pitchCents / 1200) }
+    public var ratio: Double { Self.ratio(cents: pitchCents) }
     /// True at 0 cents.
     public var isNeutral: Bool { pitchCents == 0 }
 
-    /// The allowed pitch range, cents.
+    /// The allowed pitch range, cents (two octaves either way: the tables and the latency are
+    /// sized for it).
     public static let centsRange = -2400.0...2400.0
+    /// The allowed overlaps.
+    public static let overlapRange = 3...32
+
+    /// The frequency ratio of `cents`: 2^(cents/1200).
+    @inline(__always)
+    public static func ratio(cents: Double) -> Double { pow(2, cents / 1200) }
+    /// The cents of frequency ratio `r`: 1200·log2(r).
+    @inline(__always)
+    public static func cents(ratio r: Double) -> Double { 1200 * log2(r) }
 }
 
 /// How a shifter will be used.
@@ -107,7 +117,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). Control side.
     public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline) {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
-        precondition((3...32).contains(settings.overlap))
+        precondition(PitchShifterSettings.overlapRange.contains(settings.overlap))
         deallocateScratch()
         parts = nil
         self.settings = settings
@@ -116,8 +126,8 @@ public final class PitchShifter: @unchecked Sendable {
         guard mode == .live || !settings.isNeutral else { latencyFrames = 0; reset(); return }
         let n = PhaseVocoder.fftSize(sampleRate: spec.sampleRate)
         // Latency for the smallest ratio this shifter may meet, and the tables it may read.
-        let minRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.lowerBound / 1200) : settings.ratio
-        let maxRatio = mode == .live ? pow(2, PitchShifterSettings.centsRange.upperBound / 1200) : settings.ratio
+        let minRatio = mode == .live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
+        let maxRatio = mode == .live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.upperBound) : settings.ratio
         let tables: [SincTable], spliceTables: [SincTable]
         if mode == .live {
             tables = SincTableCache.interpolators(upToRatio: maxRatio)
@@ -137,7 +147,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
         if mode == .live {
             latencyFrames = tables.enumerated().map { i, t in
-                latency(t, i == 0 ? min(minRatio, 1) : pow(2, Double((i - 1) * SincTableCache.stepCents) / 1200))
+                latency(t, i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents)))
             }.max()!
         } else {
             latencyFrames = latency(tables[tables.count - 1], settings.ratio)

@@ -11,7 +11,7 @@ public enum SincTableCache {
     /// Grid step (cents) of the up-shift tables.
     public static let stepCents = 100
     /// The largest up-shift a table is kept for, cents.
-    public static let maxCents = 2400
+    public static let maxCents = Int(PitchShifterSettings.centsRange.upperBound)
 
     private static let tables = ControlLock<[Int: SincTable]>([:])
     private static let interpolators = ControlLock<[Int: SincTable]>([:])
@@ -20,7 +20,7 @@ public enum SincTableCache {
     /// (index 0: not cut). The shifter zeroes the bins above it before synthesis, so the
     /// stretched signal needs no anti-aliasing when it is read r times faster.
     public static func bandEdge(index: Int) -> Double {
-        index == 0 ? 1 : 0.92 / pow(2, Double(index * stepCents) / 1200)
+        index == 0 ? 1 : 0.92 / PitchShifterSettings.ratio(cents: Double(index * stepCents))
     }
 
     /// For reading a stretched signal band-limited to `bandEdge(index)`·Nyquist (index ≥ 1): it
@@ -60,14 +60,14 @@ public enum SincTableCache {
     @inline(__always)
     public static func index(forRatio r: Double) -> Int {
         guard r > 1 else { return 0 }
-        let cents = 1200 * log2(r)
+        let cents = PitchShifterSettings.cents(ratio: r)
         return min(maxCents / stepCents, Int((cents / Double(stepCents) - 1e-9).rounded(.up)))
     }
 
     /// The table for grid `index`, built on first use (control side).
     public static func table(index: Int) -> SincTable {
         cached(tables, index) {
-            SincTable(scale: 1 / pow(2, Double(index * stepCents) / 1200), quality: .shifter, phases: 512)
+            SincTable(scale: 1 / PitchShifterSettings.ratio(cents: Double(index * stepCents)), quality: .shifter, phases: 512)
         }
     }
 

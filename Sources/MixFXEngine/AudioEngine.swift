@@ -41,6 +41,12 @@ public struct Track: Sendable {
 /// Control side: use one engine from one thread (or serialise access yourself). Node parameters
 /// are atomics and may be set from any thread at any time.
 public final class AudioEngine {
+    /// The sample rates a source may have, Hz (a length at any output rate then fits an Int:
+    /// 2^40 frames · 768000 < 2^63).
+    public static let sourceSampleRateRange = 1000...768_000
+    /// The sample rates a mix may be rendered at, Hz.
+    public static let outputSampleRateRange = 8000...384_000
+
     /// The mixer every chain ends at.
     public let mainMixer = MixerNode()
     /// The output sample rate; nil means the highest rate among the inputs.
@@ -136,8 +142,10 @@ public final class AudioEngine {
                 throw .unsupportedFormat(source: t.player.source.name,
                                          reason: "\(f.channelCount) channels (mixfx mixes mono and stereo sources)")
             }
-            guard f.sampleRate >= 1000 && f.sampleRate <= 768_000 else {
-                throw .unsupportedFormat(source: t.player.source.name, reason: "sample rate \(f.sampleRate) Hz (allowed: 1000 to 768000)")
+            let sourceRates = AudioEngine.sourceSampleRateRange
+            guard sourceRates.contains(f.sampleRate) else {
+                throw .unsupportedFormat(source: t.player.source.name,
+                                         reason: "sample rate \(f.sampleRate) Hz (allowed: \(sourceRates.lowerBound) to \(sourceRates.upperBound))")
             }
             // (so the length at any output rate fits in an Int: 2^40 frames · 768000 < 2^63)
             guard f.frameCount >= 0 && f.frameCount <= SourceFormat.maximumFrameCount else {
@@ -146,8 +154,9 @@ public final class AudioEngine {
             }
         }
         let rate = outputSampleRate ?? tracks.map { $0.player.source.format.sampleRate }.max()!
-        guard rate >= 8000 && rate <= 384_000 else {
-            throw .unsupportedFormat(source: "output", reason: "sample rate \(rate) Hz (allowed: 8000 to 384000)")
+        let outputRates = AudioEngine.outputSampleRateRange
+        guard outputRates.contains(rate) else {
+            throw .unsupportedFormat(source: "output", reason: "sample rate \(rate) Hz (allowed: \(outputRates.lowerBound) to \(outputRates.upperBound))")
         }
         for t in tracks {
             for case let eq as ShelfEQNode in t.effects {
@@ -181,27 +190,7 @@ public final class AudioEngine {
 
 extension Track {
     /// The node parameter a track-level `ParameterID` controls (nil for `.masterVolume`).
-    public func parameter(_ id: ParameterID) -> AudioParameter? {
-        switch id {
-        case .bassGainDB: eq.bassGain
-        case .bassFrequencyHz: eq.bassFrequency
-        case .bassSlope: eq.bassSlopeParameter
-        case .bassBypass: eq.bassBypassParameter
-        case .trebleGainDB: eq.trebleGain
-        case .trebleFrequencyHz: eq.trebleFrequency
-        case .trebleSlope: eq.trebleSlopeParameter
-        case .trebleBypass: eq.trebleBypassParameter
-        case .eqGlobalGainDB: eq.globalGain
-        case .pitchCents: timePitch.pitchParameter
-        case .pitchOverlap: timePitch.overlapParameter
-        case .preserveFormants: timePitch.formantParameter
-        case .volume: player.volumeParameter
-        case .pan: player.panParameter
-        case .mute: player.muteParameter
-        case .solo: player.soloParameter
-        case .masterVolume: nil
-        }
-    }
+    public func parameter(_ id: ParameterID) -> AudioParameter? { id.spec.node.map { self[keyPath: $0] } }
 
     /// Sets every value in `values` on this track's nodes. Any thread.
     public func apply(_ values: [ParameterID: Double]) {

@@ -6,11 +6,17 @@ public final class AudioParameter: Sendable {
     /// Which parameter this is (its unit, range and default are `id.spec`).
     public let id: ParameterID
     private let bits: Atomic<UInt64>
+    // the range and default, copied from the registry once (the render side reads them)
+    private let minimum: Double, maximum: Double, defaultValue: Double
 
     /// A parameter at `value`, or at its default. Any thread.
     public init(_ id: ParameterID, value: Double? = nil) {
         self.id = id
-        bits = Atomic((value ?? id.spec.defaultValue).bitPattern)
+        let spec = id.spec
+        minimum = spec.minimum
+        maximum = spec.maximum
+        defaultValue = spec.defaultValue
+        bits = Atomic((value ?? spec.defaultValue).bitPattern)
     }
 
     /// The value as set (possibly out of range: `AudioEngine.validate()` reports that).
@@ -23,9 +29,8 @@ public final class AudioParameter: Sendable {
     /// The value clamped into the parameter's range; what the render side uses.
     @inline(__always)
     public var clampedValue: Double {
-        let spec = id.spec
         let v = value
-        guard v.isFinite else { return spec.defaultValue }
-        return min(max(v, spec.minimum), spec.maximum)
+        guard v.isFinite else { return defaultValue }
+        return min(max(v, minimum), maximum)
     }
 }

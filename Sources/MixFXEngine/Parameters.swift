@@ -1,12 +1,27 @@
-/// Every user-visible parameter, with its unit, range and default: the one table that the CLI
-/// help, preset validation and API validation all read.
+import MixFXDSP
+
+/// Every user-visible parameter. Each is declared once, in `spec` below: unit, range, default,
+/// its key on the command line and in the control protocol, its path in presets, its help text
+/// and the node parameter it sets. The CLI's flags and help, preset reading and writing, the
+/// control protocol, the terminal mixer and API validation all read that one table. Adding a
+/// parameter is one case and one entry there (plus its DSP).
+///
+/// The order of the cases is the order help texts list them in.
 public enum ParameterID: String, CaseIterable, Sendable {
-    case bassGainDB, bassFrequencyHz, bassSlope, bassBypass
-    case trebleGainDB, trebleFrequencyHz, trebleSlope, trebleBypass
-    case eqGlobalGainDB
-    case pitchCents, pitchOverlap, preserveFormants
+    case bassGainDB, trebleGainDB, pitchCents
+    case bassFrequencyHz, trebleFrequencyHz, bassSlope, trebleSlope, bassBypass, trebleBypass
+    case eqGlobalGainDB, pitchOverlap, preserveFormants
     case volume, pan, mute, solo
     case masterVolume
+
+    /// The parameters every track has (all but the mixer's own).
+    public static let trackParameters: [ParameterID] = allCases.filter { $0.spec.node != nil }
+
+    /// The track parameter whose key is `key` ("bass", "pitch", ...).
+    public static func track(key: String) -> ParameterID? { trackParameters.first { $0.spec.key == key } }
+
+    /// The track parameters' keys, in order ("bass, treble, pitch, ...").
+    public static var trackKeysText: String { trackParameters.map(\.spec.key).joined(separator: ", ") }
 }
 
 /// Unit, range, default and description of a parameter.
@@ -29,6 +44,14 @@ public struct ParameterSpec: Sendable {
     public let isBoolean: Bool
     /// One line for help texts.
     public let summary: String
+    /// Its name on the command line (`--KEY`, `--track N:KEY=V`), in `mixfx play`'s control
+    /// protocol (`track N KEY V`) and in messages.
+    public let key: String
+    /// Where a preset keeps it: inside a TRACK object for a track's parameter, from the top for
+    /// the mixer's.
+    public let presetPath: [String]
+    /// The node parameter of a track it sets (nil: the main mixer's).
+    public let node: (KeyPath<Track, AudioParameter> & Sendable)?
 
     /// Whether `value` is allowed.
     public func contains(_ value: Double) -> Bool {
@@ -62,32 +85,46 @@ func format(_ v: Double) -> String {
 }
 
 extension ParameterID {
-    /// The parameter's unit, range and default.
+    /// Everything about the parameter (the registry: see the type's notes). DSP limits are the
+    /// DSP's own (`PitchShifterSettings`).
     public var spec: ParameterSpec {
-        switch self {
-        case .bassGainDB: s(-96, 24, 0, "dB", "bass (low shelf) gain")
-        case .bassFrequencyHz: s(20, 24_000, 55, "Hz", "bass shelf corner frequency (below Nyquist)")
-        case .bassSlope: s(0, 1, 1, "", "bass shelf slope S (RBJ), 0 < S ≤ 1", minEx: true)
-        case .bassBypass: s(0, 1, 0, "", "bypass the bass shelf", bool: true)
-        case .trebleGainDB: s(-96, 24, 0, "dB", "treble (high shelf) gain")
-        case .trebleFrequencyHz: s(20, 24_000, 5800, "Hz", "treble shelf corner frequency (below Nyquist)")
-        case .trebleSlope: s(0, 1, 1, "", "treble shelf slope S (RBJ), 0 < S ≤ 1", minEx: true)
-        case .trebleBypass: s(0, 1, 0, "", "bypass the treble shelf", bool: true)
-        case .eqGlobalGainDB: s(-96, 24, 0, "dB", "EQ global gain")
-        case .pitchCents: s(-2400, 2400, 0, "cents", "pitch shift, duration kept (ratio 2^(cents/1200))")
-        case .pitchOverlap: s(3, 32, 8, "", "time-pitch overlap (more: smoother, more CPU)", int: true)
-        case .preserveFormants: s(0, 1, 0, "", "keep the formants (spectral envelope) of voices when shifting", bool: true)
-        case .volume: s(0, 16, 1, "×", "track volume at the mixer input (linear)")
-        case .pan: s(-1, 1, 0, "", "track pan, −1 left … +1 right")
-        case .mute: s(0, 1, 0, "", "silence the track", bool: true)
-        case .solo: s(0, 1, 0, "", "play only the soloed tracks", bool: true)
-        case .masterVolume: s(0, 16, 1, "×", "mixer output volume (linear)")
+        let pitch = PitchShifterSettings.centsRange, overlap = PitchShifterSettings.overlapRange
+        return switch self {
+        case .bassGainDB: s("bass", ["eq", "bass", "gainDB"], \Track.eq.bassGain, -96, 24, 0, "dB", "bass (low shelf) gain")
+        case .trebleGainDB: s("treble", ["eq", "treble", "gainDB"], \Track.eq.trebleGain, -96, 24, 0, "dB", "treble (high shelf) gain")
+        case .pitchCents: s("pitch", ["pitch", "cents"], \Track.timePitch.pitchParameter, pitch.lowerBound, pitch.upperBound, 0, "cents",
+                            "pitch shift, duration kept (ratio 2^(cents/1200))")
+        case .bassFrequencyHz: s("bass-freq", ["eq", "bass", "frequencyHz"], \Track.eq.bassFrequency, 20, 24_000, 55, "Hz",
+                                 "bass shelf corner frequency (below Nyquist)")
+        case .trebleFrequencyHz: s("treble-freq", ["eq", "treble", "frequencyHz"], \Track.eq.trebleFrequency, 20, 24_000, 5800, "Hz",
+                                   "treble shelf corner frequency (below Nyquist)")
+        case .bassSlope: s("bass-slope", ["eq", "bass", "slope"], \Track.eq.bassSlopeParameter, 0, 1, 1, "",
+                           "bass shelf slope S (RBJ), 0 < S ≤ 1", minEx: true)
+        case .trebleSlope: s("treble-slope", ["eq", "treble", "slope"], \Track.eq.trebleSlopeParameter, 0, 1, 1, "",
+                             "treble shelf slope S (RBJ), 0 < S ≤ 1", minEx: true)
+        case .bassBypass: s("bass-bypass", ["eq", "bass", "bypass"], \Track.eq.bassBypassParameter, 0, 1, 0, "",
+                            "bypass the bass shelf", bool: true)
+        case .trebleBypass: s("treble-bypass", ["eq", "treble", "bypass"], \Track.eq.trebleBypassParameter, 0, 1, 0, "",
+                              "bypass the treble shelf", bool: true)
+        case .eqGlobalGainDB: s("eq-gain", ["eq", "globalGainDB"], \Track.eq.globalGain, -96, 24, 0, "dB", "EQ global gain")
+        case .pitchOverlap: s("overlap", ["pitch", "overlap"], \Track.timePitch.overlapParameter,
+                              Double(overlap.lowerBound), Double(overlap.upperBound), 8, "",
+                              "time-pitch overlap (more: smoother, more CPU)", int: true)
+        case .preserveFormants: s("formant", ["pitch", "preserveFormants"], \Track.timePitch.formantParameter, 0, 1, 0, "",
+                                  "keep the formants (spectral envelope) of voices when shifting", bool: true)
+        case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)")
+        case .pan: s("pan", ["mixer", "pan"], \Track.player.panParameter, -1, 1, 0, "", "track pan, −1 left … +1 right")
+        case .mute: s("mute", ["mixer", "mute"], \Track.player.muteParameter, 0, 1, 0, "", "silence the track", bool: true)
+        case .solo: s("solo", ["mixer", "solo"], \Track.player.soloParameter, 0, 1, 0, "", "play only the soloed tracks", bool: true)
+        case .masterVolume: s("master-volume", ["master", "volume"], nil, 0, 16, 1, "×", "mixer output volume (linear)")
         }
     }
 
-    private func s(_ lo: Double, _ hi: Double, _ def: Double, _ unit: String, _ summary: String,
+    private func s(_ key: String, _ path: [String], _ node: (KeyPath<Track, AudioParameter> & Sendable)?,
+                   _ lo: Double, _ hi: Double, _ def: Double, _ unit: String, _ summary: String,
                    minEx: Bool = false, int: Bool = false, bool: Bool = false) -> ParameterSpec {
         ParameterSpec(id: self, unit: unit, minimum: lo, maximum: hi, minimumExcluded: minEx,
-                      defaultValue: def, isInteger: int || bool, isBoolean: bool, summary: summary)
+                      defaultValue: def, isInteger: int || bool, isBoolean: bool, summary: summary,
+                      key: key, presetPath: path, node: node)
     }
 }

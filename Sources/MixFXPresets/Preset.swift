@@ -54,25 +54,9 @@ public struct Preset: Equatable, Sendable {
         self.description = description
     }
 
-    /// The JSON path of each track-level parameter inside a TRACK object.
-    public static let trackKeys: [(path: [String], id: ParameterID)] = [
-        (["eq", "bass", "gainDB"], .bassGainDB),
-        (["eq", "bass", "frequencyHz"], .bassFrequencyHz),
-        (["eq", "bass", "slope"], .bassSlope),
-        (["eq", "bass", "bypass"], .bassBypass),
-        (["eq", "treble", "gainDB"], .trebleGainDB),
-        (["eq", "treble", "frequencyHz"], .trebleFrequencyHz),
-        (["eq", "treble", "slope"], .trebleSlope),
-        (["eq", "treble", "bypass"], .trebleBypass),
-        (["eq", "globalGainDB"], .eqGlobalGainDB),
-        (["pitch", "cents"], .pitchCents),
-        (["pitch", "overlap"], .pitchOverlap),
-        (["pitch", "preserveFormants"], .preserveFormants),
-        (["mixer", "volume"], .volume),
-        (["mixer", "pan"], .pan),
-        (["mixer", "mute"], .mute),
-        (["mixer", "solo"], .solo),
-    ]
+    /// The JSON path of each track-level parameter inside a TRACK object (from the registry,
+    /// `ParameterID.spec`).
+    public static let trackKeys: [(path: [String], id: ParameterID)] = ParameterID.trackParameters.map { ($0.spec.presetPath, $0) }
 
     /// The values for track `index` (0-based): defaults ← `all` ← `tracks[index]`.
     public func values(forTrack index: Int) -> [ParameterID: Double] {
@@ -156,8 +140,9 @@ extension Preset {
                         }
                         preset.sampleFormat = s
                     case "sampleRateHz":
-                        guard case .number(let r) = v, r.rounded() == r, r >= 8000, r <= 384_000 else {
-                            throw fail("output.sampleRateHz", "\(describe(v)) is not a whole number from 8000 to 384000")
+                        let rates = AudioEngine.outputSampleRateRange
+                        guard case .number(let r) = v, r.rounded() == r, r >= Double(rates.lowerBound), r <= Double(rates.upperBound) else {
+                            throw fail("output.sampleRateHz", "\(describe(v)) is not a whole number from \(rates.lowerBound) to \(rates.upperBound)")
                         }
                         preset.sampleRateHz = Int(r)
                     case "dither":
