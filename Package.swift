@@ -33,6 +33,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MixFX"], path: "Tests/TestSupport"),
         .testTarget(name: "MixFXDSPTests", dependencies: ["MixFXDSP", "TestSupport"]),
         .testTarget(name: "MixFXEngineTests", dependencies: ["MixFX", "TestSupport"]),
+        .testTarget(name: "MixFXIOTests", dependencies: ["MixFX", "TestSupport"]),
         .testTarget(name: "MixFXCLITests", dependencies: ["MixFXCLI", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,6 +12,8 @@ import MixFX
 ///                           over an existing file only with --force)
 ///     status
 ///     quit
+/// `@unchecked Sendable`: its fields are set in `init`; commands run on one thread at a time
+/// (the control input's or the terminal mixer's) and reach the engine through atomics.
 final class LiveControl: @unchecked Sendable {
     let player: LivePlayer
     let tracks: [Track]

@@ -2,6 +2,8 @@
 ///
 /// The render path reads and writes through `channel(_:)` pointers; nothing here allocates after
 /// construction.
+/// `@unchecked Sendable`: one thread at a time writes it; a buffer handed to another thread is
+/// handed over by a lock or a release/acquire pair (`TrackPipeline`).
 public final class AudioBuffer: @unchecked Sendable {
     /// Channels held.
     public let channelCount: Int

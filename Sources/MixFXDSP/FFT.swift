@@ -28,6 +28,8 @@ import Glibc
 /// vectors (`wideVectors`), each radix-4 stage runs two neighbouring butterflies as one eight-lane
 /// butterfly: the same arithmetic on every value, so the same bits. All tables and buffers are
 /// allocated in `init`; `forward`/`inverse` never allocate.
+/// `@unchecked Sendable`: it keeps scratch buffers, so one thread at a time (each shifter has
+/// its own).
 public final class RealFFT: @unchecked Sendable {
     /// Points per transform (a power of two).
     public let size: Int

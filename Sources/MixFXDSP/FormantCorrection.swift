@@ -11,7 +11,8 @@ import Glibc
 /// ~70 Hz count and window sidelobes do not), joined linearly in log magnitude. Voices are
 /// harmonic, so this follows formants as narrow as the harmonic spacing, where a cepstral
 /// lifter short enough to ignore the pitch would blur them. Gains are limited to ±36 dB.
-final class FormantCorrection: @unchecked Sendable {
+/// Scratch state: one thread at a time (the vocoder that owns it).
+final class FormantCorrection {
     /// Bins per spectrum, N/2 + 1.
     let bins: Int
     /// The per-bin gains of the last `update`.

@@ -12,7 +12,8 @@
 ///
 /// (primes: previous frame), which advances the synthesis phase by ω_inst·Hs with
 /// ω_inst = ω_p + dφ/Ha. All buffers are allocated in `init`; `advance` never allocates.
-final class PhaseLocking: @unchecked Sendable {
+/// Scratch state: one thread at a time (the vocoder that owns it).
+final class PhaseLocking {
     /// Bins per spectrum, N/2 + 1.
     let fullBins: Int
     /// The bins `advance` works on: those below it are synthesised (see `advance`).

@@ -4,6 +4,8 @@
 /// integers), so the output is aligned with the input at sample 0 and a finite input of L frames
 /// gives exactly ceil(L·outRate/inRate) frames. The caller pushes input with `write` and pulls
 /// output with `read`; after `finish()` missing input is taken as silence.
+/// `@unchecked Sendable`: it keeps signal state, so one thread at a time (a track's, which an
+/// offline render may hand to a worker thread).
 public final class Resampler: @unchecked Sendable {
     /// Input frames per second.
     public let inRate: Int

@@ -34,6 +34,7 @@ public struct ResamplerQuality: Sendable, Equatable {
 /// with s = scale, c = cutoff, sinc(x) = sin(πx)/(πx). Row p holds h at d = j − W + 1 − p/P for tap
 /// j, followed by the difference to row p + 1, so a value between two rows is interpolated
 /// linearly as h_p + t·Δh_p (P = 1024 keeps that error near −110 dB).
+/// `@unchecked Sendable`: immutable after `init`, so every shifter shares it read-only.
 public final class SincTable: @unchecked Sendable {
     /// Taps per phase (a multiple of 8).
     public let taps: Int

@@ -36,6 +36,7 @@ public protocol AudioSource: AnyObject, Sendable {
 }
 
 /// A source holding planar samples in memory (tests, generated signals, embedders).
+/// `@unchecked Sendable`: one thread at a time reads it (the track that owns it).
 public final class MemorySource: AudioSource, @unchecked Sendable {
     /// The format of the channels given at `init`.
     public let format: SourceFormat

@@ -2,6 +2,8 @@ import MixFXDSP
 
 /// A node of the graph. Nodes hold parameters only; the render side owns all signal state.
 /// Parameter properties may be set from any thread (they are atomics).
+/// `@unchecked Sendable` (and the subclasses'): every parameter is an `AudioParameter` (an
+/// atomic); the rest is set in `init` and never changes.
 public class AudioNode: @unchecked Sendable {
     /// A name for messages ("track 2 EQ").
     public let name: String

@@ -14,6 +14,8 @@ import Synchronization
 /// block and smooths them (gains over 10 ms, EQ with τ = 10 ms, pitch with τ = 20 ms).
 /// `render` does not allocate or lock (the sources it reads from may: a live player reads from
 /// ring buffers that do not).
+/// `@unchecked Sendable`: one thread at a time renders (above); what other threads may read —
+/// meters, `trackReplacedSamples` — are atomics.
 public final class RenderKernel: @unchecked Sendable {
     /// What is rendered: tracks, rate, channels, length.
     public let layout: EngineLayout

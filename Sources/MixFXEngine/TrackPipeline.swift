@@ -28,6 +28,7 @@ import Glibc
 /// wake the workers and the render thread, and the lock orders the accesses to the slots. The
 /// workers are threads of their own, not work items on a shared dispatch queue: they block while
 /// the mix catches up, and blocked work items could starve an embedder's own use of that queue.
+/// `@unchecked Sendable`: the slots and counters are only touched with the mutex held (above).
 final class TrackPipeline: @unchecked Sendable {
     /// Blocks a track may render ahead of the mix.
     static let depth = 4
@@ -232,6 +233,8 @@ final class TrackPipeline: @unchecked Sendable {
 }
 
 /// A thread of its own running a closure (pthreads: the engine does not use Foundation).
+/// `@unchecked Sendable`: its fields are set in `init` and only read after (the thread's start
+/// publishes them).
 private final class Worker: @unchecked Sendable {
     let body: @Sendable () -> Void
     private init(_ body: @escaping @Sendable () -> Void) { self.body = body }

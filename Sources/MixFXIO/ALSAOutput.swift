@@ -36,6 +36,10 @@ public struct DeviceInfo: Sendable, Equatable {
 /// period sizes in milliseconds. The start threshold is the whole buffer, so a start or a
 /// restart after an underrun begins with a full buffer (no underrun spiral). `write` recovers from
 /// underruns (-EPIPE) and suspends and counts them.
+/// `@unchecked Sendable`: `open` and `close` on the control side before and after playback,
+/// `write` and `drain` on the render thread between them (which publishes `underruns` to other
+/// threads through an atomic of its own); the format fields are set by `open`, before the render
+/// thread starts.
 public final class ALSAOutput: @unchecked Sendable {
     /// The ALSA PCM name.
     public let device: String

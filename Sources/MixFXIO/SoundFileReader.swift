@@ -29,6 +29,8 @@ public enum SoundFileError: Error, Equatable, CustomStringConvertible {
 /// installed libsndfile reads), as an `AudioSource` for a `PlayerNode`. Samples come as floats
 /// in [−1, 1); integer files are scaled by 1/2^(bits−1), so 16- and 24-bit data round-trips
 /// exactly.
+/// `@unchecked Sendable`: one thread at a time reads or seeks it (the track that owns it, or a
+/// live player's feeder).
 public final class SoundFileReader: AudioSource, @unchecked Sendable {
     /// The file read.
     public let path: String

@@ -5,6 +5,8 @@ import MixFXEngine
 /// A single-producer single-consumer ring of planar float frames. The producer and the consumer
 /// may run on different threads without locks: each owns one index, published with
 /// release/acquire atomics.
+/// `@unchecked Sendable`: the storage is shared, but a slot is written by the producer only
+/// before it publishes it and read by the consumer only after (the indexes' release/acquire).
 public final class FrameRing: @unchecked Sendable {
     /// Channels per frame.
     public let channelCount: Int
@@ -73,8 +75,10 @@ public final class FrameRing: @unchecked Sendable {
 /// **Seeking while playing** (`requestSeek`) is a hand-over, without locks: the render thread
 /// asks and stops touching the ring (it reads silence, not counted as an underflow); the feeder
 /// moves the file, empties and refills the ring, and publishes that it is done
-/// (`isSeekPending` false). Threading: one feeder thread (`refill`, producer) and one render
+/// (`seekIsDone`). Threading: one feeder thread (`refill`, producer) and one render
 /// thread (`read`, `requestSeek`, consumer); `seek` and `setLoop` only while neither runs.
+/// `@unchecked Sendable`: the feeder's fields are the feeder's, `seeking` the render thread's;
+/// what crosses is atomics and the ring.
 public final class StreamingSource: AudioSource, @unchecked Sendable {
     /// The file the feeder reads.
     public let reader: SoundFileReader
