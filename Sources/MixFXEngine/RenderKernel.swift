@@ -1,6 +1,4 @@
-import Dispatch
 import MixFXDSP
-import Synchronization
 
 /// The one render entry point: renders the whole graph block by block into `output`.
 ///
