@@ -166,18 +166,17 @@ public final class RenderKernel: @unchecked Sendable {
             let inL = t.buffer.channel(0)
             let inR = t.channelCount > 1 ? t.buffer.channel(1) : inL
             var peak: Float = 0, sum: Float = 0
-            if t.rampFramesLeft > 0 {
+            if t.left.stepsLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.
-                let m = min(n, t.rampFramesLeft)
+                let m = min(n, t.left.stepsLeft)
                 for i in 0..<m {
-                    t.gainLeft += t.stepLeft; t.gainRight += t.stepRight
-                    let l = t.gainLeft * inL[i], r = t.gainRight * inR[i]
+                    let l = t.left.next() * inL[i], r = t.right.next() * inR[i]
                     outL[i] += l
                     if outChannels > 1 { outR[i] += r }
                     peak = max(peak, abs(l), abs(r)); sum += l * l + (outChannels > 1 ? r * r : 0)
                 }
-                t.rampFramesLeft -= m
-                if t.rampFramesLeft == 0 { t.setGains(t.rampTarget) }
+                t.left.finish(steps: m)
+                t.right.finish(steps: m)
                 if m < n { mix(t, inL + m, inR + m, count: n - m, outL + m, outR + m, outChannels, &peak, &sum) }
             } else {
                 mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)

@@ -95,28 +95,23 @@ final class TrackKernel: @unchecked Sendable {
     private let resampler: Resampler?
     private var effects: [EffectKernel] = []
     let latencyFrames: Int
-    // Mixer gains (ramped when live): the gains now, where a ramp is heading, its steps and
-    // the frames it has left.
-    var gainLeft: Float = 0, gainRight: Float = 0
-    var rampTarget: (left: Float, right: Float) = (0, 0)
-    var stepLeft: Float = 0, stepRight: Float = 0
-    var rampFramesLeft = 0
+    // Mixer gains into the left and right of the mix (ramped when live).
+    var left = LinearRamp(0), right = LinearRamp(0)
+    var gainLeft: Float { left.value }
+    var gainRight: Float { right.value }
 
     /// Jumps to `gains` (start, seek, and every offline block).
     func setGains(_ gains: (left: Float, right: Float)) {
-        gainLeft = gains.left; gainRight = gains.right
-        rampTarget = gains
-        rampFramesLeft = 0
+        left.jump(to: gains.left)
+        right.jump(to: gains.right)
     }
 
     /// Heads for `gains` over `frames` frames from wherever the gains are now, unless already
     /// heading there.
     func rampGains(to gains: (left: Float, right: Float), frames: Int) {
-        guard gains != rampTarget || (rampFramesLeft == 0 && (gainLeft, gainRight) != gains) else { return }
-        rampTarget = gains
-        rampFramesLeft = frames
-        stepLeft = (gains.left - gainLeft) / Float(frames)
-        stepRight = (gains.right - gainRight) / Float(frames)
+        guard gains != (left.target, right.target) || (left.stepsLeft == 0 && (gainLeft, gainRight) != gains) else { return }
+        left.ramp(to: gains.left, steps: frames)
+        right.ramp(to: gains.right, steps: frames)
     }
 
     init(layout: TrackLayout, outputRate: Int, maximumFrameCount: Int, mode: RenderMode) {

@@ -52,4 +52,22 @@ import TestSupport
         while f != 400 { Smoother.onePoleLog(&f, toward: 400, coefficient: alpha, snapRatio: 1e-4) }
         #expect(f == 400)
     }
+
+    /// A `LinearRamp` takes exactly the steps it is given, in equal steps, across runs of any
+    /// length, and then is the target exactly.
+    @Test func linearRampTakesExactlyItsSteps() {
+        var g = LinearRamp(0.2)
+        g.ramp(to: 0.9, steps: 480)
+        var values: [Float] = []
+        for run in [100, 1, 250, 129] {
+            for _ in 0..<run { values.append(g.next()) }
+            g.finish(steps: run)
+        }
+        #expect(g.stepsLeft == 0 && g.value == 0.9 && g.target == 0.9)
+        #expect(values.count == 480)
+        let steps = zip(values.dropFirst(), values).map { $0 - $1 }
+        #expect(steps.allSatisfy { abs($0 - 0.7 / 480) < 1e-6 })
+        g.jump(to: 0.1)
+        #expect(g.value == 0.1 && g.stepsLeft == 0)
+    }
 }
