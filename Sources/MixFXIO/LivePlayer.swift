@@ -88,6 +88,7 @@ public final class LivePlayer: @unchecked Sendable {
     /// The frame a seek asked for (control side writes, render side clears when done; -1: none).
     private let seekTarget = Atomic<Int>(-1)
     private let finished = DispatchSemaphore(value: 0)
+    private let feederFinished = DispatchSemaphore(value: 0)
     private let finishedFlag = Atomic<Bool>(false)
     private let feederStop = Atomic<Bool>(false)
     private let stallMilliseconds = Atomic<Int>(0)
@@ -179,10 +180,14 @@ public final class LivePlayer: @unchecked Sendable {
         }
     }
 
-    /// Blocks until playback has ended and drained. Any thread but the render thread.
+    /// Blocks until playback has ended and drained and both threads are done (neither touches
+    /// the files or the device after it returns). Any thread but the render thread.
     public func waitUntilFinished() {
         finished.wait()
         finished.signal()
+        guard started.load(ordering: .relaxed) else { return }
+        feederFinished.wait()
+        feederFinished.signal()
     }
 
     /// Allocations the render thread made after its warm-up, when the process runs with the test
@@ -225,6 +230,7 @@ public final class LivePlayer: @unchecked Sendable {
     // MARK: threads
 
     private func feed() {
+        defer { feederFinished.signal() }
         while !feederStop.load(ordering: .relaxed) {
             do {
                 for s in sources { try s.refill() }
