@@ -4,6 +4,8 @@
 #   scripts/same-bytes.sh OLD_MIXFX NEW_MIXFX [WORKDIR]
 # The sessions cover the band (s16, the no-clip gain), float output, formants, per-track
 # settings, another overlap, resampling, mono and 24-bit inputs, and a preset.
+# NEW_ARGS (optional) is appended to the new binary's command line only: where a new default
+# changes output on purpose, it shows that everything else did not (e.g. NEW_ARGS="--dither none").
 set -euo pipefail
 old=$1 new=$2 work=${3:-$(mktemp -d)}
 mkdir -p "$work"
@@ -29,7 +31,7 @@ for s in "${sessions[@]}"; do
   # shellcheck disable=SC2086
   "$old" render $args -o "$work/$name-old.wav" --force --quiet 2>>"$work/stderr.log"
   # shellcheck disable=SC2086
-  "$new" render $args -o "$work/$name-new.wav" --force --quiet 2>>"$work/stderr.log"
+  "$new" render $args ${NEW_ARGS:-} -o "$work/$name-new.wav" --force --quiet 2>>"$work/stderr.log"
   if cmp -s "$work/$name-old.wav" "$work/$name-new.wav"; then
     echo "same   $name ($(stat -c %s "$work/$name-new.wav") bytes)"
   else

@@ -37,6 +37,15 @@ struct Arguments {
         index < tokens.count && ["on", "off", "true", "false", "yes", "no", "1", "0"].contains(tokens[index].lowercased())
     }
 
+    /// The optional value of an option that may stand alone (`--limit` or `--limit -2`): the
+    /// inline value, or the next token when it is a decimal number.
+    mutating func optionalNumber(inline: String?) -> String? {
+        if let inline { return inline }
+        guard index < tokens.count, isDecimal(tokens[index]) else { return nil }
+        index += 1
+        return tokens[index - 1]
+    }
+
     /// The value of option `name` (inline or the next token).
     mutating func value(for name: String, inline: String?) throws(CLIError) -> String {
         if let inline { return inline }

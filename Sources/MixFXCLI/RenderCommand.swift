@@ -7,7 +7,7 @@ struct RenderCommand {
     usage: mixfx render TRACK... [-o OUT] [--preset NAME|FILE] [--bass DB] [--treble DB] [--pitch CENTS]
                         [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
                         [--track N:key=value,...]... [--sample-format s16|s24|s32|f32] [--rate HZ]
-                        [--clip|--strict] [--normalize LUFS] [--force] [--dry-run [--analyze]]
+                        [--clip|--strict] [--normalize LUFS] [--limit [CEILING]] [--force] [--dry-run [--analyze]]
                         [--print-preset] [--quiet] [--json]
 
     Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, AIFF, ...) through
@@ -22,16 +22,22 @@ struct RenderCommand {
                               and by default is never clamped either (see --clip).
       --rate HZ               output sample rate (default: the highest input rate); other rates are
                               converted with a band-limited resampler
-      --dither tpdf|none      TPDF dither (±1 LSB, triangular) before rounding to integers;
-                              default none, so neutral settings stay bit-exact
+      --dither auto|tpdf|none TPDF dither (±1 LSB, triangular) before rounding to integers.
+                              auto (default): on 16-bit output whenever a sample needs rounding
+                              (gain, EQ, pitch, resampling, a deeper source); off when every
+                              sample already fits (a pass-through stays bit-exact) and on 24/32-bit
       --clip                  integer output: clamp samples beyond full scale (counted). Without
                               it, a mix that would clip gets one gain for the whole mix that
                               brings its true peak to -1 dBTP (reported); a mix within full
                               scale is written untouched. Float output is never changed.
       --strict                integer output: a mix that would clip is an error; nothing is written
       --normalize LUFS        one gain for the whole mix that brings its integrated loudness
-                              (BS.1770-4) to LUFS (-70 to 0), measured while rendering; an
-                              error if the true peak would then pass -1 dBTP (no limiter yet)
+                              (BS.1770-4) to LUFS (-70 to 0), measured while rendering; without
+                              --limit, an error if the true peak would then pass -1 dBTP
+      --limit [CEILING]       a look-ahead true-peak limiter on the mix: its true peak stays at or
+                              below CEILING dBTP (-30 to 0; default -1). 5 ms attack, a release
+                              that lengthens under sustained limiting; the mix is untouched where
+                              it stays below the ceiling (its delay is removed offline)
       --force                 overwrite OUT if it exists (never allowed when OUT is an input)
 
     settings (for every track; a preset first, then these flags, then --track):
@@ -67,6 +73,8 @@ struct RenderCommand {
     var output = "mix.wav"
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     var normalizeLUFS: Double?
+    /// `--limit [CEILING]`: the limiter's ceiling, dBTP.
+    var limitDBTP: Double?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         guard let cmd = try parse(argv) else { print(help); return 0 }
@@ -85,8 +93,8 @@ struct RenderCommand {
             case "--force": cmd.force = true
             case "--dither":
                 let v = try args.value(for: name, inline: inline)
-                guard v == "tpdf" || v == "none" else { throw .usage("--dither: '\(v)' is not tpdf or none") }
-                cmd.session.dither = v == "tpdf"
+                guard let mode = DitherMode(rawValue: v) else { throw .usage("--dither: '\(v)' is not auto, tpdf or none") }
+                cmd.session.dither = mode
             case "--clip", "--strict":
                 let p: ClipPolicy = name == "--clip" ? .clamp : .fail
                 if let q = cmd.session.clipPolicy, q != p { throw .usage("--clip and --strict exclude each other") }
@@ -97,6 +105,15 @@ struct RenderCommand {
                 let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
                 guard v >= -70 && v <= 0 else { throw .usage("--normalize: \(fmt(v)) LUFS is not from -70 to 0") }
                 cmd.normalizeLUFS = v
+            case "--limit":
+                let range = LimiterSettings.ceilingRange
+                if let text = args.optionalNumber(inline: inline) {
+                    let v = try parseNumber(text, flag: name)
+                    guard range.contains(v) else { throw .usage("--limit: a ceiling of \(fmt(v)) dBTP is not from \(fmt(range.lowerBound)) to \(fmt(range.upperBound))") }
+                    cmd.limitDBTP = v
+                } else {
+                    cmd.limitDBTP = LimiterSettings().ceilingDBTP
+                }
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
             case "--print-preset": cmd.printPreset = true
@@ -129,6 +146,7 @@ struct RenderCommand {
         renderer.dither = resolved.dither
         renderer.clipPolicy = resolved.clipPolicy
         renderer.normalizeLUFS = normalizeLUFS
+        renderer.limiter = limitDBTP.map { LimiterSettings(ceilingDBTP: $0) }
         let outputExists = FileManager.default.fileExists(atPath: output)
         renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
         let plan: (OutputFormat, EngineLayout)
@@ -136,7 +154,7 @@ struct RenderCommand {
         if plan.0.storedSampleFormat == nil, let f = resolved.sampleFormat {
             Terminal.printError("mixfx: warning: \(plan.0.container.rawValue) is lossy and stores no sample format: --sample-format \(f.rawValue) is ignored")
         }
-        if resolved.dither && plan.0.storedSampleFormat?.isInteger != true {
+        if resolved.dither == .tpdf && plan.0.storedSampleFormat?.isInteger != true {
             Terminal.printError("mixfx: warning: --dither tpdf applies to integer output only; \(plan.0.storedSampleFormat?.rawValue ?? plan.0.container.rawValue) output is not dithered")
         }
         if dryRun && analyze {
@@ -219,22 +237,25 @@ struct RenderCommand {
                 "sampleRateHz": format.sampleRate, "channels": format.channelCount,
                 "frames": layout.frameCount, "durationSeconds": Double(layout.frameCount) / Double(format.sampleRate),
                 "masterVolume": r.masterVolume, "tracks": tracks, "outputExists": outputExists,
-                "dither": r.dither && format.storedSampleFormat?.isInteger == true ? "tpdf" : "none",
+                "dither": ditherPlan(r.dither, format),
                 "clipPolicy": format.storedSampleFormat?.isInteger == true ? r.clipPolicy.rawValue : "untouched (float)",
+                "limitCeilingDBTP": jsonNumber(limitDBTP), "normalizeLUFS": jsonNumber(normalizeLUFS),
             ]
             printJSON(obj)
             return
         }
         var lines = ["dry run: nothing written"]
         lines.append("output   \(output)  (\(describe(format)), \(seconds(layout.frameCount, format.sampleRate)), \(layout.frameCount) frames)")
-        lines.append("master   volume \(fmt(r.masterVolume))")
+        lines.append("master   volume \(fmt(r.masterVolume))"
+                     + (normalizeLUFS.map { "; normalize to \(fmt($0)) LUFS" } ?? "")
+                     + (limitDBTP.map { "; limiter, ceiling \(fmt($0)) dBTP (true peak, 5 ms look-ahead)" } ?? ""))
         if format.storedSampleFormat?.isInteger == true {
             let clip = switch r.clipPolicy {
             case .avoid: "if the mix would clip, one gain brings its true peak to -1 dBTP"
             case .clamp: "clipped samples are clamped (--clip)"
             case .fail: "clipping is an error (--strict)"
             }
-            lines.append("convert  dither \(r.dither ? "tpdf" : "none"); \(clip)")
+            lines.append("convert  dither \(ditherPlan(r.dither, format)); \(clip)")
         }
         for (i, t) in layout.tracks.enumerated() {
             let f = t.player.source.format
@@ -266,6 +287,13 @@ struct RenderCommand {
             lines.append(String(format: "loudness %.2f LUFS (normalized: the mix measured %.2f LUFS, gain %+.2f dB; true peak %.1f dBTP)",
                                 r.integratedLUFS ?? 0, measured, r.appliedGainDB, r.truePeakDBTP ?? 0))
         }
+        if let ceiling = r.limiterCeilingDBTP {
+            lines.append(r.limiterFramesLimited == 0
+                ? "limiter  ceiling \(fmt(ceiling)) dBTP: never needed (the mix is unchanged by it)"
+                : String(format: "limiter  ceiling %@ dBTP: up to %.2f dB of gain reduction, %.2f s of %.2f s limited",
+                         fmt(ceiling), r.limiterMaximumReductionDB,
+                         Double(r.limiterFramesLimited) / Double(r.format.sampleRate), r.durationSeconds))
+        }
         lines.append(String(format: "speed    %.1f× real time (%.2f s)", r.speedTimesRealTime, r.elapsedSeconds))
         return lines.joined(separator: "\n")
     }
@@ -278,6 +306,7 @@ struct RenderCommand {
             "frames": r.frameCount, "durationSeconds": r.durationSeconds,
             "peak": Double(r.peak), "peakDBFS": r.peak > 0 ? r.peakDBFS as Any : NSNull(),
             "clippedSamples": r.clippedSamples, "elapsedSeconds": r.elapsedSeconds,
+            "dither": r.ditherApplied ? "tpdf" : "none",
             "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0,
             "trackLatencyFrames": r.trackLatencyFrames,
             "trackReplacedSamples": r.trackReplacedSamples,
@@ -286,6 +315,10 @@ struct RenderCommand {
             "truePeakDBTP": r.truePeakDBTP as Any? ?? NSNull(), "renderedTwice": r.renderedTwice,
             "measuredLUFS": r.measuredLUFS as Any? ?? NSNull(), "integratedLUFS": r.integratedLUFS as Any? ?? NSNull(),
             "peakMemoryMB": peakMemoryMB(),
+            "limiter": r.limiterCeilingDBTP.map { c -> Any in
+                ["ceilingDBTP": c, "maximumGainReductionDB": r.limiterMaximumReductionDB,
+                 "secondsLimited": Double(r.limiterFramesLimited) / Double(r.format.sampleRate)]
+            } ?? NSNull(),
         ]
         return jsonText(obj)
     }
@@ -323,6 +356,16 @@ struct RenderCommand {
                                      : "the true peak would reach \(String(format: "%+.1f", a.truePeakDBTP + g)) dBTP; the loudest target without a limiter is \(String(format: "%.1f", a.integratedLUFS + ceiling - a.truePeakDBTP)) LUFS"))
         }
         print(lines.joined(separator: "\n"))
+    }
+
+    /// What `--dither` will do to `format`'s output, in words.
+    private func ditherPlan(_ mode: DitherMode, _ format: OutputFormat) -> String {
+        guard let sf = format.storedSampleFormat, sf.isInteger else { return "none" }
+        return switch mode {
+        case .none: "none"
+        case .tpdf: "tpdf"
+        case .auto: sf.bits <= 16 ? "auto (tpdf where a sample needs rounding to \(sf.rawValue); none for a pass-through)" : "auto (none at \(sf.rawValue))"
+        }
     }
 
     /// Where the gain that avoided clipping brought the mix.

@@ -15,7 +15,7 @@ struct SessionOptions {
     var sampleFormat: SampleFormat?
     var sampleRate: Int?
     /// `--dither`, `--clip`/`--strict` (render only; nil: the preset's, else the default).
-    var dither: Bool?
+    var dither: DitherMode?
     var clipPolicy: ClipPolicy?
 
     /// Tries to consume one session flag; false when `name` is not one.
@@ -137,7 +137,7 @@ struct SessionOptions {
         return ResolvedSession(inputs: inputs, tracks: tracks,
                                masterVolume: masterVolume ?? preset.masterVolume ?? ParameterID.masterVolume.spec.defaultValue,
                                sampleFormat: format, sampleRate: sampleRate ?? preset.sampleRateHz,
-                               dither: dither ?? (preset.dither == "tpdf"),
+                               dither: dither ?? preset.dither.flatMap(DitherMode.init(rawValue:)) ?? .auto,
                                clipPolicy: clipPolicy ?? preset.clipping.flatMap(ClipPolicy.init(rawValue:)) ?? .avoid,
                                warnings: warnings)
     }
@@ -150,7 +150,7 @@ struct ResolvedSession {
     var masterVolume: Double
     var sampleFormat: SampleFormat?
     var sampleRate: Int?
-    var dither = false
+    var dither = DitherMode.auto
     var clipPolicy = ClipPolicy.avoid
     /// What the user should know about how the session was resolved.
     var warnings: [String] = []
@@ -196,7 +196,7 @@ struct ResolvedSession {
         p.masterVolume = masterVolume
         p.sampleFormat = sampleFormat?.rawValue
         p.sampleRateHz = sampleRate
-        p.dither = dither ? "tpdf" : "none"
+        p.dither = dither.rawValue
         p.clipping = clipPolicy.rawValue
         return p
     }

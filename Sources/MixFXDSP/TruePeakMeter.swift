@@ -72,16 +72,35 @@ public struct TruePeakMeter {
 
     /// Measures `frameCount` (≤ maximumFrameCount) frames of planar `channels`.
     public mutating func process(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int) {
+        analyse(channels, frameCount: frameCount, framePeaks: nil)
+    }
+
+    /// The delay of `framePeaks`: the value written for frame n is the peak of the stretch just
+    /// before and at frame n − `detectorDelayFrames`.
+    public static let detectorDelayFrames = tapsPerPhase / 2 - 1
+
+    /// Measures like `process`, and also writes, per frame n, the largest magnitude over every
+    /// channel in (n − D − 1, n − D] (D = `detectorDelayFrames`): the sample x[n − D] and the
+    /// three interpolated values before it. A limiter's detector (`Limiter`).
+    public mutating func framePeaks(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int,
+                                    into peaks: UnsafeMutablePointer<Float>) {
+        analyse(channels, frameCount: frameCount, framePeaks: peaks)
+    }
+
+    private mutating func analyse(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int,
+                                  framePeaks: UnsafeMutablePointer<Float>?) {
         let t = TruePeakMeter.tapsPerPhase
         let stride = maximumFrameCount + t
         var best = SIMD8<Float>(repeating: 0)
         var samplePeak: Float = self.samplePeak
+        framePeaks?.update(repeating: 0, count: frameCount)
         for c in 0..<channelCount {
             let h = history + c * stride
             let src = channels(c)
             (h + (t - 1)).update(from: src, count: frameCount)
             for i in 0..<frameCount { samplePeak = max(samplePeak, abs(src[i])) }
             let raw = UnsafeRawPointer(h)
+            let d = t - 1 - TruePeakMeter.detectorDelayFrames   // h[i + d] is x[n − D]
             taps.withUnsafeBufferPointer { k in
                 for i in 0..<frameCount {
                     let a = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
@@ -90,7 +109,11 @@ public struct TruePeakMeter {
                     let y1 = (a * k[0] + b * k[1] + e * k[2]).sum()
                     let y2 = (a * k[3] + b * k[4] + e * k[5]).sum()
                     let y3 = (a * k[6] + b * k[7] + e * k[8]).sum()
-                    best = pointwiseMax(best, SIMD8(abs(y1), abs(y2), abs(y3), 0, 0, 0, 0, 0))
+                    let v = SIMD8(abs(y1), abs(y2), abs(y3), 0, 0, 0, 0, 0)
+                    best = pointwiseMax(best, v)
+                    if let framePeaks {
+                        framePeaks[i] = max(framePeaks[i], v.max(), abs(h[i + d]))
+                    }
                 }
             }
             // keep the last T − 1 samples for the next block

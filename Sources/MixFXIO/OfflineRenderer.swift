@@ -37,6 +37,14 @@ public struct RenderReport: Sendable, Equatable {
     public var measuredLUFS: Double?
     /// The output's integrated loudness, where it was measured (normalised renders).
     public var integratedLUFS: Double?
+    /// Whether the written samples were TPDF-dithered.
+    public var ditherApplied = false
+    /// With `OfflineRenderer.limiter`: its ceiling, dBTP.
+    public var limiterCeilingDBTP: Double?
+    /// The limiter's largest gain reduction, dB (0 when it never acted).
+    public var limiterMaximumReductionDB: Double = 0
+    /// Output frames the limiter turned down.
+    public var limiterFramesLimited = 0
 
     /// The output's length, seconds.
     public var durationSeconds: Double { Double(frameCount) / Double(format.sampleRate) }
@@ -58,7 +66,7 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
     /// `ClipPolicy.fail`: the integer output would have clamped samples; nothing was written.
     case wouldClip(path: String, peakDBFS: Double, atSeconds: Double)
     /// `normalizeLUFS`: the gain that reaches the target would put the true peak above the
-    /// ceiling (there is no limiter yet), or the mix is silent.
+    /// ceiling and there is no limiter, or the mix is silent.
     case cannotNormalize(targetLUFS: Double, measuredLUFS: Double, truePeakDBTP: Double)
 
     /// One line naming the file or setting and the problem.
@@ -72,7 +80,7 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
         case .cannotNormalize(let target, let measured, let tp) where !measured.isFinite:
             "--normalize \(String(format: "%g", target)): the mix is silent (nothing above -70 LUFS), so it has no loudness to bring to \(String(format: "%g", target)) LUFS (true peak \(String(format: "%.1f", tp)) dBTP); nothing was written"
         case .cannotNormalize(let target, let measured, let tp):
-            "--normalize \(String(format: "%g", target)): the mix measures \(String(format: "%.1f LUFS with a true peak of %.1f dBTP", measured, tp)); reaching \(String(format: "%g", target)) LUFS needs \(String(format: "%+.1f", target - measured)) dB, which puts the true peak at \(String(format: "%+.1f", tp + target - measured)) dBTP, above \(String(format: "%.0f", OfflineRenderer.safeCeilingDBTP)) dBTP. Without a limiter the loudest target is \(String(format: "%.1f", measured + OfflineRenderer.safeCeilingDBTP - tp)) LUFS; nothing was written"
+            "--normalize \(String(format: "%g", target)): the mix measures \(String(format: "%.1f LUFS with a true peak of %.1f dBTP", measured, tp)); reaching \(String(format: "%g", target)) LUFS needs \(String(format: "%+.1f", target - measured)) dB, which puts the true peak at \(String(format: "%+.1f", tp + target - measured)) dBTP, above \(String(format: "%.0f", OfflineRenderer.safeCeilingDBTP)) dBTP. Add --limit to reach it with the limiter (peaks turned down, the rest unchanged), or aim at most \(String(format: "%.1f", measured + OfflineRenderer.safeCeilingDBTP - tp)) LUFS without one; nothing was written"
         case .wouldClip(let p, let db, let t):
             "'\(p)' would clip (the mix reaches \(String(format: "%+.2f dBFS in the block from %.2f s", db, t))) and --strict forbids it; nothing was written (lower --master-volume by at least \(String(format: "%.1f", db + 0.1)) dB; later parts of the mix may peak higher)"
         }
@@ -102,13 +110,17 @@ public struct OfflineRenderer {
     public var sampleFormat: SampleFormat?
     /// Allow replacing an existing output (never an input).
     public var overwrite = false
-    /// TPDF dither when writing integer samples (see `SampleConverter.dither`).
-    public var dither = false
+    /// When to TPDF-dither integer samples (see `DitherMode`).
+    public var dither = DitherMode.auto
     /// What to do when integer output would clip (default: avoid it with one gain).
     public var clipPolicy = ClipPolicy.avoid
     /// Loudness normalisation: one gain for the whole mix that brings its integrated loudness
     /// (BS.1770-4) to this many LUFS, measured while rendering (`renderNormalized`).
     public var normalizeLUFS: Double?
+    /// A true-peak limiter on the mix (after any normalisation gain), its delay removed: the
+    /// output's true peak stays at or below its ceiling, and material that never reaches it is
+    /// written unchanged.
+    public var limiter: LimiterSettings?
     /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP.
     public static let safeCeilingDBTP = -1.0
     /// Frames per block (the result does not depend on it).
@@ -191,18 +203,22 @@ public struct OfflineRenderer {
         let started = Date()
         var writer: SoundFileWriter?
         do {
-            writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+            // `DitherMode.auto` dithers 16-bit output and keeps the mix, to write it again without
+            // dither if every sample turns out to have been a 16-bit value already
+            let dithered = dithers(format)
+            writer = try SoundFileWriter(path: tmp, format: format, dither: dithered, reportedPath: outputPath)
             // (no room for the spill, now or later, is no failure: see below)
-            var spill = policy == .avoid
+            var spill = policy == .avoid || (dither == .auto && dithered)
                 ? try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
             try kernel.start()
             let total = kernel.layout.frameCount
+            var limited = master(kernel)
             while true {
-                let n = try kernel.render(frameCount: blockFrames)
+                let (block, n) = try limited.next()
                 if n == 0 { break }
-                try writer!.write(kernel.output, frameCount: n)
+                try writer!.write(block, frameCount: n)
                 if let s = spill {
-                    do { try s.append(kernel.output, frameCount: n) } catch { spill = nil }
+                    do { try s.append(block, frameCount: n) } catch { spill = nil }
                 }
                 if policy == .fail && writer!.clippedSamples > 0 {
                     throw RenderError.wouldClip(path: outputPath, peakDBFS: 20 * log10(Double(writer!.peak)),
@@ -218,12 +234,15 @@ public struct OfflineRenderer {
                                       trackLatencyFrames: kernel.trackLatencyFrames,
                                       trackReplacedSamples: kernel.trackReplacedSamples,
                                       clipPolicy: policy, mixPeak: writer!.peak)
+            report.ditherApplied = dithered
+            limited.describe(into: &report)
             /// Converts the mix once more, `gain` times louder, into a fresh temporary file: the
             /// blocks come from `next` (0 frames at the end).
-            func convertAgain(gain: Float, _ next: () throws -> (AudioBuffer, Int)) throws {
+            func convertAgain(gain: Float, dither: Bool, _ next: () throws -> (AudioBuffer, Int)) throws {
                 OutputFile.discard(temporary: tmp)
                 tmp = output.temporaryPath()
                 writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+                report.ditherApplied = dither
                 while true {
                     let (block, n) = try next()
                     if n == 0 { break }
@@ -240,7 +259,7 @@ public struct OfflineRenderer {
                 report.appliedGainDB = 20 * log10(Double(gain))
             }
             let ceiling = pow(10, OfflineRenderer.safeCeilingDBTP / 20)
-            if let spill, report.clippedSamples > 0 {
+            if policy == .avoid, let spill, report.clippedSamples > 0 {
                 // the mix clipped: measure its true peak from the spill, then convert the spill
                 // again with the one gain that brings that peak to the ceiling
                 let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
@@ -254,15 +273,29 @@ public struct OfflineRenderer {
                     if isCancelled?() == true { throw RenderError.cancelled }
                 }
                 spill.rewind()
-                try convertAgain(gain: Float(ceiling / Double(meter.peak))) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
+                try convertAgain(gain: Float(ceiling / Double(meter.peak)), dither: dithered) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
                 report.truePeakDBTP = meter.peakDBTP + report.appliedGainDB
             } else if policy == .avoid && report.clippedSamples > 0 {
                 // the mix clipped and there was no room to keep it (a full disk, a file-size
                 // limit: the spill is twice the size of 16-bit output): render it again, with
                 // the gain that brings its sample peak to the ceiling (its true peak unmeasured)
                 try kernel.start()
-                try convertAgain(gain: Float(ceiling / Double(report.mixPeak))) { (kernel.output, try kernel.render(frameCount: blockFrames)) }
+                limited = master(kernel)
+                try convertAgain(gain: Float(ceiling / Double(report.mixPeak)), dither: dithered) { try limited.next() }
                 report.renderedTwice = true
+            } else if dither == .auto && dithered && writer!.offGridSamples == 0 {
+                // every sample was already a value of the format (a pass-through, a plain sum
+                // of 16-bit tracks): dither would only add noise, so write the mix again without
+                if let spill {
+                    let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
+                    spill.rewind()
+                    try convertAgain(gain: 1, dither: false) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
+                } else {
+                    try kernel.start()
+                    limited = master(kernel)
+                    try convertAgain(gain: 1, dither: false) { try limited.next() }
+                    report.renderedTwice = true
+                }
             }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             writer = nil
@@ -276,7 +309,50 @@ public struct OfflineRenderer {
     }
 }
 
+/// The mix's blocks after the master section's limiter (when there is one): `next` returns
+/// (buffer, frames), 0 frames at the end.
+struct MasterBlocks {
+    let next: () throws -> (AudioBuffer, Int)
+    let limiter: LimitedBlocks?
+    let ceilingDBTP: Double?
+
+    /// The limiter's part of a report.
+    func describe(into report: inout RenderReport) {
+        guard let limiter else { return }
+        report.limiterCeilingDBTP = ceilingDBTP
+        report.limiterMaximumReductionDB = limiter.maximumGainReductionDB
+        report.limiterFramesLimited = limiter.framesLimited
+    }
+}
+
 extension OfflineRenderer {
+    /// Whether `format`'s samples are dithered when first written: `.tpdf` on integer output,
+    /// `.auto` on integer output of 16 bits or fewer (undone where no sample needed rounding).
+    func dithers(_ format: OutputFormat) -> Bool {
+        guard let sf = format.storedSampleFormat, sf.isInteger else { return false }
+        return switch dither {
+        case .none: false
+        case .tpdf: true
+        case .auto: sf.bits <= 16
+        }
+    }
+
+    /// `source`'s blocks through the limiter, if there is one.
+    func master(sampleRate: Int, channelCount: Int, _ source: @escaping () throws -> (AudioBuffer, Int)) -> MasterBlocks {
+        guard let limiter else { return MasterBlocks(next: source, limiter: nil, ceilingDBTP: nil) }
+        let l = LimitedBlocks(settings: limiter, sampleRate: sampleRate, channelCount: channelCount,
+                              maximumFrameCount: blockFrames, source: source)
+        return MasterBlocks(next: l.next, limiter: l, ceilingDBTP: limiter.ceilingDBTP)
+    }
+
+    /// The kernel's mix (from its start) through the limiter, if there is one.
+    func master(_ kernel: RenderKernel) -> MasterBlocks {
+        let frames = blockFrames
+        return master(sampleRate: kernel.layout.sampleRate, channelCount: kernel.layout.channelCount) {
+            (kernel.output, try kernel.render(frameCount: frames))
+        }
+    }
+
     /// Renders the mix once, measuring it (`AudioAnalyzer`: loudness, peaks) without writing a
     /// file: what `--dry-run --analyze` prints.
     public func analyze(_ engine: AudioEngine) throws(RenderError) -> AudioAnalysis {
@@ -329,39 +405,73 @@ extension OfflineRenderer {
                 if isCancelled?() == true { throw RenderError.cancelled }
             }
             let measured = analyzer.analysis
-            let gainDB = targetLUFS - measured.integratedLUFS
-            guard measured.integratedLUFS.isFinite, measured.truePeakDBTP + gainDB <= OfflineRenderer.safeCeilingDBTP + 1e-9 else {
+            var gainDB = targetLUFS - measured.integratedLUFS
+            let fits = measured.truePeakDBTP + gainDB <= OfflineRenderer.safeCeilingDBTP + 1e-9
+            guard measured.integratedLUFS.isFinite, fits || limiter != nil else {
                 throw RenderError.cannotNormalize(targetLUFS: targetLUFS, measuredLUFS: measured.integratedLUFS,
                                                   truePeakDBTP: measured.truePeakDBTP)
             }
-            let gain = Float(pow(10, gainDB / 20))
-            let writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
             let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
-            if let spill { spill.rewind() } else { try kernel.start() }
-            while true {
-                let block: AudioBuffer, n: Int
-                if let spill { block = buffer; n = try spill.read(into: buffer, maxFrames: blockFrames) } else {
-                    block = kernel.output; n = try kernel.render(frameCount: blockFrames)
+            /// Converts the mix `gainDB` louder, through the limiter if any, into `tmp`, and
+            /// measures what it wrote.
+            func convert(gainDB: Double) throws -> (SoundFileWriter, AudioAnalysis, MasterBlocks) {
+                let gain = Float(pow(10, gainDB / 20))
+                let writer = try SoundFileWriter(path: tmp, format: format, dither: dithers(format), reportedPath: outputPath)
+                var written = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
+                defer { written.deallocate() }
+                if let spill { spill.rewind() } else { try kernel.start() }
+                let frames = blockFrames
+                let blocks = master(sampleRate: layout.sampleRate, channelCount: layout.channelCount) {
+                    let block: AudioBuffer, n: Int
+                    if let spill { block = buffer; n = try spill.read(into: buffer, maxFrames: frames) } else {
+                        block = kernel.output; n = try kernel.render(frameCount: frames)
+                    }
+                    for c in 0..<block.channelCount {
+                        let p = block.channel(c)
+                        for i in 0..<n { p[i] *= gain }
+                    }
+                    return (block, n)
                 }
-                if n == 0 { break }
-                for c in 0..<format.channelCount {
-                    let p = block.channel(c)
-                    for i in 0..<n { p[i] *= gain }
+                while true {
+                    let (block, n) = try blocks.next()
+                    if n == 0 { break }
+                    written.process(block, frameCount: n)
+                    try writer.write(block, frameCount: n)
+                    if isCancelled?() == true { throw RenderError.cancelled }
                 }
-                try writer.write(block, frameCount: n)
-                if isCancelled?() == true { throw RenderError.cancelled }
+                try writer.close()
+                return (writer, written.analysis, blocks)
             }
-            try writer.close()
+            // Where the limiter turns peaks down, the mix ends up quieter than the gain alone
+            // would make it: measure what was written and convert the kept mix again with a
+            // corrected gain (secant steps on loudness against gain; at most seven more passes,
+            // and the DSP does not run again).
+            var (writer, result, blocks) = try convert(gainDB: gainDB)
+            var previous: (gainDB: Double, lufs: Double)?
+            for _ in 0..<7 {
+                let off = targetLUFS - result.integratedLUFS
+                guard limiter != nil, spill != nil, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
+                // loudness rises by at most 1 LU per dB of gain, less the more the limiter works
+                var slope = 1.0
+                if let p = previous, gainDB != p.gainDB { slope = min(1, max(0.05, (result.integratedLUFS - p.lufs) / (gainDB - p.gainDB))) }
+                previous = (gainDB, result.integratedLUFS)
+                gainDB += min(24, off / slope)
+                OutputFile.discard(temporary: tmp)
+                tmp = output.temporaryPath()
+                (writer, result, blocks) = try convert(gainDB: gainDB)
+            }
             var report = RenderReport(outputPath: outputPath, format: format, frameCount: layout.frameCount,
                                       peak: writer.peak, clippedSamples: writer.clippedSamples,
                                       elapsedSeconds: Date().timeIntervalSince(started),
                                       trackLatencyFrames: kernel.trackLatencyFrames,
                                       trackReplacedSamples: kernel.trackReplacedSamples,
-                                      clipPolicy: clipPolicy, appliedGainDB: 20 * log10(Double(gain)),
+                                      clipPolicy: clipPolicy, appliedGainDB: gainDB,
                                       mixPeak: pow(10, Float(measured.samplePeakDBFS) / 20))
-            report.truePeakDBTP = measured.truePeakDBTP + report.appliedGainDB
+            blocks.describe(into: &report)
+            report.ditherApplied = dithers(format)
+            report.truePeakDBTP = result.truePeakDBTP
             report.measuredLUFS = measured.integratedLUFS
-            report.integratedLUFS = measured.integratedLUFS + report.appliedGainDB
+            report.integratedLUFS = result.integratedLUFS
             report.renderedTwice = spill == nil
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             tmp = ""

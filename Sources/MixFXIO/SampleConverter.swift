@@ -1,5 +1,19 @@
 import MixFXDSP
 
+/// When offline rendering dithers integer output.
+public enum DitherMode: String, Sendable, CaseIterable {
+    /// TPDF on output of 16 bits or fewer whenever converting would round a sample (a gain, EQ,
+    /// pitch, resampling, a deeper source); none when every sample of the mix is already a
+    /// value of the format (a pass-through, a plain sum of 16-bit tracks), so those stay
+    /// bit-exact. Never on 24-bit, 32-bit or float output, whose rounding error lies below
+    /// any converter's noise.
+    case auto
+    /// TPDF on any integer output.
+    case tpdf
+    /// Plain rounding.
+    case none
+}
+
 /// Converts planar float blocks into interleaved integer or float samples, the one way mixfx
 /// does it for files and devices alike: x·2^(bits−1) rounded to nearest, clamped (never
 /// wrapped), and every clamped sample counted. So a live stream and an offline file of the same
@@ -13,6 +27,10 @@ public struct SampleConverter {
     public private(set) var clippedSamples = 0
     /// The largest absolute value seen (before clamping).
     public private(set) var peak: Float = 0
+    /// Integer output: samples that were not already a value of the format (x·2^(bits−1) not
+    /// a whole number), so converting them rounds; 0 means the samples passed through exactly
+    /// (what `DitherMode.auto` asks).
+    public private(set) var offGridSamples = 0
 
     /// TPDF dither on integer output: before rounding, add the sum of two independent uniform
     /// values in ±½ LSB (triangular, ±1 LSB), as SoX does when reducing to 16 bits. The noise is
@@ -49,18 +67,19 @@ public struct SampleConverter {
     public mutating func convert(_ buffer: AudioBuffer, frameCount: Int, to destination: UnsafeMutableRawPointer) {
         var peakHere = peak
         var clipped = 0
+        var offGrid = 0
         switch sampleFormat {
         case .s16?:
             convertIntegers(buffer, frameCount, destination.assumingMemoryBound(to: Int16.self),
-                            scale: 32768, shift: 0, &peakHere, &clipped)
+                            scale: 32768, shift: 0, &peakHere, &clipped, &offGrid)
         case .s24?:
             // left-justified in 32 bits (libsndfile's int convention); devices taking S24_LE
             // get it shifted right by the caller
             convertIntegers(buffer, frameCount, destination.assumingMemoryBound(to: Int32.self),
-                            scale: 8_388_608, shift: 8, &peakHere, &clipped)
+                            scale: 8_388_608, shift: 8, &peakHere, &clipped, &offGrid)
         case .s32?:
             convertIntegers(buffer, frameCount, destination.assumingMemoryBound(to: Int32.self),
-                            scale: 2_147_483_648, shift: 0, &peakHere, &clipped)
+                            scale: 2_147_483_648, shift: 0, &peakHere, &clipped, &offGrid)
         case .f32?, nil:
             let out = destination.assumingMemoryBound(to: Float.self)
             let ch = channelCount
@@ -76,13 +95,17 @@ public struct SampleConverter {
         }
         peak = peakHere
         clippedSamples += clipped
+        offGridSamples += offGrid
         frameIndex += frameCount
     }
 
     /// x·scale (+ dither), rounded, clamped to [−scale, scale − 1], shifted left by `shift`.
+    /// Clipping is judged on the signal before dither: dither's own ±1 LSB at full scale is
+    /// clamped without being counted (the sample itself fitted).
     @inline(__always)
     private func convertIntegers<T: FixedWidthInteger>(_ buffer: AudioBuffer, _ frameCount: Int, _ out: UnsafeMutablePointer<T>,
-                                                       scale: Double, shift: Int, _ peak: inout Float, _ clipped: inout Int) {
+                                                       scale: Double, shift: Int, _ peak: inout Float, _ clipped: inout Int,
+                                                       _ offGrid: inout Int) {
         let ch = channelCount
         for c in 0..<ch {
             let src = buffer.channel(c)
@@ -90,12 +113,16 @@ public struct SampleConverter {
                 let x = src[i]
                 peak = max(peak, abs(x))
                 var v = Double(x) * scale
-                if dither { v += SampleConverter.tpdf((frameIndex + i) * ch + c) }
+                if v >= scale - 0.5 || v <= -scale - 0.5 { clipped += 1 }
+                v = v.isNaN ? 0 : (v < -scale ? -scale : (v > scale - 1 ? scale - 1 : v))
+                if Double(Int(v)) != v { offGrid += 1 }
+                if dither {
+                    v += SampleConverter.tpdf((frameIndex + i) * ch + c)
+                    v = v < -scale ? -scale : (v > scale - 1 ? scale - 1 : v)
+                }
                 // clamped to [−scale, scale − 1] (integer ends, so rounding stays inside), then
                 // rounded half away from zero through Int (the generic Double → T conversion and
                 // `rounded()` are library calls on this path)
-                if v >= scale - 0.5 || v <= -scale - 0.5 { clipped += 1 }
-                v = v.isNaN ? 0 : (v < -scale ? -scale : (v > scale - 1 ? scale - 1 : v))
                 out[i * ch + c] = T(truncatingIfNeeded: Int(v < 0 ? v - 0.5 : v + 0.5)) << shift
             }
         }

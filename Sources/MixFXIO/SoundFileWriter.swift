@@ -16,6 +16,8 @@ public final class SoundFileWriter {
     public var clippedSamples: Int { converter.clippedSamples }
     /// The largest absolute sample value written (before clamping).
     public var peak: Float { converter.peak }
+    /// Samples that converting rounded (integer output; see `SampleConverter.offGridSamples`).
+    public var offGridSamples: Int { converter.offGridSamples }
     private var handle: OpaquePointer?
     private var converter: SampleConverter
     private var scratch: UnsafeMutableRawPointer?

@@ -10,7 +10,7 @@ import MixFXEngine
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
 ///       "master": { "volume": 1.0 },
 ///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000,
-///                   "dither": "tpdf|none", "clipping": "avoid|clamp|fail" } }
+///                   "dither": "auto|tpdf|none", "clipping": "avoid|clamp|fail" } }
 ///
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
@@ -43,7 +43,7 @@ public struct Preset: Equatable, Sendable {
     public var sampleFormat: String?
     /// Output rate, if set.
     public var sampleRateHz: Int?
-    /// Dither for integer output ("tpdf" or "none"), if set.
+    /// Dither for integer output ("auto", "tpdf" or "none"), if set.
     public var dither: String?
     /// What to do when integer output would clip ("avoid", "clamp" or "fail"), if set.
     public var clipping: String?
@@ -146,8 +146,8 @@ extension Preset {
                         }
                         preset.sampleRateHz = Int(r)
                     case "dither":
-                        guard case .string(let d) = v, ["tpdf", "none"].contains(d) else {
-                            throw fail("output.dither", "\(describe(v)) is not \"tpdf\" or \"none\"")
+                        guard case .string(let d) = v, ["auto", "tpdf", "none"].contains(d) else {
+                            throw fail("output.dither", "\(describe(v)) is not one of \"auto\", \"tpdf\", \"none\"")
                         }
                         preset.dither = d
                     case "clipping":
