@@ -2,11 +2,13 @@
 # Installs the Debian packages mixfx needs that are missing (run as root, or with sudo present).
 #   install-deps.sh          build + run: libsndfile, ALSA headers, pkg-config
 #   install-deps.sh test     also what the tests use: sox (oracle), PulseAudio and the ALSA pulse
-#                            plugin (real-time playback tests), tmux (terminal UI test), gcc, and
-#                            pyloudnorm from PyPI (the loudness meter's oracle)
+#                            plugin (real-time playback tests), tmux (terminal UI test), gcc,
+#                            chromium (the HTML report's browser check), python3-jsonschema (a
+#                            second validator for the report schema), and pyloudnorm from PyPI
+#                            (the loudness meter's oracle)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
-if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc); fi
+if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -35,10 +35,7 @@ enum EQCurveCommand {
         for w in warnings { Terminal.printError("mixfx: warning: \(w)") }
         var v = preset.values(forTrack: 0)
         v.merge(session.globalValues) { $1 }
-        let settings = ShelfEQSettings(
-            bass: .init(frequencyHz: v[.bassFrequencyHz]!, gainDB: v[.bassGainDB]!, slope: v[.bassSlope]!, bypass: v[.bassBypass]! != 0),
-            treble: .init(frequencyHz: v[.trebleFrequencyHz]!, gainDB: v[.trebleGainDB]!, slope: v[.trebleSlope]!, bypass: v[.trebleBypass]! != 0),
-            globalGainDB: v[.eqGlobalGainDB]!)
+        let settings = eqSettings(v)
         let rate = Double(session.sampleRate ?? preset.sampleRateHz ?? 48_000)
         let svg = eqCurveSVG(settings, sampleRate: rate)
         do { try OutputFile.write(Data(svg.utf8), to: output, overwrite: force) } catch {
@@ -49,6 +46,14 @@ enum EQCurveCommand {
         }
         print("wrote    \(output)")
         return 0
+    }
+
+    /// A track's EQ settings from its resolved values.
+    static func eqSettings(_ v: [ParameterID: Double]) -> ShelfEQSettings {
+        ShelfEQSettings(
+            bass: .init(frequencyHz: v[.bassFrequencyHz]!, gainDB: v[.bassGainDB]!, slope: v[.bassSlope]!, bypass: v[.bassBypass]! != 0),
+            treble: .init(frequencyHz: v[.trebleFrequencyHz]!, gainDB: v[.trebleGainDB]!, slope: v[.trebleSlope]!, bypass: v[.trebleBypass]! != 0),
+            globalGainDB: v[.eqGlobalGainDB]!)
     }
 
     /// The response of `settings` as an SVG document. The plot area carries its mapping as

@@ -8,6 +8,7 @@ struct RenderCommand {
                         [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
                         [--track N:key=value,...]... [--sample-format s16|s24|s32|f32] [--rate HZ]
                         [--clip|--strict] [--normalize LUFS] [--limit [CEILING]] [--force] [--dry-run [--analyze]]
+                        [--report FILE.json|FILE.html]
                         [--print-preset] [--quiet] [--json]
 
     Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, AIFF, ...) through
@@ -51,6 +52,11 @@ struct RenderCommand {
       --dry-run               print the resolved session and write nothing
       --analyze               with --dry-run: render the mix and print its loudness, peaks and the
                               gains that would avoid clipping or reach --normalize
+      --report FILE           FILE.json: each track's and the mix's loudness, loudness range,
+                              true and sample peak, DC offset, correlation, mono loss, also over
+                              time, and every step applied (`mixfx render --report-schema` prints
+                              its JSON Schema); FILE.html: the same as one self-contained page
+                              of plots. Same rules as -o; checked before rendering
       --print-preset          print the effective settings as a preset (JSON) and write nothing;
                               `--preset that.json` renders the same mix again
       --quiet                 no progress bar and no summary
@@ -75,8 +81,11 @@ struct RenderCommand {
     var normalizeLUFS: Double?
     /// `--limit [CEILING]`: the limiter's ceiling, dBTP.
     var limitDBTP: Double?
+    /// `--report FILE.json|FILE.html`.
+    var reportPath: String?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        if argv == ["--report-schema"] { print(ReportSchema.json); return 0 }
         guard let cmd = try parse(argv) else { print(help); return 0 }
         return try cmd.execute()
     }
@@ -114,6 +123,12 @@ struct RenderCommand {
                 } else {
                     cmd.limitDBTP = LimiterSettings().ceilingDBTP
                 }
+            case "--report":
+                let path = try args.value(for: name, inline: inline)
+                guard ["json", "html"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) else {
+                    throw .usage("--report: '\(path)' must end in .json (the measures) or .html (a page with pictures)")
+                }
+                cmd.reportPath = path
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
             case "--print-preset": cmd.printPreset = true
@@ -147,6 +162,16 @@ struct RenderCommand {
         renderer.clipPolicy = resolved.clipPolicy
         renderer.normalizeLUFS = normalizeLUFS
         renderer.limiter = limitDBTP.map { LimiterSettings(ceilingDBTP: $0) }
+        renderer.measuresTracks = reportPath != nil
+        if let reportPath, !dryRun {
+            // checked before rendering: a report that cannot be written loses no render
+            guard URL(fileURLWithPath: reportPath).standardized.path != URL(fileURLWithPath: output).standardized.path else {
+                throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
+            }
+            do { _ = try OutputFile(path: reportPath, inputs: resolved.inputs, overwrite: force) } catch {
+                throw .usage("--report: \(error.description)")
+            }
+        }
         let outputExists = FileManager.default.fileExists(atPath: output)
         renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
         let plan: (OutputFormat, EngineLayout)
@@ -187,6 +212,18 @@ struct RenderCommand {
             throw RenderCommand.map(error, resolved)
         }
         bar?.finish()
+        if let reportPath {
+            let obj = RenderReportJSON.object(report, session: resolved, layout: plan.1)
+            let data: Data
+            if reportPath.lowercased().hasSuffix(".html") {
+                data = Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
+            } else {
+                data = Data(jsonText(obj).utf8)
+            }
+            do { try OutputFile.write(data, to: reportPath, inputs: resolved.inputs + [output], overwrite: force) } catch {
+                throw .failure("--report: \(error.description) (the mix was written to \(output))")
+            }
+        }
         if json {
             print(summaryJSON(report))
         } else if !quiet {

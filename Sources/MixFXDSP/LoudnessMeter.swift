@@ -85,6 +85,23 @@ public struct LoudnessMeter {
         return sum / Double(count)
     }
 
+    /// Frames in each 100 ms step.
+    public var stepFrameCount: Int { stepFrames }
+
+    /// The short-term loudness (3 s window) at the end of every finished 100 ms step, LUFS;
+    /// during the first 3 s the window holds what there is (as a meter's display does).
+    public var shortTermSeriesLUFS: [Double] {
+        var out: [Double] = []
+        out.reserveCapacity(steps.count)
+        var sum = 0.0
+        for (k, z) in steps.enumerated() {
+            sum += z
+            if k >= 30 { sum -= steps[k - 30] }
+            out.append(LoudnessMeter.lufs(energy: max(0, sum) / Double(min(k + 1, 30))))
+        }
+        return out
+    }
+
     /// Energies of every window of `count` steps, one per step.
     private func windows(of count: Int) -> [Double] {
         guard steps.count >= count else { return [] }

@@ -63,6 +63,13 @@ public struct TruePeakMeter {
     /// Frees the history. (A struct with a pointer: the owner calls it once.)
     public func deallocate() { history.deallocate() }
 
+    /// Starts the peaks over (the next `peak` is of what follows), keeping the history so a
+    /// peak between the blocks is still found.
+    public mutating func restartPeaks() {
+        peak = 0
+        samplePeak = 0
+    }
+
     /// Back to silence and no history.
     public mutating func reset() {
         peak = 0

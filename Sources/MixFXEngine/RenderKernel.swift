@@ -41,6 +41,11 @@ public final class RenderKernel: @unchecked Sendable {
     /// True when the tracks render ahead on worker threads (offline, `parallelTracks`, more
     /// than one track and core; decided by `start`/`seek`).
     public var rendersTracksInParallel: Bool { pipeline != nil }
+    /// Offline, for reports: called on the render thread with each track's block as it enters
+    /// the mix (its effects' output, left and right — the same pointer for a mono track — and
+    /// the mixer gains it is mixed with). Set before `start`. Not called for live gain ramps.
+    public var trackTap: ((_ track: Int, _ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>,
+                           _ gains: (left: Float, right: Float), _ frameCount: Int) -> Void)?
     private var trackPeak: [Float], trackSum: [Float]
     private let largestLatencyFrames: Int
 
@@ -148,6 +153,7 @@ public final class RenderKernel: @unchecked Sendable {
                     let b = pipeline.buffer(track: k)
                     let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                     var peak = trackPeak[k], sum = trackSum[k]
+                    trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
                     mix(t, inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
                     trackPeak[k] = peak; trackSum[k] = sum
                 }
@@ -160,7 +166,7 @@ public final class RenderKernel: @unchecked Sendable {
             return finish(n, outChannels)
         }
         for t in tracks { try t.render(frameCount: n) }
-        for t in tracks {
+        for (k, t) in tracks.enumerated() {
             let target = targetGains(t, anySolo: solo)
             if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
             let inL = t.buffer.channel(0)
@@ -179,6 +185,7 @@ public final class RenderKernel: @unchecked Sendable {
                 t.right.finish(steps: m)
                 if m < n { mix(t, inL + m, inR + m, count: n - m, outL + m, outR + m, outChannels, &peak, &sum) }
             } else {
+                trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), n)
                 mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)
             }
             t.meter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())

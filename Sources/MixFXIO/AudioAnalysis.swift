@@ -32,6 +32,19 @@ public struct AudioAnalysis: Sendable, Equatable {
     public var monoSumLossDB: Double?
 }
 
+/// What a signal did over time, in 100 ms steps: what a report plots.
+public struct AnalysisHistory: Sendable, Equatable {
+    /// Seconds per step (the loudness meter's 100 ms).
+    public var stepSeconds: Double
+    /// Per step, the smallest and largest sample over all channels (a waveform overview).
+    public var minimum: [Float] = []
+    public var maximum: [Float] = []
+    /// Per step, the true peak, dBTP (−∞ for silence).
+    public var truePeakDBTP: [Double] = []
+    /// Per step, the short-term loudness (3 s window) at its end, LUFS.
+    public var shortTermLUFS: [Double] = []
+}
+
 /// Accumulates an `AudioAnalysis` block by block. One thread at a time.
 public struct AudioAnalyzer {
     public let sampleRate: Int
@@ -43,9 +56,13 @@ public struct AudioAnalyzer {
     private var atFullScale = 0
     private var sum: [Double], sumSquares: [Double]
     private var sumLR = 0.0, sumMid = 0.0
+    /// With `keepsHistory`: the steps so far, the current step's extremes and fill.
+    private var steps: AnalysisHistory?
+    private var stepMin: Float = 0, stepMax: Float = 0, stepFill = 0
+    private var earlierTruePeak: Float = 0, earlierSamplePeak: Float = 0
 
     /// An analyzer for blocks of up to `maximumFrameCount` frames. Control side (allocates).
-    public init(sampleRate: Int, channelCount: Int, maximumFrameCount: Int = 4096) {
+    public init(sampleRate: Int, channelCount: Int, maximumFrameCount: Int = 4096, keepsHistory: Bool = false) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.maximumFrameCount = maximumFrameCount
@@ -53,6 +70,14 @@ public struct AudioAnalyzer {
         truePeak = TruePeakMeter(channelCount: channelCount, maximumFrameCount: maximumFrameCount)
         sum = [Double](repeating: 0, count: channelCount)
         sumSquares = sum
+        if keepsHistory { steps = AnalysisHistory(stepSeconds: Double(loudness.stepFrameCount) / Double(sampleRate)) }
+    }
+
+    /// The history so far (nil unless made with `keepsHistory`).
+    public var history: AnalysisHistory? {
+        guard var h = steps else { return nil }
+        h.shortTermLUFS = loudness.shortTermSeriesLUFS
+        return h
     }
 
     /// Frees the true-peak meter's history (once, when done).
@@ -62,7 +87,11 @@ public struct AudioAnalyzer {
     public mutating func process(_ buffer: AudioBuffer, frameCount n: Int) {
         let channel = { (c: Int) in UnsafePointer(buffer.channel(c)) }
         loudness.process(channel, frameCount: n)
-        truePeak.process(channel, frameCount: n)
+        if steps == nil {
+            truePeak.process(channel, frameCount: n)
+        } else {
+            recordSteps(buffer, frameCount: n)
+        }
         let fullScale: Float = 32767 / 32768
         for c in 0..<channelCount {
             let x = buffer.channel(c)
@@ -85,6 +114,34 @@ public struct AudioAnalyzer {
         frames += n
     }
 
+    /// The true peak and extremes of each 100 ms step.
+    private mutating func recordSteps(_ buffer: AudioBuffer, frameCount n: Int) {
+        let stepFrames = loudness.stepFrameCount
+        var done = 0
+        while done < n {
+            let m = min(n - done, stepFrames - stepFill)
+            truePeak.process({ UnsafePointer(buffer.channel($0) + done) }, frameCount: m)
+            for c in 0..<channelCount {
+                let x = buffer.channel(c) + done
+                if stepFill == 0 && c == 0 { stepMin = x[0]; stepMax = x[0] }
+                for i in 0..<m { stepMin = min(stepMin, x[i]); stepMax = max(stepMax, x[i]) }
+            }
+            stepFill += m
+            done += m
+            if stepFill == stepFrames { finishStep() }
+        }
+    }
+
+    private mutating func finishStep() {
+        steps!.minimum.append(stepMin)
+        steps!.maximum.append(stepMax)
+        steps!.truePeakDBTP.append(truePeak.peak > 0 ? 20 * log10(Double(truePeak.peak)) : -.infinity)
+        earlierTruePeak = max(earlierTruePeak, truePeak.peak)
+        earlierSamplePeak = max(earlierSamplePeak, truePeak.samplePeak)
+        truePeak.restartPeaks()
+        stepFill = 0
+    }
+
     /// The measures so far.
     public var analysis: AudioAnalysis {
         let count = Double(max(frames, 1))
@@ -101,7 +158,8 @@ public struct AudioAnalyzer {
         return AudioAnalysis(frameCount: frames, sampleRate: sampleRate, channelCount: channelCount,
                              integratedLUFS: loudness.integratedLUFS, loudnessRangeLU: loudness.loudnessRangeLU,
                              momentaryMaxLUFS: loudness.momentaryMaxLUFS, shortTermMaxLUFS: loudness.shortTermMaxLUFS,
-                             truePeakDBTP: truePeak.peakDBTP, samplePeakDBFS: peakDB(truePeak.samplePeak),
+                             truePeakDBTP: peakDB(max(earlierTruePeak, truePeak.peak)),
+                             samplePeakDBFS: peakDB(max(earlierSamplePeak, truePeak.samplePeak)),
                              samplesAtFullScale: atFullScale, dcOffset: sum.map { $0 / count },
                              correlation: correlation, monoSumLossDB: monoLoss)
     }
@@ -109,6 +167,16 @@ public struct AudioAnalyzer {
     /// Analyzes a sound file (anything libsndfile reads), block by block: memory does not grow
     /// with its length.
     public static func analyze(path: String) throws(SoundFileError) -> AudioAnalysis {
+        try analyze(path: path, reportedPath: path, keepsHistory: false).0
+    }
+
+    /// `analyze(path:)` with the history a report plots; errors name `reportedPath`.
+    public static func analyzeWithHistory(path: String, reportedPath: String) throws(SoundFileError) -> (AudioAnalysis, AnalysisHistory) {
+        let (a, h) = try analyze(path: path, reportedPath: reportedPath, keepsHistory: true)
+        return (a, h!)
+    }
+
+    static func analyze(path: String, reportedPath: String, keepsHistory: Bool) throws(SoundFileError) -> (AudioAnalysis, AnalysisHistory?) {
         let reader = try SoundFileReader(path: path)
         let f = reader.format
         guard f.frameCount <= SourceFormat.maximumFrameCount else {
@@ -116,17 +184,18 @@ public struct AudioAnalyzer {
         }
         let block = 4096
         let buffer = AudioBuffer(channelCount: f.channelCount, capacityFrames: block)
-        var analyzer = AudioAnalyzer(sampleRate: f.sampleRate, channelCount: f.channelCount, maximumFrameCount: block)
+        var analyzer = AudioAnalyzer(sampleRate: f.sampleRate, channelCount: f.channelCount, maximumFrameCount: block,
+                                     keepsHistory: keepsHistory)
         defer { analyzer.deallocate() }
         while true {
             let n: Int
             do { n = try reader.read(into: buffer, offset: 0, frameCount: block) } catch {
-                throw .readFailed(path: path, reason: "\(error)")
+                throw .readFailed(path: reportedPath, reason: "\(error)")
             }
             if n == 0 { break }
             for c in 0..<f.channelCount { _ = SampleGuard.sanitize(buffer.channel(c), count: n) }
             analyzer.process(buffer, frameCount: n)
         }
-        return analyzer.analysis
+        return (analyzer.analysis, analyzer.history)
     }
 }

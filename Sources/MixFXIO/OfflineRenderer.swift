@@ -37,6 +37,12 @@ public struct RenderReport: Sendable, Equatable {
     public var measuredLUFS: Double?
     /// The output's integrated loudness, where it was measured (normalised renders).
     public var integratedLUFS: Double?
+    /// With `OfflineRenderer.measuresTracks`: each track's measures as it entered the mix (after
+    /// its effects and mixer gains) and over time, and the written file's.
+    public var trackMeasures: [AudioAnalysis] = []
+    public var trackHistories: [AnalysisHistory] = []
+    public var mixMeasures: AudioAnalysis?
+    public var mixHistory: AnalysisHistory?
     /// Whether the written samples were TPDF-dithered.
     public var ditherApplied = false
     /// With `OfflineRenderer.limiter`: its ceiling, dBTP.
@@ -123,6 +129,9 @@ public struct OfflineRenderer {
     public var limiter: LimiterSettings?
     /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP.
     public static let safeCeilingDBTP = -1.0
+    /// Measure each track and the written mix for a report (`RenderReport.trackMeasures`,
+    /// `mixMeasures`, with their histories): costs about a third more time.
+    public var measuresTracks = false
     /// Frames per block (the result does not depend on it).
     public var blockFrames = 4096
     /// Called after each block with (frames done, total frames), on the rendering thread.
@@ -196,6 +205,7 @@ public struct OfflineRenderer {
         let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
         let isInteger = format.storedSampleFormat?.isInteger == true
         let policy = isInteger ? clipPolicy : .clamp
         let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
@@ -210,7 +220,7 @@ public struct OfflineRenderer {
             // (no room for the spill, now or later, is no failure: see below)
             var spill = policy == .avoid || (dither == .auto && dithered)
                 ? try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
-            try kernel.start()
+            measures?.restart(); try kernel.start()
             let total = kernel.layout.frameCount
             var limited = master(kernel)
             while true {
@@ -279,7 +289,7 @@ public struct OfflineRenderer {
                 // the mix clipped and there was no room to keep it (a full disk, a file-size
                 // limit: the spill is twice the size of 16-bit output): render it again, with
                 // the gain that brings its sample peak to the ceiling (its true peak unmeasured)
-                try kernel.start()
+                measures?.restart(); try kernel.start()
                 limited = master(kernel)
                 try convertAgain(gain: Float(ceiling / Double(report.mixPeak)), dither: dithered) { try limited.next() }
                 report.renderedTwice = true
@@ -291,14 +301,15 @@ public struct OfflineRenderer {
                     spill.rewind()
                     try convertAgain(gain: 1, dither: false) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
                 } else {
-                    try kernel.start()
+                    measures?.restart(); try kernel.start()
                     limited = master(kernel)
                     try convertAgain(gain: 1, dither: false) { try limited.next() }
                     report.renderedTwice = true
                 }
             }
-            report.elapsedSeconds = Date().timeIntervalSince(started)
             writer = nil
+            if let measures { try measure(tmp, measures, into: &report) }
+            report.elapsedSeconds = Date().timeIntervalSince(started)
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             return report
         } catch {
@@ -326,6 +337,16 @@ struct MasterBlocks {
 }
 
 extension OfflineRenderer {
+    /// The report's measures: each track's (as it entered the mix) and the written file's.
+    func measure(_ written: String, _ measures: TrackMeasures, into report: inout RenderReport) throws {
+        let tracks = measures.results
+        report.trackMeasures = tracks.map(\.0)
+        report.trackHistories = tracks.map(\.1)
+        let (mix, history) = try AudioAnalyzer.analyzeWithHistory(path: written, reportedPath: outputPath)
+        report.mixMeasures = mix
+        report.mixHistory = history
+    }
+
     /// Whether `format`'s samples are dithered when first written: `.tpdf` on integer output,
     /// `.auto` on integer output of 16 bits or fewer (undone where no sample needed rounding).
     func dithers(_ format: OutputFormat) -> Bool {
@@ -386,6 +407,7 @@ extension OfflineRenderer {
         let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
         let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
         let started = Date()
         var tmp = output.temporaryPath()
@@ -393,7 +415,7 @@ extension OfflineRenderer {
         defer { analyzer.deallocate() }
         do {
             var spill = try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath)
-            try kernel.start()
+            measures?.restart(); try kernel.start()
             while true {
                 let n = try kernel.render(frameCount: blockFrames)
                 if n == 0 { break }
@@ -419,7 +441,7 @@ extension OfflineRenderer {
                 let writer = try SoundFileWriter(path: tmp, format: format, dither: dithers(format), reportedPath: outputPath)
                 var written = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
                 defer { written.deallocate() }
-                if let spill { spill.rewind() } else { try kernel.start() }
+                if let spill { spill.rewind() } else { measures?.restart(); try kernel.start() }
                 let frames = blockFrames
                 let blocks = master(sampleRate: layout.sampleRate, channelCount: layout.channelCount) {
                     let block: AudioBuffer, n: Int
@@ -473,6 +495,8 @@ extension OfflineRenderer {
             report.measuredLUFS = measured.integratedLUFS
             report.integratedLUFS = result.integratedLUFS
             report.renderedTwice = spill == nil
+            if let measures { try measure(tmp, measures, into: &report) }
+            report.elapsedSeconds = Date().timeIntervalSince(started)
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             tmp = ""
             return report

@@ -1,0 +1,90 @@
+import Foundation
+import MixFX
+
+/// `mixfx render --report FILE.json`: what the render did and what it measured, for each track
+/// and for the mix (the shape is `ReportSchema.json`, version 1).
+enum RenderReportJSON {
+    static let version = 1
+
+    /// The report as a JSON object.
+    static func object(_ r: RenderReport, session: ResolvedSession, layout: EngineLayout) -> [String: Any] {
+        var tracks: [[String: Any]] = []
+        for (i, t) in layout.tracks.enumerated() {
+            let f = t.player.source.format
+            let v = session.tracks[i]
+            var settings: [String: Any] = [:]
+            for (id, value) in v { settings[id.spec.key] = id.spec.isBoolean ? (value != 0) as Any : value as Any }
+            var track: [String: Any] = [
+                "track": i + 1, "input": session.inputs[i], "sampleRateHz": f.sampleRate, "channels": f.channelCount,
+                "frames": f.frameCount, "resampled": f.sampleRate != layout.sampleRate, "settings": settings,
+                "latencyFrames": i < r.trackLatencyFrames.count ? r.trackLatencyFrames[i] : 0,
+                "replacedSamples": i < r.trackReplacedSamples.count ? r.trackReplacedSamples[i] : 0,
+            ]
+            if i < r.trackMeasures.count {
+                track["measures"] = measures(r.trackMeasures[i])
+                track["history"] = history(r.trackHistories[i])
+            }
+            tracks.append(track)
+        }
+        var mix: [String: Any] = ["clippedSamples": r.clippedSamples]
+        if let m = r.mixMeasures, let h = r.mixHistory {
+            mix["measures"] = measures(m)
+            mix["history"] = history(h)
+        }
+        return [
+            "reportVersion": version, "generator": "mixfx",
+            "output": ["path": r.outputPath, "container": r.format.container.rawValue,
+                       "sampleFormat": r.format.storedSampleFormat?.rawValue ?? "lossy",
+                       "sampleRateHz": r.format.sampleRate, "channels": r.format.channelCount,
+                       "frames": r.frameCount, "durationSeconds": r.durationSeconds],
+            "tracks": tracks, "mix": mix, "processing": steps(r, session: session, layout: layout),
+            "timing": ["elapsedSeconds": r.elapsedSeconds,
+                       "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0],
+        ]
+    }
+
+    /// Every step applied between the tracks and the file, in order.
+    static func steps(_ r: RenderReport, session: ResolvedSession, layout: EngineLayout) -> [[String: Any]] {
+        var out: [[String: Any]] = []
+        for (i, t) in layout.tracks.enumerated() where t.player.source.format.sampleRate != layout.sampleRate {
+            out.append(["step": "resample", "track": i + 1, "fromHz": t.player.source.format.sampleRate, "toHz": layout.sampleRate])
+        }
+        out.append(["step": "mix", "tracks": layout.tracks.count, "masterVolume": session.masterVolume])
+        if let measured = r.measuredLUFS {
+            out.append(["step": "normalize", "measuredLUFS": measured, "targetLUFS": jsonNumber(r.integratedLUFS),
+                        "gainDB": r.appliedGainDB])
+        } else if r.appliedGainDB != 0 {
+            out.append(["step": "clipGain", "gainDB": r.appliedGainDB, "mixPeakDBFS": 20 * log10(Double(r.mixPeak)),
+                        "truePeakDBTP": jsonNumber(r.truePeakDBTP), "renderedTwice": r.renderedTwice])
+        }
+        if let ceiling = r.limiterCeilingDBTP {
+            out.append(["step": "limiter", "ceilingDBTP": ceiling, "maximumGainReductionDB": r.limiterMaximumReductionDB,
+                        "secondsLimited": Double(r.limiterFramesLimited) / Double(r.format.sampleRate)])
+        }
+        if r.ditherApplied { out.append(["step": "dither", "kind": "tpdf"]) }
+        if let sf = r.format.storedSampleFormat {
+            out.append(["step": "convert", "sampleFormat": sf.rawValue, "clipPolicy": sf.isInteger ? r.clipPolicy.rawValue : "none",
+                        "clippedSamples": r.clippedSamples])
+        } else {
+            out.append(["step": "encode", "container": r.format.container.rawValue])
+        }
+        return out
+    }
+
+    static func measures(_ a: AudioAnalysis) -> [String: Any] {
+        ["integratedLUFS": jsonNumber(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
+         "momentaryMaxLUFS": jsonNumber(a.momentaryMaxLUFS), "shortTermMaxLUFS": jsonNumber(a.shortTermMaxLUFS),
+         "truePeakDBTP": jsonNumber(a.truePeakDBTP), "samplePeakDBFS": jsonNumber(a.samplePeakDBFS),
+         "samplesAtFullScale": a.samplesAtFullScale, "dcOffset": a.dcOffset,
+         "correlation": jsonNumber(a.correlation), "monoSumLossDB": jsonNumber(a.monoSumLossDB)]
+    }
+
+    /// Series rounded to what a plot shows (0.01 dB, 1e-5 of full scale), so a minute of five
+    /// series is about 100 KB.
+    static func history(_ h: AnalysisHistory) -> [String: Any] {
+        func db(_ v: [Double]) -> [Any] { v.map { $0.isFinite ? ($0 * 100).rounded() / 100 as Any : NSNull() } }
+        func lin(_ v: [Float]) -> [Double] { v.map { (Double($0) * 1e5).rounded() / 1e5 } }
+        return ["stepSeconds": h.stepSeconds, "minimum": lin(h.minimum), "maximum": lin(h.maximum),
+                "truePeakDBTP": db(h.truePeakDBTP), "shortTermLUFS": db(h.shortTermLUFS)]
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import MixFX
+
+/// `mixfx render --report FILE.html`: the JSON report as one self-contained page (inline SVG and
+/// CSS; no script runs, nothing is fetched). The plots are drawn from the report object itself,
+/// which the page also carries (`<script type="application/json" id="report">`, data, not code),
+/// and every plot area states its axes as data- attributes, so a test can read the points back.
+enum ReportPage {
+    static let colors = ["#1f6fd0", "#d0641f", "#2a9d3a", "#9b3fc0", "#c0392b", "#16a0a0", "#7f8c1d", "#8e5a2b"]
+    static let mixColor = "#111"
+
+    static func html(_ report: [String: Any], session: ResolvedSession, sampleRate: Double) -> String {
+        let tracks = report["tracks"] as? [[String: Any]] ?? []
+        let mix = report["mix"] as? [String: Any] ?? [:]
+        let output = report["output"] as? [String: Any] ?? [:]
+        let duration = output["durationSeconds"] as? Double ?? 0
+        let names = tracks.map { "track \($0["track"] as? Int ?? 0)" }
+        var body = "<h1>mixfx render report</h1>\n"
+        body += "<p class=\"sub\">\(escape(output["path"] as? String ?? "")) · \(escape(output["container"] as? String ?? "")), \(escape(output["sampleFormat"] as? String ?? "")), \(output["sampleRateHz"] as? Int ?? 0) Hz, \(output["channels"] as? Int == 1 ? "mono" : "stereo") · \(String(format: "%.3f s", duration))</p>\n"
+        // measures
+        body += "<h2>Measures</h2>\n<table id=\"measures\"><tr><th></th><th>input</th><th>integrated (LUFS)</th><th>range (LU)</th><th>true peak (dBTP)</th><th>sample peak (dBFS)</th><th>at full scale</th><th>DC offset</th><th>correlation</th><th>mono loss (dB)</th></tr>\n"
+        func row(_ name: String, _ input: String, _ m: [String: Any]?, extra: String = "") -> String {
+            let m = m ?? [:]
+            let dc = (m["dcOffset"] as? [Double] ?? []).map { String(format: "%.5f", $0) }.joined(separator: " / ")
+            return "<tr><th>\(escape(name))</th><td>\(escape(input))</td><td>\(num(m["integratedLUFS"]))</td><td>\(num(m["loudnessRangeLU"]))</td><td>\(num(m["truePeakDBTP"], 2))</td><td>\(num(m["samplePeakDBFS"], 2))</td><td>\(m["samplesAtFullScale"] as? Int ?? 0)\(extra)</td><td>\(dc)</td><td>\(num(m["correlation"], 2))</td><td>\(num(m["monoSumLossDB"], 2))</td></tr>\n"
+        }
+        for (i, t) in tracks.enumerated() { body += row(names[i], t["input"] as? String ?? "", t["measures"] as? [String: Any]) }
+        body += row("mix", output["path"] as? String ?? "", mix["measures"] as? [String: Any],
+                    extra: " (clipped \(mix["clippedSamples"] as? Int ?? 0))")
+        body += "</table>\n"
+        // processing
+        body += "<h2>Processing</h2>\n<ol id=\"processing\">\n"
+        for step in report["processing"] as? [[String: Any]] ?? [] {
+            let name = step["step"] as? String ?? ""
+            let details = step.filter { $0.key != "step" }.sorted { $0.key < $1.key }
+                .map { "\($0.key) \(value($0.value))" }.joined(separator: ", ")
+            body += "<li><b>\(escape(name))</b> \(escape(details))</li>\n"
+        }
+        body += "</ol>\n"
+        if let timing = report["timing"] as? [String: Any] {
+            body += "<p>Rendered in \(num(timing["elapsedSeconds"], 2)) s (\(num(timing["speedTimesRealTime"], 1))× real time).</p>\n"
+        }
+        // loudness over time: every track and the mix on one plot
+        var loudness: [Series] = []
+        for (i, t) in tracks.enumerated() {
+            if let h = t["history"] as? [String: Any] {
+                loudness.append(Series(id: "track\(i + 1)-shortTermLUFS", name: names[i], color: colors[i % colors.count],
+                                       step: h["stepSeconds"] as? Double ?? 0.1, values: levels(h["shortTermLUFS"])))
+            }
+        }
+        if let h = mix["history"] as? [String: Any] {
+            loudness.append(Series(id: "mix-shortTermLUFS", name: "mix", color: mixColor, step: h["stepSeconds"] as? Double ?? 0.1,
+                                   values: levels(h["shortTermLUFS"]), width: 2.5))
+        }
+        body += "<h2>Short-term loudness</h2>\n"
+        body += plot(id: "loudness", title: "Short-term loudness (3 s window, BS.1770-4)", duration: duration,
+                     yLabel: "LUFS", yMin: -60, yMax: 0, yStep: 10, series: loudness, references: [])
+        // true-peak excursions of the mix
+        if let h = mix["history"] as? [String: Any] {
+            let tp = levels(h["truePeakDBTP"])
+            let over = tp.compactMap { $0 }.filter { $0 > -1 }.count
+            body += "<h2>Mix true peak</h2>\n<p>Largest true peak in each 100 ms; \(over) of \(tp.count) steps above −1 dBTP.</p>\n"
+            body += plot(id: "truepeak", title: "Mix true peak per 100 ms (4× oversampled)", duration: duration,
+                         yLabel: "dBTP", yMin: -30, yMax: 6, yStep: 6,
+                         series: [Series(id: "mix-truePeakDBTP", name: "mix", color: mixColor, step: h["stepSeconds"] as? Double ?? 0.1, values: tp)],
+                         references: [(0, "0 dBTP", "#c0392b"), (-1, "−1 dBTP", "#e08e0b")])
+        }
+        // waveforms
+        body += "<h2>Waveforms</h2>\n"
+        for (i, t) in tracks.enumerated() {
+            if let h = t["history"] as? [String: Any] {
+                body += waveform(id: "track\(i + 1)-waveform", title: "\(names[i]): \(t["input"] as? String ?? "") (as mixed)",
+                                 history: h, duration: duration, color: colors[i % colors.count])
+            }
+        }
+        if let h = mix["history"] as? [String: Any] {
+            body += waveform(id: "mix-waveform", title: "mix", history: h, duration: duration, color: mixColor)
+        }
+        // EQ curves
+        body += "<h2>EQ response of each track</h2>\n"
+        for (i, values) in session.tracks.enumerated() {
+            var svg = EQCurveCommand.eqCurveSVG(EQCurveCommand.eqSettings(values), sampleRate: sampleRate)
+            svg = svg.replacingOccurrences(of: "id=\"plot\"", with: "id=\"track\(i + 1)-eq\"")
+                .replacingOccurrences(of: "id=\"response\"", with: "id=\"track\(i + 1)-eq-response\"")
+                .replacingOccurrences(of: "<title>EQ response</title>", with: "<title>EQ response, track \(i + 1)</title>")
+            body += "<h3>track \(i + 1)</h3>\n" + svg
+        }
+        let data = String(decoding: (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data(), as: UTF8.self)
+            .replacingOccurrences(of: "</", with: "<\\/")
+        return """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+        <title>mixfx report: \(escape(output["path"] as? String ?? ""))</title>
+        <style>
+        body { font-family: sans-serif; margin: 24px; color: #222; background: white; }
+        h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; } h3 { font-size: 14px; }
+        .sub { color: #555; }
+        table { border-collapse: collapse; font-size: 13px; }
+        th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+        td:nth-child(2) { text-align: left; }
+        svg { display: block; margin: 6px 0; }
+        </style>
+        </head>
+        <body>
+        \(body)<script type="application/json" id="report">\(data)</script>
+        </body>
+        </html>
+
+        """
+    }
+
+    struct Series {
+        var id: String
+        var name: String
+        var color: String
+        var step: Double
+        var values: [Double?]
+        var width = 1.5
+    }
+
+    /// A line plot of series over time (x: seconds, value k at (k + 1)·step, the end of its
+    /// step). Values beyond the axis are drawn at its edge; nulls break the line.
+    static func plot(id: String, title: String, duration: Double, yLabel: String, yMin: Double, yMax: Double,
+                     yStep: Double, series: [Series], references: [(Double, String, String)]) -> String {
+        let width = 900.0, height = 320.0, left = 64.0, top = 30.0, plotW = 700.0, plotH = 240.0
+        let xMax = max(duration, 0.1)
+        func x(_ t: Double) -> Double { left + plotW * min(max(t / xMax, 0), 1) }
+        func y(_ v: Double) -> Double { top + plotH * (yMax - min(max(v, yMin), yMax)) / (yMax - yMin) }
+        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        out += "<text x=\"\(n2(left))\" y=\"18\" font-size=\"13\">\(escape(title))</text>\n"
+        out += "<g id=\"\(id)\" data-xmax=\"\(xMax)\" data-ymin=\"\(yMin)\" data-ymax=\"\(yMax)\" data-left=\"\(left)\" data-top=\"\(top)\" data-width=\"\(plotW)\" data-height=\"\(plotH)\">\n"
+        out += "<rect x=\"\(n2(left))\" y=\"\(n2(top))\" width=\"\(n2(plotW))\" height=\"\(n2(plotH))\" fill=\"none\" stroke=\"#888\"/>\n"
+        for v in stride(from: yMin, through: yMax, by: yStep) {
+            out += "<line x1=\"\(n2(left))\" y1=\"\(n2(y(v)))\" x2=\"\(n2(left + plotW))\" y2=\"\(n2(y(v)))\" stroke=\"#e4e4e4\"/>"
+            out += "<text x=\"\(n2(left - 6))\" y=\"\(n2(y(v) + 4))\" text-anchor=\"end\">\(fmt(v))</text>\n"
+        }
+        for t in timeTicks(xMax) {
+            out += "<line x1=\"\(n2(x(t)))\" y1=\"\(n2(top))\" x2=\"\(n2(x(t)))\" y2=\"\(n2(top + plotH))\" stroke=\"#eee\"/>"
+            out += "<text x=\"\(n2(x(t)))\" y=\"\(n2(top + plotH + 16))\" text-anchor=\"middle\">\(fmt(t))</text>\n"
+        }
+        for (i, (v, label, color)) in references.enumerated() {
+            // labels below the legend, one line each, so close lines do not overlap
+            out += "<line x1=\"\(n2(left))\" y1=\"\(n2(y(v)))\" x2=\"\(n2(left + plotW))\" y2=\"\(n2(y(v)))\" stroke=\"\(color)\" stroke-dasharray=\"5 4\"/>"
+            let ly = top + 14 + Double(series.count + i) * 16
+            out += "<line x1=\"\(n2(left + plotW + 10))\" y1=\"\(n2(ly))\" x2=\"\(n2(left + plotW + 34))\" y2=\"\(n2(ly))\" stroke=\"\(color)\" stroke-dasharray=\"5 4\"/>"
+            out += "<text x=\"\(n2(left + plotW + 40))\" y=\"\(n2(ly + 4))\" fill=\"\(color)\">\(escape(label))</text>\n"
+        }
+        out += "<text x=\"\(n2(left + plotW / 2))\" y=\"\(n2(height - 20))\" text-anchor=\"middle\">time (s)</text>\n"
+        out += "<text x=\"16\" y=\"\(n2(top + plotH / 2))\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(n2(top + plotH / 2)))\">\(escape(yLabel))</text>\n"
+        for s in series {
+            // one polyline per run of values (nulls break it); data-first is the run's first step
+            var run: [String] = [], first = 0
+            func flush() {
+                if !run.isEmpty {
+                    out += "<polyline class=\"series\" data-series=\"\(s.id)\" data-first=\"\(first)\" data-step=\"\(s.step)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"\(s.width)\" points=\"\(run.joined(separator: " "))\"/>\n"
+                }
+                run = []
+            }
+            for (k, v) in s.values.enumerated() {
+                guard let v else { flush(); continue }
+                if run.isEmpty { first = k }
+                run.append("\(n2(x(Double(k + 1) * s.step))),\(n2(y(v)))")
+            }
+            flush()
+        }
+        out += "</g>\n"
+        // legend
+        for (i, s) in series.enumerated() {
+            let ly = top + 14 + Double(i) * 16
+            out += "<line x1=\"\(n2(left + plotW + 10))\" y1=\"\(n2(ly))\" x2=\"\(n2(left + plotW + 34))\" y2=\"\(n2(ly))\" stroke=\"\(s.color)\" stroke-width=\"\(s.width)\"/>"
+            out += "<text x=\"\(n2(left + plotW + 40))\" y=\"\(n2(ly + 4))\">\(escape(s.name))</text>\n"
+        }
+        return out + "</svg>\n"
+    }
+
+    /// A waveform overview: the band between each 100 ms step's smallest and largest sample.
+    static func waveform(id: String, title: String, history h: [String: Any], duration: Double, color: String) -> String {
+        let lo = (h["minimum"] as? [Double]) ?? [], hi = (h["maximum"] as? [Double]) ?? []
+        let step = h["stepSeconds"] as? Double ?? 0.1
+        let extreme = max(1, (lo.map(abs) + hi.map(abs)).max() ?? 1)
+        let range = extreme > 1 ? extreme.rounded(.up) : 1
+        let width = 900.0, height = 130.0, left = 64.0, top = 22.0, plotW = 700.0, plotH = 80.0
+        let xMax = max(duration, 0.1)
+        func x(_ t: Double) -> Double { left + plotW * min(max(t / xMax, 0), 1) }
+        func y(_ v: Double) -> Double { top + plotH * (range - v) / (2 * range) }
+        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"11\">\n"
+        out += "<text x=\"\(n2(left))\" y=\"14\" font-size=\"12\">\(escape(title))</text>\n"
+        out += "<g id=\"\(id)\" data-xmax=\"\(xMax)\" data-ymin=\"\(-range)\" data-ymax=\"\(range)\" data-left=\"\(left)\" data-top=\"\(top)\" data-width=\"\(plotW)\" data-height=\"\(plotH)\">\n"
+        out += "<rect x=\"\(n2(left))\" y=\"\(n2(top))\" width=\"\(n2(plotW))\" height=\"\(n2(plotH))\" fill=\"none\" stroke=\"#888\"/>\n"
+        for v in [-range, 0, range] {
+            out += "<line x1=\"\(n2(left))\" y1=\"\(n2(y(v)))\" x2=\"\(n2(left + plotW))\" y2=\"\(n2(y(v)))\" stroke=\"#e4e4e4\"/>"
+            out += "<text x=\"\(n2(left - 6))\" y=\"\(n2(y(v) + 4))\" text-anchor=\"end\">\(fmt(v))</text>\n"
+        }
+        for t in timeTicks(xMax) {
+            out += "<text x=\"\(n2(x(t)))\" y=\"\(n2(top + plotH + 14))\" text-anchor=\"middle\">\(fmt(t))</text>\n"
+        }
+        if !hi.isEmpty {
+            let upper = hi.enumerated().map { "\(n2(x(Double($0.offset + 1) * step))),\(n2(y($0.element)))" }
+            let lower = lo.enumerated().reversed().map { "\(n2(x(Double($0.offset + 1) * step))),\(n2(y($0.element)))" }
+            out += "<polygon class=\"waveform\" fill=\"\(color)\" fill-opacity=\"0.75\" points=\"\((upper + lower).joined(separator: " "))\"/>\n"
+        }
+        out += "<text x=\"\(n2(left + plotW + 8))\" y=\"\(n2(top + plotH / 2 + 4))\">full scale = 1; time (s)</text>\n"
+        return out + "</g>\n</svg>\n"
+    }
+
+    /// About six round tick times from 0 to `duration` seconds.
+    static func timeTicks(_ duration: Double) -> [Double] {
+        let raw = duration / 6
+        let magnitude = pow(10, floor(log10(max(raw, 1e-3))))
+        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? raw
+        return Array(stride(from: 0, through: duration, by: step))
+    }
+
+    static func levels(_ any: Any?) -> [Double?] { (any as? [Any] ?? []).map { $0 as? Double } }
+
+    static func n2(_ v: Double) -> String { String(format: "%.2f", v) }
+
+    static func num(_ any: Any?, _ digits: Int = 1) -> String {
+        guard let v = any as? Double else { return any is NSNull ? "−∞" : "–" }
+        return String(format: "%.\(digits)f", v)
+    }
+
+    static func value(_ any: Any) -> String {
+        switch any {
+        case let b as Bool: b ? "yes" : "no"
+        case let d as Double: d.rounded() == d && abs(d) < 1e9 ? String(Int(d)) : String(format: "%.3g", d)
+        default: "\(any)"
+        }
+    }
+
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,116 @@
+/// The JSON Schema (draft 2020-12) of `mixfx render --report FILE.json`, version 1: printed by
+/// `mixfx render --report-schema`, checked by the tests against real reports.
+enum ReportSchema {
+    static let json = #"""
+    {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "mixfx-render-report-1",
+      "title": "mixfx render report, version 1",
+      "description": "What one `mixfx render` did and measured. Levels: LUFS (ITU-R BS.1770-4), LU (EBU Tech 3342), dBTP (4x oversampled true peak), dBFS. null stands for minus infinity (silence) or a measure that does not apply.",
+      "type": "object",
+      "required": ["reportVersion", "generator", "output", "tracks", "mix", "processing", "timing"],
+      "additionalProperties": false,
+      "properties": {
+        "reportVersion": {"const": 1},
+        "generator": {"const": "mixfx"},
+        "output": {
+          "type": "object",
+          "required": ["path", "container", "sampleFormat", "sampleRateHz", "channels", "frames", "durationSeconds"],
+          "additionalProperties": false,
+          "properties": {
+            "path": {"type": "string"},
+            "container": {"enum": ["wav", "flac", "ogg", "aiff", "caf", "w64", "au", "rf64"]},
+            "sampleFormat": {"enum": ["s16", "s24", "s32", "f32", "lossy"]},
+            "sampleRateHz": {"type": "integer", "minimum": 8000, "maximum": 384000},
+            "channels": {"type": "integer", "minimum": 1, "maximum": 2},
+            "frames": {"type": "integer", "minimum": 0},
+            "durationSeconds": {"type": "number", "minimum": 0}
+          }
+        },
+        "tracks": {
+          "type": "array",
+          "minItems": 1,
+          "items": {
+            "type": "object",
+            "required": ["track", "input", "sampleRateHz", "channels", "frames", "resampled", "settings", "latencyFrames", "replacedSamples", "measures", "history"],
+            "additionalProperties": false,
+            "properties": {
+              "track": {"type": "integer", "minimum": 1},
+              "input": {"type": "string"},
+              "sampleRateHz": {"type": "integer", "minimum": 1000},
+              "channels": {"type": "integer", "minimum": 1},
+              "frames": {"type": "integer", "minimum": 0},
+              "resampled": {"type": "boolean"},
+              "settings": {"type": "object", "additionalProperties": {"type": ["number", "boolean"]}},
+              "latencyFrames": {"type": "integer", "minimum": 0},
+              "replacedSamples": {"type": "integer", "minimum": 0},
+              "measures": {"$ref": "#/$defs/measures"},
+              "history": {"$ref": "#/$defs/history"}
+            }
+          }
+        },
+        "mix": {
+          "type": "object",
+          "required": ["clippedSamples", "measures", "history"],
+          "additionalProperties": false,
+          "properties": {
+            "clippedSamples": {"type": "integer", "minimum": 0},
+            "measures": {"$ref": "#/$defs/measures"},
+            "history": {"$ref": "#/$defs/history"}
+          }
+        },
+        "processing": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": ["step"],
+            "properties": {
+              "step": {"enum": ["resample", "mix", "normalize", "clipGain", "limiter", "dither", "convert", "encode"]}
+            }
+          }
+        },
+        "timing": {
+          "type": "object",
+          "required": ["elapsedSeconds", "speedTimesRealTime"],
+          "additionalProperties": false,
+          "properties": {
+            "elapsedSeconds": {"type": "number", "minimum": 0},
+            "speedTimesRealTime": {"type": "number", "minimum": 0}
+          }
+        }
+      },
+      "$defs": {
+        "level": {"type": ["number", "null"]},
+        "measures": {
+          "type": "object",
+          "required": ["integratedLUFS", "loudnessRangeLU", "momentaryMaxLUFS", "shortTermMaxLUFS", "truePeakDBTP", "samplePeakDBFS", "samplesAtFullScale", "dcOffset", "correlation", "monoSumLossDB"],
+          "additionalProperties": false,
+          "properties": {
+            "integratedLUFS": {"$ref": "#/$defs/level"},
+            "loudnessRangeLU": {"type": "number", "minimum": 0},
+            "momentaryMaxLUFS": {"$ref": "#/$defs/level"},
+            "shortTermMaxLUFS": {"$ref": "#/$defs/level"},
+            "truePeakDBTP": {"$ref": "#/$defs/level"},
+            "samplePeakDBFS": {"$ref": "#/$defs/level"},
+            "samplesAtFullScale": {"type": "integer", "minimum": 0},
+            "dcOffset": {"type": "array", "items": {"type": "number"}, "minItems": 1},
+            "correlation": {"type": ["number", "null"], "minimum": -1.000001, "maximum": 1.000001},
+            "monoSumLossDB": {"type": ["number", "null"]}
+          }
+        },
+        "history": {
+          "type": "object",
+          "required": ["stepSeconds", "minimum", "maximum", "truePeakDBTP", "shortTermLUFS"],
+          "additionalProperties": false,
+          "properties": {
+            "stepSeconds": {"type": "number", "exclusiveMinimum": 0},
+            "minimum": {"type": "array", "items": {"type": "number"}},
+            "maximum": {"type": "array", "items": {"type": "number"}},
+            "truePeakDBTP": {"type": "array", "items": {"$ref": "#/$defs/level"}},
+            "shortTermLUFS": {"type": "array", "items": {"$ref": "#/$defs/level"}}
+          }
+        }
+      }
+    }
+    """#
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// `mixfx render --report FILE.json|FILE.html`: valid against the committed schema, numbers that
+/// agree with independent measurement, a page that renders in a real browser and plots the
+/// report's own numbers.
+@Suite struct ReportTests {
+    let dir = TempDir("mixfx-report")
+
+    /// Two tracks (a stereo tone pair and a mono noise at 22.05 kHz, so one is resampled), 4 s.
+    func tracks() throws -> [String] {
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        let l = Signals.sine(frequencyHz: 330, sampleRate: 44_100, frames: 176_400, amplitude: 0.5)
+        let r = Signals.sine(frequencyHz: 495, sampleRate: 44_100, frames: 176_400, amplitude: 0.4)
+        try AudioFiles.write([l, r], to: a, sampleRate: 44_100)
+        try AudioFiles.write([Signals.noise(frames: 88_200, amplitude: 0.3, seed: 9)], to: b, sampleRate: 22_050)
+        return [a, b]
+    }
+
+    func object(_ path: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+    }
+
+    var schema: [String: Any] {
+        get throws {
+            let r = try MixFXBinary.run(["render", "--report-schema"])
+            return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        }
+    }
+
+    @Test func theJSONReportFollowsItsSchemaAndAgreesWithAnalyze() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let out = dir.file("mix.wav"), report = dir.file("report.json")
+        let r = try MixFXBinary.run(["render"] + t + ["--pitch", "200", "--treble", "3", "--limit", "-3", "--report", report, "-o", out, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let obj = try object(report)
+        let check = JSONSchemaCheck(schema: try schema)
+        #expect(check.violations(obj).isEmpty, "\(check.violations(obj))")
+        // the checker can fail: a report missing a field or with a wrong type does not pass
+        var broken = obj
+        broken["mix"] = ["clippedSamples": "none"]
+        #expect(check.violations(broken).count >= 3)
+        // every step applied is listed, in order
+        let steps = (obj["processing"] as! [[String: Any]]).map { $0["step"] as! String }
+        #expect(steps == ["resample", "mix", "limiter", "dither", "convert"], "\(steps)")
+        // the mix's measures are those of the written file, measured independently
+        let a = try JSONSerialization.jsonObject(with: Data(try MixFXBinary.run(["analyze", out, "--json"]).stdout.utf8)) as! [String: Any]
+        let file = (a["files"] as! [[String: Any]])[0]
+        let mix = (obj["mix"] as! [String: Any])["measures"] as! [String: Any]
+        for key in ["integratedLUFS", "loudnessRangeLU", "truePeakDBTP", "samplePeakDBFS", "correlation", "monoSumLossDB"] {
+            let x = try #require(mix[key] as? Double), y = try #require(file[key] as? Double)
+            #expect(abs(x - y) < 1e-9, "\(key): report \(x), analyze \(y)")
+        }
+        #expect((mix["truePeakDBTP"] as! Double) <= -3 + 0.005)
+        // tracks: a mono track mixed to stereo is perfectly correlated; the resampled one says so
+        let tr = obj["tracks"] as! [[String: Any]]
+        #expect(tr.count == 2 && tr[1]["resampled"] as? Bool == true && tr[0]["resampled"] as? Bool == false)
+        #expect(abs(((tr[1]["measures"] as! [String: Any])["correlation"] as! Double) - 1) < 1e-6)
+        #expect((tr[0]["latencyFrames"] as! Int) > 0)
+        // histories: one value per 100 ms
+        let h = (obj["mix"] as! [String: Any])["history"] as! [String: Any]
+        #expect((h["shortTermLUFS"] as! [Any]).count == 40 && (h["maximum"] as! [Any]).count == 40)
+        // an independent validator agrees where it is installed (CI installs it)
+        if let python = which("python3"), (try? runProcess(python, ["-c", "import jsonschema"]))?.status == 0 {
+            let schemaFile = dir.file("schema.json")
+            try Data(try MixFXBinary.run(["render", "--report-schema"]).stdout.utf8).write(to: URL(fileURLWithPath: schemaFile))
+            let v = try runProcess(python, ["-c", "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1]))); print('ok')", schemaFile, report])
+            #expect(v.status == 0 && v.stdout.contains("ok"), "\(v.stderr)")
+        }
+    }
+
+    /// A single neutral track: its measures as mixed are the mix's.
+    @Test func oneNeutralTrackMeasuresAsTheMix() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let report = dir.file("r.json")
+        #expect(try MixFXBinary.run(["render", t[0], "--report", report, "-o", dir.file("m.wav"), "--sample-format", "f32", "--quiet"]).status == 0)
+        let obj = try object(report)
+        let track = ((obj["tracks"] as! [[String: Any]])[0]["measures"] as! [String: Any])
+        let mix = (obj["mix"] as! [String: Any])["measures"] as! [String: Any]
+        for key in ["integratedLUFS", "truePeakDBTP", "samplePeakDBFS"] {
+            #expect(abs((track[key] as! Double) - (mix[key] as! Double)) < 1e-6, "\(key)")
+        }
+    }
+
+    /// The report is checked before the render: it may not be the output or an input, nor
+    /// replace a file without --force, and nothing is written when it is refused.
+    @Test func aReportThatCannotBeWrittenStopsTheRenderBeforeItStarts() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let out = dir.file("o.wav")
+        let same = try MixFXBinary.run(["render"] + t + ["-o", dir.file("x.json"), "--report", dir.file("x.json")])
+        #expect(same.status == 2)
+        let input = try MixFXBinary.run(["render", t[0], "-o", out, "--report", t[0].replacingOccurrences(of: ".wav", with: ".json")])
+        #expect(input.status == 0)   // a .json next to an input is fine
+        try FileManager.default.removeItem(atPath: out)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: dir.file("old.json")))
+        let exists = try MixFXBinary.run(["render"] + t + ["-o", out, "--report", dir.file("old.json")])
+        #expect(exists.status == 2 && exists.stderr.contains("--report"), "\(exists.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try String(contentsOfFile: dir.file("old.json"), encoding: .utf8) == "keep")
+        let wrong = try MixFXBinary.run(["render"] + t + ["-o", out, "--report", dir.file("r.txt")])
+        #expect(wrong.status == 2 && wrong.stderr.contains(".json"))
+    }
+
+    static let chromium = ["chromium", "chromium-browser"].lazy.compactMap { which($0) }.first
+
+    /// Loads `page` in headless Chromium: its console messages (errors included) and a screenshot.
+    func browse(_ page: String, screenshot: String) throws -> (console: [String], status: Int32) {
+        let r = try runProcess("/usr/bin/timeout", ["120", ReportTests.chromium!, "--headless", "--no-sandbox", "--disable-gpu",
+                                                    "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+                                                    "--window-size=1000,1600", "--screenshot=\(screenshot)", "file://\(page)"])
+        return (r.stderr.split(separator: "\n").map(String.init).filter { $0.contains("CONSOLE") }, r.status)
+    }
+
+    /// Share of the screenshot's pixels that are not white (python3's zlib decodes the PNG).
+    func inkShare(_ png: String) throws -> Double {
+        let script = """
+        import sys, zlib, struct
+        d = open(sys.argv[1], 'rb').read(); i = 8; idat = b''
+        while i < len(d):
+            n, t = struct.unpack('>I4s', d[i:i+8])
+            if t == b'IHDR': w, h, bits, ct = struct.unpack('>IIBB', d[i+8:i+18])
+            if t == b'IDAT': idat += d[i+8:i+8+n]
+            i += 12 + n
+        raw = zlib.decompress(idat); bpp = 4 if ct == 6 else 3; stride = w * bpp
+        prev = bytearray(stride); ink = 0; p = 0
+        for y in range(h):
+            f = raw[p]; line = bytearray(raw[p+1:p+1+stride]); p += 1 + stride
+            for x in range(stride):
+                a = line[x-bpp] if x >= bpp else 0; b = prev[x]; c = prev[x-bpp] if x >= bpp else 0
+                if f == 1: line[x] = (line[x] + a) & 255
+                elif f == 2: line[x] = (line[x] + b) & 255
+                elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+                elif f == 4:
+                    q = a + b - c; pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)
+                    line[x] = (line[x] + (a if pa <= pb and pa <= pc else (b if pb <= pc else c))) & 255
+            ink += sum(1 for x in range(0, stride, bpp) if min(line[x], line[x+1], line[x+2]) < 200)
+            prev = line
+        print(ink / (w * h))
+        """
+        let r = try runProcess(which("python3")!, ["-c", script, png])
+        return Double(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test(.enabled(if: chromium != nil && which("python3") != nil, "chromium is not installed (apt-get install chromium)"))
+    func theHTMLReportRendersInChromiumAndPlotsTheReportsNumbers() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let page = dir.file("report.html"), json = dir.file("report.json")
+        let args = ["render"] + t + ["--pitch", "200", "--bass", "6", "--quiet", "--force", "-o", dir.file("mix.wav")]
+        #expect(try MixFXBinary.run(args + ["--report", page]).status == 0)
+        #expect(try MixFXBinary.run(args + ["--report", json]).status == 0)
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(!html.contains("http://") || !html.contains("src=\"http"), "nothing is fetched")
+        #expect(!html.contains("<script>") && !html.contains("src="), "no script runs, nothing is loaded")
+        // the browser: no console message, a page that is not blank
+        let shot = dir.file("shot.png")
+        let b = try browse(page, screenshot: shot)
+        #expect(b.status == 0 && FileManager.default.fileExists(atPath: shot))
+        #expect(b.console.isEmpty, "\(b.console)")
+        let ink = try inkShare(shot)
+        #expect(ink > 0.01 && ink < 0.6, "ink \(ink)")
+        // the detector can fail: a page with a script error shows up in the console
+        let bad = dir.file("bad.html")
+        try Data("<html><body><p>x</p><script>console.error('broken page'); nope();</script></body></html>".utf8).write(to: URL(fileURLWithPath: bad))
+        #expect(try browse(bad, screenshot: dir.file("bad.png")).console.contains { $0.contains("broken page") })
+        // the plotted numbers are the report's: read the mix's loudness line back through the
+        // plot's axes and compare it with the JSON report of the same render
+        let report = try object(json)
+        let series = (((report["mix"] as! [String: Any])["history"] as! [String: Any])["shortTermLUFS"] as! [Any]).map { $0 as? Double }
+        let g = try #require(html.firstMatch(of: /<g id="loudness" data-xmax="([^"]+)" data-ymin="([^"]+)" data-ymax="([^"]+)" data-left="([^"]+)" data-top="([^"]+)" data-width="([^"]+)" data-height="([^"]+)">/))
+        let xMax = Double(g.1)!, yMin = Double(g.2)!, yMax = Double(g.3)!, left = Double(g.4)!, top = Double(g.5)!, w = Double(g.6)!, h = Double(g.7)!
+        var compared = 0
+        for line in html.matches(of: /<polyline class="series" data-series="mix-shortTermLUFS" data-first="(\d+)" data-step="([^"]+)"[^>]* points="([^"]+)"/) {
+            let first = Int(line.1)!, step = Double(line.2)!
+            for (j, point) in line.3.split(separator: " ").enumerated() {
+                let xy = point.split(separator: ",").map { Double($0)! }
+                let time = (xy[0] - left) / w * xMax, value = yMax - (xy[1] - top) / h * (yMax - yMin)
+                let k = first + j
+                #expect(abs(time - Double(k + 1) * step) < 0.01)
+                if let v = series[k], v > yMin + 0.01, v < yMax - 0.01 {
+                    #expect(abs(value - v) < 0.01, "step \(k): plotted \(value), report \(v)")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared >= 35, "\(compared) points compared")
+        // the page carries the same numbers as data
+        let embedded = try #require(html.firstMatch(of: /<script type="application\/json" id="report">(.*)<\/script>/))
+        let data = try JSONSerialization.jsonObject(with: Data(String(embedded.1).replacingOccurrences(of: "<\\/", with: "</").utf8)) as! [String: Any]
+        let a = (data["mix"] as! [String: Any])["measures"] as! [String: Any], m = (report["mix"] as! [String: Any])["measures"] as! [String: Any]
+        #expect(a["integratedLUFS"] as? Double == m["integratedLUFS"] as? Double)
+    }
+}
