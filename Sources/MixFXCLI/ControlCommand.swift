@@ -5,6 +5,8 @@ import MixFX
 enum ControlCommand: Equatable {
     case setTrack(track: Int, id: ParameterID, value: Double)
     case masterVolume(Double)
+    /// The master limiter's ceiling, dBTP (a session started with `--limit`).
+    case limiterCeiling(Double)
     /// Seconds; relative to the position when `relative`.
     case seek(seconds: Double, relative: Bool)
     case pause, resume, status, quit
@@ -32,8 +34,13 @@ enum ControlCommand: Equatable {
                 throw fail(error.message)
             }
         case "master":
+            if words.count == 3 && words[1] == "limit" {
+                do { return .limiterCeiling(try SessionOptions.value(words[2], id: .limiterCeilingDBTP, flag: "master limit")) } catch {
+                    throw fail(error.message)
+                }
+            }
             guard words.count == 3, words[1] == "volume", isDecimal(words[2]), let v = Double(words[2]) else {
-                throw fail("expected: master volume V")
+                throw fail("expected: master volume V, or master limit CEILING_DBTP")
             }
             if let p = ParameterID.masterVolume.spec.problem(with: v) {
                 throw fail("master volume: \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")

@@ -46,6 +46,11 @@ final class LiveControl: @unchecked Sendable {
         switch command {
         case .setTrack(let n, let id, let v): tracks[n - 1].parameter(id)?.value = v
         case .masterVolume(let v): engine.mainMixer.outputVolume = v
+        case .limiterCeiling(let v):
+            guard let limiter = engine.masterLimiter else {
+                throw CommandError(message: "master limit: this session has no limiter (start mixfx play with --limit; it adds 5.5 ms of latency, so it is chosen at the start)")
+            }
+            limiter.ceilingDBTP = v
         case .seek(let v, let relative):
             do { try player.seek(toSeconds: relative ? player.status.positionSeconds + v : v) } catch {
                 throw CommandError(message: "seek: \(error)")
@@ -58,8 +63,14 @@ final class LiveControl: @unchecked Sendable {
             }
         case .status:
             let s = player.status
-            return .ok(String(format: "position %.3f s of %.3f s, dsp %.1f%%, underruns %d%@",
-                              s.positionSeconds, s.durationSeconds, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : ""))
+            let m = player.kernel.masterLevels
+            let lufs = m.shortTermLUFS
+            let tp = m.takeTruePeak()
+            return .ok(String(format: "position %.3f s of %.3f s, dsp %.1f%%, underruns %d%@; master short-term %@ LUFS, true peak %@ dBTP%@",
+                              s.positionSeconds, s.durationSeconds, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : "",
+                              lufs.isFinite ? String(format: "%.1f", lufs) : "-inf",
+                              tp > 0 ? String(format: "%.1f", 20 * log10(Double(tp))) : "-inf",
+                              engine.masterLimiter.map { String(format: ", limiter %.1f dBTP (gain %.1f dB)", $0.ceilingDBTP, m.limiterGainDB) } ?? ""))
         case .quit: return .quit
         case .debugStall(let ms): player.stall(milliseconds: ms)
         }
@@ -75,6 +86,7 @@ final class LiveControl: @unchecked Sendable {
             return v
         }
         p.masterVolume = engine.mainMixer.outputVolume
+        p.limitDBTP = engine.masterLimiter?.ceilingDBTP
         p.sampleFormat = sampleFormat?.rawValue
         p.sampleRateHz = sampleRate
         return p

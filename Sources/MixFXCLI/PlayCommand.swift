@@ -17,16 +17,19 @@ struct PlayCommand {
       --rate HZ           session rate (default the highest input rate; the device's nearest is used)
       --loop              start again at the end
       --start SECONDS     start position
+      --limit [CEILING]   the master limiter (true peak, default -1 dBTP; adds 5.5 ms of latency)
       --no-ui             no terminal mixer: read control commands from stdin
       --json              print the closing report as JSON
 
     On a terminal, the mixer: ↑/↓ or 1-9 pick a track; v/V volume, ←/→ pan, b/B bass, t/T treble,
     p/P pitch (±100 cents; , and . for ±10), m mute, s solo, -/+ master volume, space pause,
-    [/] seek ∓5 s, w save the settings as a preset, ? help, q quit.
+    [/] seek ∓5 s, w save the settings as a preset, ? help, q quit. It shows each track's level, the
+    master's level, short-term loudness and true peak, and the limiter's gain.
 
     Otherwise (or with --no-ui), one command per line on stdin:
       track N KEY VALUE   e.g. track 2 pitch -300, track 1 mute on, track 3 volume 0.5
-      master volume V     seek SECONDS | seek +S | seek -S     pause | resume
+      master volume V     master limit CEILING (with --limit)
+      seek SECONDS | seek +S | seek -S     pause | resume
       save FILE.json [--force]   (never over an input; over an existing file only with --force)
       status      quit
     Each accepted command is acknowledged on stdout with the frame it applies from; a bad one

@@ -78,9 +78,6 @@ struct RenderCommand {
     var session = SessionOptions()
     var output = "mix.wav"
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
-    var normalizeLUFS: Double?
-    /// `--limit [CEILING]`: the limiter's ceiling, dBTP.
-    var limitDBTP: Double?
     /// `--report FILE.json|FILE.html`.
     var reportPath: String?
 
@@ -113,16 +110,7 @@ struct RenderCommand {
             case "--normalize":
                 let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
                 guard v >= -70 && v <= 0 else { throw .usage("--normalize: \(fmt(v)) LUFS is not from -70 to 0") }
-                cmd.normalizeLUFS = v
-            case "--limit":
-                let range = LimiterSettings.ceilingRange
-                if let text = args.optionalNumber(inline: inline) {
-                    let v = try parseNumber(text, flag: name)
-                    guard range.contains(v) else { throw .usage("--limit: a ceiling of \(fmt(v)) dBTP is not from \(fmt(range.lowerBound)) to \(fmt(range.upperBound))") }
-                    cmd.limitDBTP = v
-                } else {
-                    cmd.limitDBTP = LimiterSettings().ceilingDBTP
-                }
+                cmd.session.normalizeLUFS = v
             case "--report":
                 let path = try args.value(for: name, inline: inline)
                 guard ["json", "html"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) else {
@@ -160,8 +148,7 @@ struct RenderCommand {
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
         renderer.dither = resolved.dither
         renderer.clipPolicy = resolved.clipPolicy
-        renderer.normalizeLUFS = normalizeLUFS
-        renderer.limiter = limitDBTP.map { LimiterSettings(ceilingDBTP: $0) }
+        renderer.normalizeLUFS = resolved.normalizeLUFS
         renderer.measuresTracks = reportPath != nil
         if let reportPath, !dryRun {
             // checked before rendering: a report that cannot be written loses no render
@@ -190,7 +177,7 @@ struct RenderCommand {
             let a: AudioAnalysis
             do { a = try renderer.analyze(engine) } catch { bar?.finish(); throw RenderCommand.map(error, resolved) }
             bar?.finish()
-            printAnalysis(a, format: plan.0)
+            printAnalysis(a, format: plan.0, normalizeLUFS: resolved.normalizeLUFS)
             return 0
         }
         if dryRun {
@@ -276,7 +263,7 @@ struct RenderCommand {
                 "masterVolume": r.masterVolume, "tracks": tracks, "outputExists": outputExists,
                 "dither": ditherPlan(r.dither, format),
                 "clipPolicy": format.storedSampleFormat?.isInteger == true ? r.clipPolicy.rawValue : "untouched (float)",
-                "limitCeilingDBTP": jsonNumber(limitDBTP), "normalizeLUFS": jsonNumber(normalizeLUFS),
+                "limitCeilingDBTP": jsonNumber(r.limitDBTP), "normalizeLUFS": jsonNumber(r.normalizeLUFS),
             ]
             printJSON(obj)
             return
@@ -284,8 +271,8 @@ struct RenderCommand {
         var lines = ["dry run: nothing written"]
         lines.append("output   \(output)  (\(describe(format)), \(seconds(layout.frameCount, format.sampleRate)), \(layout.frameCount) frames)")
         lines.append("master   volume \(fmt(r.masterVolume))"
-                     + (normalizeLUFS.map { "; normalize to \(fmt($0)) LUFS" } ?? "")
-                     + (limitDBTP.map { "; limiter, ceiling \(fmt($0)) dBTP (true peak, 5 ms look-ahead)" } ?? ""))
+                     + (r.normalizeLUFS.map { "; normalize to \(fmt($0)) LUFS" } ?? "")
+                     + (r.limitDBTP.map { "; limiter, ceiling \(fmt($0)) dBTP (true peak, 5 ms look-ahead)" } ?? ""))
         if format.storedSampleFormat?.isInteger == true {
             let clip = switch r.clipPolicy {
             case .avoid: "if the mix would clip, one gain brings its true peak to -1 dBTP"
@@ -362,7 +349,7 @@ struct RenderCommand {
 
     /// `--dry-run --analyze`: the mix's measures and the gains that would avoid clipping or reach
     /// the `--normalize` target.
-    private func printAnalysis(_ a: AudioAnalysis, format: OutputFormat) {
+    private func printAnalysis(_ a: AudioAnalysis, format: OutputFormat, normalizeLUFS: Double?) {
         let ceiling = OfflineRenderer.safeCeilingDBTP
         let clipGain: Double? = format.storedSampleFormat?.isInteger == true && a.samplePeakDBFS > 20 * log10(32767.0 / 32768)
             ? ceiling - a.truePeakDBTP : nil

@@ -17,6 +17,10 @@ struct SessionOptions {
     /// `--dither`, `--clip`/`--strict` (render only; nil: the preset's, else the default).
     var dither: DitherMode?
     var clipPolicy: ClipPolicy?
+    /// `--limit [CEILING]`: the master limiter's ceiling, dBTP.
+    var limitDBTP: Double?
+    /// `--normalize LUFS` (render only).
+    var normalizeLUFS: Double?
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
@@ -33,6 +37,12 @@ struct SessionOptions {
             return true
         }
         switch name {
+        case "--limit":
+            if let text = args.optionalNumber(inline: inline) {
+                limitDBTP = try SessionOptions.value(text, id: .limiterCeilingDBTP, flag: name)
+            } else {
+                limitDBTP = ParameterID.limiterCeilingDBTP.spec.defaultValue
+            }
         case "--preset":
             presetName = try args.value(for: name, inline: inline)
         case "--track":
@@ -139,6 +149,8 @@ struct SessionOptions {
                                sampleFormat: format, sampleRate: sampleRate ?? preset.sampleRateHz,
                                dither: dither ?? preset.dither.flatMap(DitherMode.init(rawValue:)) ?? .auto,
                                clipPolicy: clipPolicy ?? preset.clipping.flatMap(ClipPolicy.init(rawValue:)) ?? .avoid,
+                               limitDBTP: limitDBTP ?? preset.limitDBTP,
+                               normalizeLUFS: normalizeLUFS ?? preset.normalizeLUFS,
                                warnings: warnings)
     }
 }
@@ -152,6 +164,10 @@ struct ResolvedSession {
     var sampleRate: Int?
     var dither = DitherMode.auto
     var clipPolicy = ClipPolicy.avoid
+    /// The master limiter's ceiling, dBTP (nil: no limiter).
+    var limitDBTP: Double?
+    /// The loudness a render normalises to, LUFS (nil: none).
+    var normalizeLUFS: Double?
     /// What the user should know about how the session was resolved.
     var warnings: [String] = []
 
@@ -168,6 +184,7 @@ struct ResolvedSession {
             made.append(track)
         }
         engine.mainMixer.outputVolume = masterVolume
+        engine.masterLimiter = limitDBTP.map { LimiterNode(ceilingDBTP: $0) }
         engine.outputSampleRate = sampleRate
         return (engine, made)
     }
@@ -198,6 +215,8 @@ struct ResolvedSession {
         p.sampleRateHz = sampleRate
         p.dither = dither.rawValue
         p.clipping = clipPolicy.rawValue
+        p.limitDBTP = limitDBTP
+        p.normalizeLUFS = normalizeLUFS
         return p
     }
 }

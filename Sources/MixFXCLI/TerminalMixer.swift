@@ -11,6 +11,7 @@ final class TerminalMixer {
     private var original = termios()
     private var peakHold: [(value: Float, until: Date)]
     private var masterHold: (value: Float, until: Date) = (0, .distantPast)
+    private var truePeakHold: (value: Float, until: Date) = (0, .distantPast)
 
     init(control: LiveControl) {
         self.control = control
@@ -133,6 +134,18 @@ final class TerminalMixer {
         lines.append(String(format: "    master volume %5.2f                                          %@",
                             control.engine.mainMixer.outputVolume,
                             meter(rms: control.player.kernel.masterMeter.rms, hold: masterHold.value)))
+        // the master's loudness and true peak (held 1 s), and the limiter when there is one
+        let levels = control.player.kernel.masterLevels
+        let tp = levels.takeTruePeak()
+        if tp >= truePeakHold.value || now > truePeakHold.until { truePeakHold = (tp, now + 1) }
+        let lufs = levels.shortTermLUFS
+        var loudness = String(format: "    loudness %@ LUFS short-term   true peak %@ dBTP",
+                              lufs.isFinite ? String(format: "%5.1f", lufs) : " -inf",
+                              truePeakHold.value > 0 ? String(format: "%+5.1f", 20 * log10(Double(truePeakHold.value))) : " -inf")
+        if let limiter = control.engine.masterLimiter {
+            loudness += String(format: "   limiter %.1f dBTP, gain %5.1f dB", limiter.ceilingDBTP, levels.limiterGainDB)
+        }
+        lines.append(loudness)
         lines.append("")
         if showHelp {
             lines += [

@@ -55,6 +55,8 @@ public struct LimiterSettings: Sendable, Equatable {
 /// is scaled by no more than needed to sit at the ceiling. Where e is 0 throughout a window the
 /// gain is exactly 1 and the sample passes untouched.
 ///
+/// Non-finite and absurd input samples (NaN, ±∞, beyond ±10⁶) are taken as silence.
+///
 /// `prepare` allocates; `process` does not allocate, lock or throw.
 public struct Limiter {
     /// The settings `prepare` was given.
@@ -65,6 +67,8 @@ public struct Limiter {
     public var maximumGainReductionDB: Double { minimumGain < 1 ? -20 * log10(Double(minimumGain)) : 0 }
     /// Output frames whose gain was below 1 since `reset`.
     public private(set) var framesLimited = 0
+    /// The gain applied to the last frame (1: not limiting), for a live display.
+    public private(set) var currentGain: Float = 1
     /// The statistics count output frames from this one on (offline rendering drops the first
     /// `latencyFrames`, silence from before the start).
     public var statisticsStartFrame = 0
@@ -130,6 +134,14 @@ public struct Limiter {
         box?.deallocate(); box = nil
     }
 
+    /// Moves the ceiling (render side; no allocation). The gain follows with the limiter's own
+    /// attack and release.
+    public mutating func setCeiling(dBTP: Double) {
+        guard dBTP != settings.ceilingDBTP else { return }
+        settings.ceilingDBTP = dBTP
+        ceiling = Float(pow(10, dBTP / 20))
+    }
+
     /// Silence in the delay line, no gain reduction, statistics cleared.
     public mutating func reset() {
         detector?.reset()
@@ -147,12 +159,14 @@ public struct Limiter {
     /// delayed by `latencyFrames`.
     public mutating func process(_ buffer: AudioBuffer, frameCount: Int) {
         guard let peaks, let delay, let dequeFrames, let dequeGains, let box else { return }
+        // no state may hold a NaN: hostile samples (NaN, ±∞, beyond ±10⁶) count as silence
+        for c in 0..<channelCount { _ = SampleGuard.sanitize(buffer.channel(c), count: frameCount) }
         detector!.framePeaks({ UnsafePointer(buffer.channel($0)) }, frameCount: frameCount, into: peaks)
         let latency = latencyFrames
         for i in 0..<frameCount {
             // 2–3: required reduction and its release envelopes, dB
             let p = peaks[i]
-            let required = p > ceiling ? -20 * log10(Double(ceiling / p)) : 0
+            let required = p > ceiling ? min(200, -20 * log10(Double(ceiling / p))) : 0
             fast = max(required, fast * fastDecay)
             slow += (fast - slow) * (fast > slow ? slowAttack : slowRelease)
             if fast < 1e-6 { fast = 0 }
@@ -186,6 +200,7 @@ public struct Limiter {
                 }
             }
             frame += 1
+            currentGain = applied
             // 5: the delayed sample, scaled
             for c in 0..<channelCount {
                 let line = delay + c * latency

@@ -40,13 +40,18 @@ public struct LoudnessMeter {
     public private(set) var shortTermLUFS = -Double.infinity
 
     /// A meter for `channelCount` channels at `sampleRate`. Control side (allocates).
-    public init(sampleRate: Double, channelCount: Int) {
+    /// `keepingSteps`: keep only the last that many 100 ms steps (a live meter: 30 for the
+    /// short-term loudness), so `process` never allocates; integrated loudness and range then
+    /// cover only those.
+    public init(sampleRate: Double, channelCount: Int, keepingSteps: Int? = nil) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         stepFrames = max(1, Int((sampleRate / 10).rounded()))
         filters = (0..<channelCount).map { _ in KWeighting(sampleRate: sampleRate) }
-        steps.reserveCapacity(36_000)
+        keptSteps = keepingSteps
+        steps.reserveCapacity(keepingSteps.map { $0 + 1 } ?? 36_000)
     }
+    private let keptSteps: Int?
 
     /// Loudness of a mean-square energy, LUFS.
     @inline(__always)
@@ -68,6 +73,7 @@ public struct LoudnessMeter {
 
     private mutating func finishStep() {
         steps.append(stepEnergy / Double(stepFrames))
+        if let keptSteps, steps.count > keptSteps { steps.removeFirst() }   // (no allocation)
         stepEnergy = 0
         stepFill = 0
         if let m = window(steps: 4) { momentaryMaxLUFS = max(momentaryMaxLUFS, LoudnessMeter.lufs(energy: m)) }

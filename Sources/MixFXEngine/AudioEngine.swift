@@ -22,6 +22,8 @@ public struct EngineLayout: Sendable {
     public let frameCount: Int
     /// Per track, frames at the output rate.
     public let trackFrameCounts: [Int]
+    /// The master bus's limiter, if it has one.
+    public var masterLimiter: LimiterNode? = nil
 }
 
 /// The nodes of a classic track, as made by `AudioEngine.addTrack(source:)`.
@@ -51,6 +53,10 @@ public final class AudioEngine {
     public let mainMixer = MixerNode()
     /// The output sample rate; nil means the highest rate among the inputs.
     public var outputSampleRate: Int?
+    /// The master bus after the main mixer: a true-peak limiter when set (nil: none). Like
+    /// AVAudioEngine's main mixer → output node, the master section is not attached or
+    /// connected: it is where every chain ends.
+    public var masterLimiter: LimiterNode?
 
     private var nodes: [AudioNode] = []
     private var outputOf: [ObjectIdentifier: AudioNode] = [:]
@@ -128,7 +134,7 @@ public final class AudioEngine {
             throw .unconnectedNode(node: stray.name)
         }
         guard !tracks.isEmpty else { throw .noTracks }
-        for node in nodes {
+        for node in nodes + (masterLimiter.map { [$0] } ?? []) {
             for p in node.parameters {
                 if let problem = p.id.spec.problem(with: p.value) {
                     throw .parameterOutOfRange(node: node.name, parameter: p.id, problem: problem,
@@ -177,7 +183,7 @@ public final class AudioEngine {
         }
         let channels = tracks.contains { $0.player.source.format.channelCount == 2 } ? 2 : 1
         return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
-                            frameCount: lengths.max() ?? 0, trackFrameCounts: lengths)
+                            frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter)
     }
 
     /// Validates and builds the render kernel (allocates everything it will need). `.live`

@@ -150,6 +150,33 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
 /// Sums its inputs: out = outputVolume · Σ gains(volume, pan) · input. A plain sum: no hidden 1/N,
 /// no normalisation. Mono inputs are panned with constant power, stereo inputs with balance
 /// (`PanLaw`).
+/// The master bus's look-ahead true-peak limiter (`AudioEngine.masterLimiter`), after the main
+/// mixer's output volume: the mix's true peak stays at or below `ceilingDBTP`, and where it never
+/// reaches it the samples pass untouched (see `MixFXDSP.Limiter`). Live, the ceiling may change
+/// at any time (the gain follows with the limiter's own attack and release) and the limiter adds
+/// its `latencyFrames` (5 ms + 23 frames) to the output; offline renders remove that delay.
+public final class LimiterNode: AudioNode, @unchecked Sendable {
+    /// The ceiling, dBTP. Any thread.
+    public let ceilingParameter: AudioParameter
+
+    /// A limiter with its ceiling (default −1 dBTP). Control side.
+    public init(ceilingDBTP: Double = -1, name: String = "limiter") {
+        ceilingParameter = AudioParameter(.limiterCeilingDBTP, value: ceilingDBTP)
+        super.init(nodeName: name)
+    }
+
+    /// The ceiling, dBTP (−30…0). Any thread.
+    public var ceilingDBTP: Double {
+        get { ceilingParameter.value }
+        set { ceilingParameter.value = newValue }
+    }
+
+    /// The limiter's settings now.
+    public var settings: LimiterSettings { LimiterSettings(ceilingDBTP: ceilingParameter.clampedValue) }
+
+    public override var parameters: [AudioParameter] { [ceilingParameter] }
+}
+
 public final class MixerNode: AudioNode, @unchecked Sendable {
     /// Mixer output volume (linear). Any thread.
     public let outputVolumeParameter = AudioParameter(.masterVolume)

@@ -12,7 +12,7 @@ public enum ParameterID: String, CaseIterable, Sendable {
     case bassFrequencyHz, trebleFrequencyHz, bassSlope, trebleSlope, bassBypass, trebleBypass
     case eqGlobalGainDB, pitchOverlap, preserveFormants
     case volume, pan, mute, solo
-    case masterVolume
+    case masterVolume, limiterCeilingDBTP
 
     /// The parameters every track has (all but the mixer's own).
     public static let trackParameters: [ParameterID] = allCases.filter { $0.spec.node != nil }
@@ -117,6 +117,9 @@ extension ParameterID {
         case .mute: s("mute", ["mixer", "mute"], \Track.player.muteParameter, 0, 1, 0, "", "silence the track", bool: true)
         case .solo: s("solo", ["mixer", "solo"], \Track.player.soloParameter, 0, 1, 0, "", "play only the soloed tracks", bool: true)
         case .masterVolume: s("master-volume", ["master", "volume"], nil, 0, 16, 1, "×", "mixer output volume (linear)")
+        case .limiterCeilingDBTP: s("limit", ["master", "limitDBTP"], nil, LimiterSettings.ceilingRange.lowerBound,
+                                    LimiterSettings.ceilingRange.upperBound, -1, "dBTP",
+                                    "master limiter ceiling (true peak; present only when the limiter is on)")
         }
     }
 

@@ -27,6 +27,11 @@ public final class RenderKernel: @unchecked Sendable {
     public let trackMeters: [Meter]
     /// The mix's level.
     public let masterMeter = Meter()
+    /// Live: the master bus's short-term loudness, true peak and limiter gain (after the
+    /// master section; see `MasterSection`).
+    public let masterLevels = MasterMeter()
+    /// Live: the master section (limiter, meters) the mix goes through.
+    private var master: MasterSection?
     private let tracks: [TrackKernel]
     private let rampFrames: Int
     /// Frames of the mix rendered since `start` or the last `seek`.
@@ -62,9 +67,17 @@ public final class RenderKernel: @unchecked Sendable {
         rampFrames = max(1, layout.sampleRate / 100)
         trackPeak = [Float](repeating: 0, count: tracks.count)
         trackSum = [Float](repeating: 0, count: tracks.count)
+        if mode == .live { master = MasterSection(layout: layout, maximumFrameCount: maximumFrameCount, meter: masterLevels) }
     }
 
-    deinit { pipeline?.stop() }
+    deinit {
+        pipeline?.stop()
+        master?.deallocate()
+    }
+
+    /// Live: the delay the master section's limiter adds after the mix, frames (0 without a
+    /// limiter, and offline, where the renderer runs the limiter itself).
+    public var masterLatencyFrames: Int { master?.latencyFrames ?? 0 }
 
     /// The latency each track's effects add (removed by `start()`). Live kernels give every
     /// track the same latency.
@@ -84,6 +97,7 @@ public final class RenderKernel: @unchecked Sendable {
         pipeline = nil
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
+        master?.reset()
         for t in tracks {
             let f = t.source.format
             let sourceFrame = Int((Double(target) * Double(f.sampleRate) / Double(layout.sampleRate)).rounded())
@@ -120,6 +134,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// player keeps them silent). Render side: no allocation, no lock, no file access.
     public func restartSignal(atFrame frame: Int) {
         let solo = anySolo()
+        master?.reset()
         for t in tracks {
             t.resetSignalState()
             t.setGains(targetGains(t, anySolo: solo))
@@ -198,6 +213,7 @@ public final class RenderKernel: @unchecked Sendable {
         var peak: Float = 0, sumL: Float = 0, sumR: Float = 0
         levels(output.channel(0), outChannels > 1 ? output.channel(1) : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
         masterMeter.record(peak: peak, rms: ((sumL + sumR) / Float(n * outChannels)).squareRoot())
+        master?.process(output, frameCount: n)
         framesRendered += n
         return n
     }

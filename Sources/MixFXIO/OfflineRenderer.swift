@@ -45,7 +45,7 @@ public struct RenderReport: Sendable, Equatable {
     public var mixHistory: AnalysisHistory?
     /// Whether the written samples were TPDF-dithered.
     public var ditherApplied = false
-    /// With `OfflineRenderer.limiter`: its ceiling, dBTP.
+    /// With a master limiter (`AudioEngine.masterLimiter`): its ceiling, dBTP.
     public var limiterCeilingDBTP: Double?
     /// The limiter's largest gain reduction, dB (0 when it never acted).
     public var limiterMaximumReductionDB: Double = 0
@@ -123,10 +123,6 @@ public struct OfflineRenderer {
     /// Loudness normalisation: one gain for the whole mix that brings its integrated loudness
     /// (BS.1770-4) to this many LUFS, measured while rendering (`renderNormalized`).
     public var normalizeLUFS: Double?
-    /// A true-peak limiter on the mix (after any normalisation gain), its delay removed: the
-    /// output's true peak stays at or below its ceiling, and material that never reaches it is
-    /// written unchanged.
-    public var limiter: LimiterSettings?
     /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP.
     public static let safeCeilingDBTP = -1.0
     /// Measure each track and the written mix for a report (`RenderReport.trackMeasures`,
@@ -358,9 +354,11 @@ extension OfflineRenderer {
         }
     }
 
-    /// `source`'s blocks through the limiter, if there is one.
-    func master(sampleRate: Int, channelCount: Int, _ source: @escaping () throws -> (AudioBuffer, Int)) -> MasterBlocks {
-        guard let limiter else { return MasterBlocks(next: source, limiter: nil, ceilingDBTP: nil) }
+    /// `source`'s blocks through the master limiter, if the engine has one (after any
+    /// normalisation gain; its delay removed).
+    func master(_ layout: EngineLayout, _ source: @escaping () throws -> (AudioBuffer, Int)) -> MasterBlocks {
+        let sampleRate = layout.sampleRate, channelCount = layout.channelCount
+        guard let limiter = layout.masterLimiter?.settings else { return MasterBlocks(next: source, limiter: nil, ceilingDBTP: nil) }
         let l = LimitedBlocks(settings: limiter, sampleRate: sampleRate, channelCount: channelCount,
                               maximumFrameCount: blockFrames, source: source)
         return MasterBlocks(next: l.next, limiter: l, ceilingDBTP: limiter.ceilingDBTP)
@@ -369,7 +367,7 @@ extension OfflineRenderer {
     /// The kernel's mix (from its start) through the limiter, if there is one.
     func master(_ kernel: RenderKernel) -> MasterBlocks {
         let frames = blockFrames
-        return master(sampleRate: kernel.layout.sampleRate, channelCount: kernel.layout.channelCount) {
+        return master(kernel.layout) {
             (kernel.output, try kernel.render(frameCount: frames))
         }
     }
@@ -429,7 +427,7 @@ extension OfflineRenderer {
             let measured = analyzer.analysis
             var gainDB = targetLUFS - measured.integratedLUFS
             let fits = measured.truePeakDBTP + gainDB <= OfflineRenderer.safeCeilingDBTP + 1e-9
-            guard measured.integratedLUFS.isFinite, fits || limiter != nil else {
+            guard measured.integratedLUFS.isFinite, fits || layout.masterLimiter != nil else {
                 throw RenderError.cannotNormalize(targetLUFS: targetLUFS, measuredLUFS: measured.integratedLUFS,
                                                   truePeakDBTP: measured.truePeakDBTP)
             }
@@ -443,7 +441,7 @@ extension OfflineRenderer {
                 defer { written.deallocate() }
                 if let spill { spill.rewind() } else { measures?.restart(); try kernel.start() }
                 let frames = blockFrames
-                let blocks = master(sampleRate: layout.sampleRate, channelCount: layout.channelCount) {
+                let blocks = master(layout) {
                     let block: AudioBuffer, n: Int
                     if let spill { block = buffer; n = try spill.read(into: buffer, maxFrames: frames) } else {
                         block = kernel.output; n = try kernel.render(frameCount: frames)
@@ -472,7 +470,7 @@ extension OfflineRenderer {
             var previous: (gainDB: Double, lufs: Double)?
             for _ in 0..<7 {
                 let off = targetLUFS - result.integratedLUFS
-                guard limiter != nil, spill != nil, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
+                guard layout.masterLimiter != nil, spill != nil, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
                 // loudness rises by at most 1 LU per dB of gain, less the more the limiter works
                 var slope = 1.0
                 if let p = previous, gainDB != p.gainDB { slope = min(1, max(0.05, (result.integratedLUFS - p.lufs) / (gainDB - p.gainDB))) }

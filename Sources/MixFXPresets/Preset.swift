@@ -8,9 +8,9 @@ import MixFXEngine
 ///     { "schemaVersion": 1, "name": "...", "description": "...",
 ///       "all":    { TRACK },            settings for every track
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
-///       "master": { "volume": 1.0 },
+///       "master": { "volume": 1.0, "limitDBTP": -1.0 },
 ///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000,
-///                   "dither": "auto|tpdf|none", "clipping": "avoid|clamp|fail" } }
+///                   "dither": "auto|tpdf|none", "normalizeLUFS": -14, "clipping": "avoid|clamp|fail" } }
 ///
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
@@ -39,6 +39,10 @@ public struct Preset: Equatable, Sendable {
     public var tracks: [[ParameterID: Double]] = []
     /// Mixer output volume, if set.
     public var masterVolume: Double?
+    /// The master limiter's ceiling, dBTP (its presence turns the limiter on), if set.
+    public var limitDBTP: Double?
+    /// A render's loudness target, LUFS (`mixfx render --normalize`), if set.
+    public var normalizeLUFS: Double?
     /// Output sample format (s16, s24, s32, f32), if set.
     public var sampleFormat: String?
     /// Output rate, if set.
@@ -128,6 +132,8 @@ extension Preset {
                 for (k, v) in m.sorted(by: { $0.key < $1.key }) {
                     if k == "volume" {
                         preset.masterVolume = try number(v, at: "master.volume", id: .masterVolume, fail: fail)
+                    } else if k == "limitDBTP" {
+                        preset.limitDBTP = try number(v, at: "master.limitDBTP", id: .limiterCeilingDBTP, fail: fail)
                     } else { warnings.append("preset '\(source)': unknown key master.\(k) (ignored)") }
                 }
             case "output":
@@ -150,6 +156,11 @@ extension Preset {
                             throw fail("output.dither", "\(describe(v)) is not one of \"auto\", \"tpdf\", \"none\"")
                         }
                         preset.dither = d
+                    case "normalizeLUFS":
+                        guard case .number(let n) = v, n >= -70, n <= 0 else {
+                            throw fail("output.normalizeLUFS", "\(describe(v)) is not a number of LUFS from -70 to 0")
+                        }
+                        preset.normalizeLUFS = n
                     case "clipping":
                         guard case .string(let c) = v, ["avoid", "clamp", "fail"].contains(c) else {
                             throw fail("output.clipping", "\(describe(v)) is not one of \"avoid\", \"clamp\", \"fail\"")
@@ -223,12 +234,16 @@ extension Preset {
         var root: [String: Any] = ["schemaVersion": Preset.schemaVersion, "name": name, "description": description]
         if !all.isEmpty { root["all"] = track(all) }
         if !tracks.isEmpty { root["tracks"] = tracks.map(track) }
-        if let masterVolume { root["master"] = ["volume": masterVolume] }
+        var master: [String: Any] = [:]
+        if let masterVolume { master["volume"] = masterVolume }
+        if let limitDBTP { master["limitDBTP"] = limitDBTP }
+        if !master.isEmpty { root["master"] = master }
         var output: [String: Any] = [:]
         if let sampleFormat { output["sampleFormat"] = sampleFormat }
         if let sampleRateHz { output["sampleRateHz"] = sampleRateHz }
         if let dither { output["dither"] = dither }
         if let clipping { output["clipping"] = clipping }
+        if let normalizeLUFS { output["normalizeLUFS"] = normalizeLUFS }
         if !output.isEmpty { root["output"] = output }
         return (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }

@@ -119,13 +119,15 @@ import TestSupport
         defer { dir.remove() }
         let x = try input()
         let first = try MixFXBinary.run(["render", x, x, "--print-preset", "--dither", "tpdf", "--strict", "--bass", "3",
-                                         "--track", "2:mute=on,pitch=-300", "--master-volume", "0.5", "--sample-format", "s24"])
+                                         "--track", "2:mute=on,pitch=-300", "--master-volume", "0.5", "--sample-format", "s24",
+                                         "--limit", "-2.5", "--normalize", "-16"])
         #expect(first.status == 0)
         let saved = dir.file("saved.json")
         try Data(first.stdout.utf8).write(to: URL(fileURLWithPath: saved))
         let obj = try json(first.stdout)
         let output = obj["output"] as? [String: Any]
         #expect(output?["dither"] as? String == "tpdf" && output?["clipping"] as? String == "fail" && output?["sampleFormat"] as? String == "s24")
+        #expect(output?["normalizeLUFS"] as? Double == -16 && (obj["master"] as? [String: Any])?["limitDBTP"] as? Double == -2.5)
         let second = try MixFXBinary.run(["render", x, x, "--preset", saved, "--print-preset"])
         #expect(second.status == 0 && second.stderr.isEmpty, "\(second.stderr)")
         #expect(second.stdout == first.stdout)

@@ -30,7 +30,8 @@ import TestSupport
                              to: b, sampleRate: 48_000)
         let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=-300,pan=0.4,treble=-3", "--sample-format", "s16"]
         let offline = dir.file("offline.wav")
-        #expect(try MixFXBinary.run(["render", a, b, "-o", offline, "--quiet"] + settings).status == 0)
+        // (live output is not dithered; the render that matches it is asked not to dither)
+        #expect(try MixFXBinary.run(["render", a, b, "-o", offline, "--quiet", "--dither", "none"] + settings).status == 0)
         let tap = dir.file("tap.raw")
         let r = try MixFXBinary.run(["play", a, b, "--device", "mixfx_tap", "--no-ui", "--json"] + settings,
                                     environment: ALSARig.environment(tap: tap))
@@ -45,6 +46,36 @@ import TestSupport
             same = Int16((ref[0][i] * 32768).rounded()) == captured[2 * i] && Int16((ref[1][i] * 32768).rounded()) == captured[2 * i + 1]
         }
         #expect(same, "the tap differs from the offline render")
+    }
+
+    /// `--limit` live is the same limiter as offline on the same mix: what reaches ALSA is the
+    /// limited offline render delayed by the limiter's latency (5 ms + 23 frames; offline
+    /// removes it), bit for bit, on a mix the limiter works on hard.
+    @Test func theLiveLimiterIsTheOfflineLimiterDelayed() throws {
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try AudioFiles.write([Signals.noise(frames: 30_000, amplitude: 0.6, seed: 3)], to: a, sampleRate: 48_000)
+        try AudioFiles.write([Signals.noise(frames: 40_000, amplitude: 0.6, seed: 4), Signals.noise(frames: 40_000, amplitude: 0.6, seed: 5)],
+                             to: b, sampleRate: 48_000)
+        let settings = ["--bass", "6", "--volume", "2", "--limit", "-2", "--sample-format", "s16"]
+        let offline = dir.file("offline.wav")
+        let o = try MixFXBinary.run(["render", a, b, "-o", offline, "--json", "--dither", "none"] + settings)
+        #expect(o.status == 0, "\(o.stderr)")
+        #expect(((json(o.stdout)["limiter"] as? [String: Any])?["maximumGainReductionDB"] as? Double ?? 0) > 6, "\(o.stdout)")
+        let tap = dir.file("tap.raw")
+        let r = try MixFXBinary.run(["play", a, b, "--device", "mixfx_tap", "--no-ui", "--json"] + settings,
+                                    environment: ALSARig.environment(tap: tap))
+        #expect(r.status == 0, "\(r.stderr)")
+        let captured = try ALSARig.readS16(tap)
+        let (ref, format) = try AudioFiles.read(offline)
+        let latency = 240 + 12 + 11
+        #expect(captured.count == format.frameCount * 2)
+        var same = captured.count == format.frameCount * 2 && captured[0..<(2 * latency)].allSatisfy { $0 == 0 }
+        for i in 0..<(format.frameCount - latency) where same {
+            same = Int16((ref[0][i] * 32768).rounded()) == captured[2 * (i + latency)]
+                && Int16((ref[1][i] * 32768).rounded()) == captured[2 * (i + latency) + 1]
+        }
+        #expect(same, "the live limiter's output differs from the offline limiter's, delayed")
     }
 
     /// `--loop` loops the sources, so the mix runs straight through every seam: many loops of a
@@ -68,7 +99,7 @@ import TestSupport
         try AudioFiles.write(b.map { tiled($0, padding: 2_205) }, to: dir.file("b-tiled.wav"), sampleRate: 44_100)
         let settings = ["--pitch", "300", "--track", "2:pitch=-200,pan=0.5", "--sample-format", "s16"]
         let offline = dir.file("offline.wav")
-        let r = try MixFXBinary.run(["render", dir.file("a-tiled.wav"), dir.file("b-tiled.wav"), "-o", offline, "--quiet"] + settings)
+        let r = try MixFXBinary.run(["render", dir.file("a-tiled.wav"), dir.file("b-tiled.wav"), "-o", offline, "--quiet", "--dither", "none"] + settings)
         #expect(r.status == 0, "\(r.stderr)")
         let tap = dir.file("tap.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", dir.file("a.wav"), dir.file("b.wav"), "--loop", "--device", "mixfx_pulse_tap",
@@ -104,7 +135,7 @@ import TestSupport
         try AudioFiles.write([y0, y1], to: dir.file("cut.wav"), sampleRate: 48_000)
         let settings = ["--pitch", "-500", "--bass", "3", "--sample-format", "s16"]
         let offline = dir.file("offline.wav")
-        #expect(try MixFXBinary.run(["render", dir.file("cut.wav"), "-o", offline, "--quiet"] + settings).status == 0)
+        #expect(try MixFXBinary.run(["render", dir.file("cut.wav"), "-o", offline, "--quiet", "--dither", "none"] + settings).status == 0)
         let tap = dir.file("tap.raw")
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
                                        environment: ALSARig.environment(tap: tap))
@@ -148,6 +179,48 @@ import TestSupport
         #expect(lines.count == 1, "\(lines)")
         let line = lines.last ?? ""
         #expect(line.contains("'nosuchcard'") && line.contains("mixfx_tap") && line.contains("--device default"), "\(line)")
+    }
+
+    /// The master meter live: after 3.5 s of a steady tone, `status` reads the short-term
+    /// loudness and true peak the offline analysis of the same session gives; `master limit`
+    /// moves the ceiling, and needs a session started with `--limit`.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func theMasterMeterReadsLoudnessAndTruePeakLive() throws {
+        defer { dir.remove() }
+        let input = try sine("s.wav", seconds: 1, frequency: 997, amplitude: 0.3)
+        let offline = dir.file("o.wav")
+        #expect(try MixFXBinary.run(["render", input, "-o", offline, "--sample-format", "f32", "--quiet"]).status == 0)
+        let a = try JSONSerialization.jsonObject(with: Data(try MixFXBinary.run(["analyze", offline, "--json"]).stdout.utf8)) as! [String: Any]
+        let measured = (a["files"] as! [[String: Any]])[0]
+        let lufs = try #require(measured["momentaryMaxLUFS"] as? Double), tp = try #require(measured["truePeakDBTP"] as? Double)
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_pulse", "--no-ui", "--limit", "-1"],
+                                       environment: ALSARig.environment(tap: dir.file("t.raw")))
+        usleep(3_600_000)
+        p.send("status")
+        p.send("master limit -20")
+        usleep(400_000)
+        p.send("status")
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let statuses = p.stdout.split(separator: "\n").filter { $0.contains("short-term") }.map(String.init)
+        try #require(statuses.count == 2, "\(p.stdout)")
+        let pattern = /short-term (-?[0-9.]+) LUFS, true peak (-?[0-9.]+) dBTP, limiter (-?[0-9.]+) dBTP \(gain (-?[0-9.]+) dB\)/
+        let before = try #require(statuses[0].firstMatch(of: pattern)), after = try #require(statuses[1].firstMatch(of: pattern))
+        // a steady tone: its short-term loudness is its momentary loudness offline
+        #expect(abs(Double(before.1)! - lufs) < 0.2, "live \(before.1) LUFS, offline \(lufs)")
+        #expect(abs(Double(before.2)! - tp) < 0.2, "live true peak \(before.2), offline \(tp)")
+        #expect(Double(before.3)! == -1 && Double(before.4)! == 0, "\(statuses[0])")
+        // the tone's true peak is about -13.5 dBTP: a -20 dBTP ceiling takes about 6.5 dB
+        let reduction = -Double(after.4)!
+        #expect(Double(after.3)! == -20 && abs(reduction - (tp + 20)) < 0.3, "\(statuses[1]); offline true peak \(tp)")
+        #expect(p.stdout.contains("ok master limit -20"), "\(p.stdout)")
+        // without --limit, the command says why it cannot
+        let q = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse", "--no-ui"],
+                                       environment: ALSARig.environment(tap: dir.file("t2.raw")))
+        q.send("master limit -3")
+        q.send("quit")
+        #expect(q.wait() == 0)
+        #expect(q.stderr.contains("--limit"), "\(q.stderr)")
     }
 
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
@@ -319,10 +392,11 @@ import TestSupport
         var env = ALSARig.environment(tap: dir.file("t.raw"))
         env["LD_PRELOAD"] = lib
         let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--loop", "--device", "mixfx_pulse", "--no-ui", "--json",
-                                                          "--bass", "3", "--pitch", "200"], environment: env)
+                                                          "--bass", "3", "--pitch", "200", "--limit", "-3"], environment: env)
         usleep(500_000)
         for cmd in ["track 1 pitch -500", "track 2 volume 0.3", "track 1 bass -6", "seek 0.2", "track 2 treble 5", "master volume 0.7",
-                    "track 1 pan -0.5", "track 2 mute on", "track 2 mute off", "track 1 solo on", "pause", "resume"] {
+                    "track 1 pan -0.5", "track 2 mute on", "track 2 mute off", "track 1 solo on", "master limit -6", "status",
+                    "pause", "resume"] {
             p.send(cmd)
             usleep(80_000)
         }

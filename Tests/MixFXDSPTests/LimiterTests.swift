@@ -142,6 +142,20 @@ import TestSupport
         #expect(afterDense > 2 * afterClick && afterDense < 3, "\(afterDense) s after dense limiting, \(afterClick) s after a click")
     }
 
+    /// Hostile samples are silence to the limiter: the output is that of zeros in their place
+    /// (no NaN or ∞ stays in its state, the gain does not stick at 0 after an ∞).
+    @Test func hostileSamplesAreSilence() {
+        var x = LimiterTests.hard("four tracks")
+        var zeroed = x
+        for (k, v) in [Float.nan, .infinity, -.infinity, 1e30, -.nan].enumerated() {
+            x[k % 2][10_000 + k * 7_000] = v
+            zeroed[k % 2][10_000 + k * 7_000] = 0
+        }
+        let a = limit(x).out, b = limit(zeroed).out
+        let same = a == b
+        #expect(same && a.allSatisfy { $0.allSatisfy(\.isFinite) })
+    }
+
     /// The output does not depend on how the signal is cut into blocks.
     @Test func blockSizeDoesNotChangeTheOutput() {
         let x = LimiterTests.hard("four tracks")

@@ -19,6 +19,7 @@ import Synchronization
         t.timePitch.pitchCents = mode == .live ? -700 : 700
         t.timePitch.formantParameter.value = 1
         engine.outputSampleRate = 48_000   // 44.1 kHz sources go through the resampler too
+        engine.masterLimiter = LimiterNode(ceilingDBTP: -6)   // live: the master section too
         let kernel = try engine.makeKernel(maximumFrameCount: 512, mode: mode)
         try kernel.start()
         var out = [[Float]](repeating: [], count: kernel.layout.channelCount)

@@ -8,12 +8,12 @@ import TestSupport
 /// parameter reads it.
 @Suite struct ParametersTests {
     /// Keys and preset paths are unique; every track parameter sets its own node parameter, of
-    /// its own id; the master's is the only one without a node.
+    /// its own id; the master's (volume, limiter ceiling) are the only ones without a node.
     @Test func eachParameterIsDeclaredOnceAndBoundToItsNode() {
         let specs = ParameterID.allCases.map(\.spec)
         #expect(Set(specs.map(\.key)).count == specs.count)
         #expect(Set(specs.map { $0.presetPath.joined(separator: ".") }).count == specs.count)
-        #expect(ParameterID.trackParameters == ParameterID.allCases.filter { $0 != .masterVolume })
+        #expect(ParameterID.trackParameters == ParameterID.allCases.filter { $0 != .masterVolume && $0 != .limiterCeilingDBTP })
         let track = AudioEngine().addTrack(source: MemorySource(channels: [[0]], sampleRate: 48_000))
         var seen: [ObjectIdentifier] = []
         for id in ParameterID.trackParameters {
@@ -28,6 +28,8 @@ import TestSupport
         let nodeParameters = track.player.parameters + track.eq.parameters + track.timePitch.parameters
         #expect(Set(nodeParameters.map { ObjectIdentifier($0) }) == Set(seen))
         #expect(track.parameter(.masterVolume) == nil && ParameterID.track(key: "master-volume") == nil)
+        #expect(track.parameter(.limiterCeilingDBTP) == nil && ParameterID.track(key: "limit") == nil)
+        #expect(LimiterNode().parameters.map(\.id) == [.limiterCeilingDBTP])
     }
 
     /// DSP limits are the DSP's: the registry's pitch and overlap ranges are the shifter's.
