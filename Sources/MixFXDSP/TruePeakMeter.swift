@@ -37,6 +37,11 @@ public struct TruePeakMeter {
     private let taps: [SIMD8<Float>]
     /// Per channel: the last T − 1 samples, then the block.
     private let history: UnsafeMutablePointer<Float>
+    /// The most an interpolated value can exceed the largest |x| it is made from: the largest
+    /// Σ|taps| over the phases. A block whose largest |x| (with the history) times this is
+    /// below the peak so far cannot raise it, so `process` skips its interpolation (exactly
+    /// the same result, at a fraction of the cost once the loud parts have been seen).
+    private let overshootBound: Float
 
     /// A meter for blocks of up to `maximumFrameCount` frames of `channelCount` channels.
     /// Control side (allocates).
@@ -55,6 +60,12 @@ public struct TruePeakMeter {
             for g in stride(from: 0, to: t, by: 8) { v.append(SIMD8(row[g..<g + 8])) }
         }
         taps = v
+        overshootBound = (0..<(TruePeakMeter.oversampling - 1)).map { p in
+            (0..<(t / 8)).reduce(Float(0)) { sum, g in
+                let k = v[p * (t / 8) + g]
+                return sum + (0..<8).reduce(Float(0)) { $0 + abs(k[$1]) }
+            }
+        }.max()! * 1.0001   // (a margin for the float sums' rounding)
         let stride = maximumFrameCount + t
         history = .allocate(capacity: channelCount * stride)
         history.initialize(repeating: 0, count: channelCount * stride)
@@ -98,9 +109,12 @@ public struct TruePeakMeter {
                                   framePeaks: UnsafeMutablePointer<Float>?) {
         let t = TruePeakMeter.tapsPerPhase
         let stride = maximumFrameCount + t
-        var best = SIMD8<Float>(repeating: 0)
+        var best: Float = 0
         var samplePeak: Float = self.samplePeak
         framePeaks?.update(repeating: 0, count: frameCount)
+        // A meter skips the interpolation of each stretch of `chunk` frames that cannot raise
+        // the peak (see `overshootBound`); a detector (`framePeaks`) computes every frame.
+        let chunk = framePeaks == nil ? 64 : frameCount
         for c in 0..<channelCount {
             let h = history + c * stride
             let src = channels(c)
@@ -108,26 +122,37 @@ public struct TruePeakMeter {
             for i in 0..<frameCount { samplePeak = max(samplePeak, abs(src[i])) }
             let raw = UnsafeRawPointer(h)
             let d = t - 1 - TruePeakMeter.detectorDelayFrames   // h[i + d] is x[n − D]
-            taps.withUnsafeBufferPointer { k in
-                for i in 0..<frameCount {
-                    let a = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-                    let b = raw.loadUnaligned(fromByteOffset: (i + 8) * 4, as: SIMD8<Float>.self)
-                    let e = raw.loadUnaligned(fromByteOffset: (i + 16) * 4, as: SIMD8<Float>.self)
-                    let y1 = (a * k[0] + b * k[1] + e * k[2]).sum()
-                    let y2 = (a * k[3] + b * k[4] + e * k[5]).sum()
-                    let y3 = (a * k[6] + b * k[7] + e * k[8]).sum()
-                    let v = SIMD8(abs(y1), abs(y2), abs(y3), 0, 0, 0, 0, 0)
-                    best = pointwiseMax(best, v)
-                    if let framePeaks {
-                        framePeaks[i] = max(framePeaks[i], v.max(), abs(h[i + d]))
+            var start = 0
+            while start < frameCount {
+                let end = min(frameCount, start + chunk)
+                if framePeaks == nil {
+                    // the frames' interpolators read h[start ..< end + T − 1]
+                    var largest: Float = 0
+                    for i in start..<(end + t - 1) { largest = max(largest, abs(h[i])) }
+                    if largest * overshootBound <= max(peak, best) { start = end; continue }
+                }
+                taps.withUnsafeBufferPointer { k in
+                    for i in start..<end {
+                        let a = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+                        let b = raw.loadUnaligned(fromByteOffset: (i + 8) * 4, as: SIMD8<Float>.self)
+                        let e = raw.loadUnaligned(fromByteOffset: (i + 16) * 4, as: SIMD8<Float>.self)
+                        let y1 = (a * k[0] + b * k[1] + e * k[2]).sum()
+                        let y2 = (a * k[3] + b * k[4] + e * k[5]).sum()
+                        let y3 = (a * k[6] + b * k[7] + e * k[8]).sum()
+                        let v = max(abs(y1), abs(y2), abs(y3))
+                        best = max(best, v)
+                        if let framePeaks {
+                            framePeaks[i] = max(framePeaks[i], v, abs(h[i + d]))
+                        }
                     }
                 }
+                start = end
             }
             // keep the last T − 1 samples for the next block
             h.update(from: h + frameCount, count: t - 1)
         }
         self.samplePeak = samplePeak
-        peak = max(peak, samplePeak, best.max())
+        peak = max(peak, samplePeak, best)
     }
 
     static func sinc(_ x: Double) -> Double {

@@ -64,4 +64,31 @@ import TestSupport
         }
         #expect(abs(m.peak - 0.1) < 1e-4)
     }
+
+    /// The meter skips stretches that cannot raise its peak; the detector computes every
+    /// frame. On material with loud and quiet stretches both find the same peak, exactly.
+    @Test func skippingStretchesChangesNoPeak() {
+        var g = SystemRandomNumberGenerator()
+        for trial in 0..<6 {
+            let n = 50_000
+            let x: [Float] = (0..<n).map { i in
+                let loud: Float = (i / 3_000 + trial) % 4 == 0 ? 1 : 0.2
+                return loud * (Float(sin(Double(i) * 0.9 + Double(trial))) * 0.7 + Float.random(in: -0.3...0.3, using: &g))
+            }
+            var meter = TruePeakMeter(channelCount: 1, maximumFrameCount: 1000)
+            var detector = TruePeakMeter(channelCount: 1, maximumFrameCount: 1000)
+            let peaks = UnsafeMutablePointer<Float>.allocate(capacity: 1000)
+            defer { meter.deallocate(); detector.deallocate(); peaks.deallocate() }
+            var largest: Float = 0
+            x.withUnsafeBufferPointer { p in
+                for start in stride(from: 0, to: n, by: 1000) {
+                    meter.process({ _ in p.baseAddress! + start }, frameCount: 1000)
+                    detector.framePeaks({ _ in p.baseAddress! + start }, frameCount: 1000, into: peaks)
+                    for i in 0..<1000 { largest = max(largest, peaks[i]) }
+                }
+            }
+            #expect(meter.peak == detector.peak, "trial \(trial)")
+            #expect(meter.peak == max(largest, x.map(abs).max()!), "trial \(trial)")
+        }
+    }
 }
