@@ -10,6 +10,7 @@ public enum MixFXCommand {
     mixfx \(version): audio effects engine and mixer
 
     usage: mixfx render TRACK... [-o OUT] [options]   mix tracks through EQ and pitch into a file
+           mixfx batch MANIFEST [--jobs N] [--shard I/N]  many renders, safe to retry, sliceable
            mixfx play TRACK... [options]              play live through ALSA with a terminal mixer
            mixfx analyze FILE... [--json]             loudness, true peak and stereo measures of files
            mixfx eq-curve [EQ flags] [-o OUT.svg]     draw the EQ's response as an SVG picture
@@ -43,7 +44,7 @@ public enum MixFXCommand {
             }
             let rest = Array(arguments.dropFirst())
             // `mixfx COMMAND --version` answers like `mixfx --version`.
-            if rest.contains("--version") && ["render", "play", "analyze", "eq-curve", "devices", "presets", "preset"].contains(first) {
+            if rest.contains("--version") && ["render", "batch", "play", "analyze", "eq-curve", "devices", "presets", "preset"].contains(first) {
                 print("mixfx \(version)")
                 return 0
             }
@@ -51,13 +52,14 @@ public enum MixFXCommand {
             case "-h", "--help", "help": print(help); return 0
             case "--version", "-V", "version": print("mixfx \(version)"); return 0
             case "render": return try RenderCommand.run(rest)
+            case "batch": return try BatchCommand.run(rest)
             case "play": return try PlayCommand.run(rest)
             case "devices": return try DevicesCommand.run(rest)
             case "analyze": return try AnalyzeCommand.run(rest)
             case "eq-curve": return try EQCurveCommand.run(rest)
             case "presets": return try PresetsCommand.list(rest)
             case "preset": return try PresetsCommand.preset(rest)
-            default: throw .usage("unknown command '\(first)' (commands: render, play, analyze, eq-curve, devices, presets, preset; see mixfx --help)")
+            default: throw .usage("unknown command '\(first)' (commands: render, batch, play, analyze, eq-curve, devices, presets, preset; see mixfx --help)")
             }
         } catch {
             Terminal.printError("mixfx: error: \(error.message)")

@@ -141,28 +141,9 @@ struct RenderCommand {
             print(String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self))
             return 0
         }
-        for input in resolved.inputs where !FileManager.default.fileExists(atPath: input) {
-            throw .failure("cannot open '\(input)': no such file")
-        }
-        let (engine, _) = try resolved.makeEngine()
-        var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
-        renderer.dither = resolved.dither
-        renderer.clipPolicy = resolved.clipPolicy
-        renderer.normalizeLUFS = resolved.normalizeLUFS
-        renderer.measuresTracks = reportPath != nil
-        if let reportPath, !dryRun {
-            // checked before rendering: a report that cannot be written loses no render
-            guard URL(fileURLWithPath: reportPath).standardized.path != URL(fileURLWithPath: output).standardized.path else {
-                throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
-            }
-            do { _ = try OutputFile(path: reportPath, inputs: resolved.inputs, overwrite: force) } catch {
-                throw .usage("--report: \(error.description)")
-            }
-        }
         let outputExists = FileManager.default.fileExists(atPath: output)
-        renderer.overwrite = force || dryRun   // a dry run reports an existing output instead
-        let plan: (OutputFormat, EngineLayout)
-        do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error, resolved) }
+        // (a dry run reports an existing output instead)
+        var (engine, renderer, plan) = try prepare(resolved, overwrite: force || dryRun)
         if plan.0.storedSampleFormat == nil, let f = resolved.sampleFormat {
             Terminal.printError("mixfx: warning: \(plan.0.container.rawValue) is lossy and stores no sample format: --sample-format \(f.rawValue) is ignored")
         }
@@ -199,18 +180,7 @@ struct RenderCommand {
             throw RenderCommand.map(error, resolved)
         }
         bar?.finish()
-        if let reportPath {
-            let obj = RenderReportJSON.object(report, session: resolved, layout: plan.1)
-            let data: Data
-            if reportPath.lowercased().hasSuffix(".html") {
-                data = Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
-            } else {
-                data = Data(jsonText(obj).utf8)
-            }
-            do { try OutputFile.write(data, to: reportPath, inputs: resolved.inputs + [output], overwrite: force) } catch {
-                throw .failure("--report: \(error.description) (the mix was written to \(output))")
-            }
-        }
+        try writeReport(report, resolved, plan.1, overwrite: force)
         if json {
             print(summaryJSON(report))
         } else if !quiet {
@@ -234,6 +204,48 @@ struct RenderCommand {
             }
         }
         return 0
+    }
+
+    /// Everything before rendering, without printing: the inputs exist, the engine is built,
+    /// the renderer set up, the report path and the output checked. (`execute`, `mixfx batch`.)
+    func prepare(_ resolved: ResolvedSession, overwrite: Bool) throws(CLIError) -> (AudioEngine, OfflineRenderer, (OutputFormat, EngineLayout)) {
+        for input in resolved.inputs where !FileManager.default.fileExists(atPath: input) {
+            throw .failure("cannot open '\(input)': no such file")
+        }
+        let (engine, _) = try resolved.makeEngine()
+        var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
+        renderer.dither = resolved.dither
+        renderer.clipPolicy = resolved.clipPolicy
+        renderer.normalizeLUFS = resolved.normalizeLUFS
+        renderer.measuresTracks = reportPath != nil
+        if let reportPath, !dryRun {
+            // checked before rendering: a report that cannot be written loses no render
+            guard URL(fileURLWithPath: reportPath).standardized.path != URL(fileURLWithPath: output).standardized.path else {
+                throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
+            }
+            do { _ = try OutputFile(path: reportPath, inputs: resolved.inputs, overwrite: overwrite) } catch {
+                throw .usage("--report: \(error.description)")
+            }
+        }
+        renderer.overwrite = overwrite
+        let plan: (OutputFormat, EngineLayout)
+        do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error, resolved) }
+        return (engine, renderer, plan)
+    }
+
+    /// Writes `--report` (if asked) for a finished render.
+    func writeReport(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout, overwrite: Bool) throws(CLIError) {
+        guard let reportPath else { return }
+        let obj = RenderReportJSON.object(report, session: resolved, layout: layout)
+        let data: Data
+        if reportPath.lowercased().hasSuffix(".html") {
+            data = Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
+        } else {
+            data = Data(jsonText(obj).utf8)
+        }
+        do { try OutputFile.write(data, to: reportPath, inputs: resolved.inputs + [output], overwrite: overwrite) } catch {
+            throw .failure("--report: \(error.description) (the mix was written to \(output))")
+        }
     }
 
     static func map(_ error: RenderError, _ resolved: ResolvedSession) -> CLIError {

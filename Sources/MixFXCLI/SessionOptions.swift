@@ -9,6 +9,8 @@ import MixFX
 struct SessionOptions {
     var inputs: [String] = []
     var presetName: String?
+    /// A preset given as an object (a `mixfx batch` manifest line); it wins over `presetName`.
+    var inlinePreset: Preset?
     var globalValues: [ParameterID: Double] = [:]
     var trackValues: [(track: Int, values: [ParameterID: Double], text: String)] = []
     var masterVolume: Double?
@@ -109,6 +111,7 @@ struct SessionOptions {
 
     /// The preset the session starts from (empty when none is named).
     func loadPreset(warnings: inout [String]) throws(CLIError) -> Preset {
+        if let inlinePreset { return inlinePreset }
         guard let presetName else { return Preset(name: "none") }
         do {
             return try PresetLibrary().load(presetName, warnings: &warnings).0

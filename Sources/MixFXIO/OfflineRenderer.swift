@@ -128,6 +128,12 @@ public struct OfflineRenderer {
     /// Measure each track and the written mix for a report (`RenderReport.trackMeasures`,
     /// `mixMeasures`, with their histories): costs about a third more time.
     public var measuresTracks = false
+    /// Measure the written mix only (`RenderReport.mixMeasures`: loudness, peaks; a few % more
+    /// time).
+    public var measuresMix = false
+    /// Render the tracks on all cores (`RenderKernel.parallelTracks`; the bytes are the same
+    /// either way). Off where several renders run at once and share the cores.
+    public var kernelParallelTracks = true
     /// Frames per block (the result does not depend on it).
     public var blockFrames = 4096
     /// Called after each block with (frames done, total frames), on the rendering thread.
@@ -201,6 +207,7 @@ public struct OfflineRenderer {
         let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        kernel.parallelTracks = kernelParallelTracks
         let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
         let isInteger = format.storedSampleFormat?.isInteger == true
         let policy = isInteger ? clipPolicy : .clamp
@@ -304,7 +311,7 @@ public struct OfflineRenderer {
                 }
             }
             writer = nil
-            if let measures { try measure(tmp, measures, into: &report) }
+            if measures != nil || measuresMix { try measure(tmp, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             return report
@@ -334,10 +341,11 @@ struct MasterBlocks {
 
 extension OfflineRenderer {
     /// The report's measures: each track's (as it entered the mix) and the written file's.
-    func measure(_ written: String, _ measures: TrackMeasures, into report: inout RenderReport) throws {
-        let tracks = measures.results
-        report.trackMeasures = tracks.map(\.0)
-        report.trackHistories = tracks.map(\.1)
+    func measure(_ written: String, _ measures: TrackMeasures?, into report: inout RenderReport) throws {
+        if let tracks = measures?.results {
+            report.trackMeasures = tracks.map(\.0)
+            report.trackHistories = tracks.map(\.1)
+        }
         let (mix, history) = try AudioAnalyzer.analyzeWithHistory(path: written, reportedPath: outputPath)
         report.mixMeasures = mix
         report.mixHistory = history
@@ -405,6 +413,7 @@ extension OfflineRenderer {
         let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
+        kernel.parallelTracks = kernelParallelTracks
         let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
         let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
         let started = Date()
@@ -493,7 +502,7 @@ extension OfflineRenderer {
             report.measuredLUFS = measured.integratedLUFS
             report.integratedLUFS = result.integratedLUFS
             report.renderedTwice = spill == nil
-            if let measures { try measure(tmp, measures, into: &report) }
+            if measures != nil || measuresMix { try measure(tmp, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             tmp = ""

@@ -1,0 +1,351 @@
+import Foundation
+import MixFX
+import Synchronization
+
+/// `mixfx batch MANIFEST`: many renders in one process, safe to retry, sliceable across machines.
+struct BatchCommand {
+    static let help = """
+    usage: mixfx batch MANIFEST|- [--jobs N] [--shard I/N|auto|auto/N] [--check] [--force]
+                       [--summary FILE.json] [--quiet] [--json]
+
+    Renders every job of MANIFEST (JSON Lines; - reads it from stdin), one per line:
+      {"tracks": ["a.wav", "b.flac"], "output": "out/ab.wav",
+       "args": ["--bass", "4", "--track", "2:pitch=-300"], "preset": "demo", "id": "ab"}
+    "args" are `mixfx render` flags exactly as on the command line; "preset" is a name, a path or a
+    preset object; "id" defaults to the line number. Relative paths are taken from the manifest's
+    folder. Blank lines and lines starting with # are skipped. The whole manifest is checked
+    before anything renders: a bad line is reported with its number and nothing is written.
+
+      --jobs N          renders at once in this process (default: the cores, here \\(ProcessInfo.processInfo.activeProcessorCount));
+                        with more than one, each render uses one core, so they never oversubscribe
+      --shard I/N       only the jobs whose position (from 0, in manifest order) is I modulo N, so
+                        N machines given the same manifest cover every job exactly once
+      --shard auto      I and N from Slurm (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,
+                        SLURM_ARRAY_TASK_COUNT); --shard auto/N: I from a Kubernetes Indexed Job
+                        (JOB_COMPLETION_INDEX) or MIXFX_SHARD_INDEX, N given
+      --check           check everything (files exist and open, flags, presets, outputs unique and
+                        not inputs, outputs writable) and render nothing
+      --force           replace existing outputs that no batch wrote (never an input)
+      --summary FILE    per job: id, status (done, skipped, failed), wall time, error, peak,
+                        clipped samples, loudness and true peak (JSON; replaces an earlier
+                        summary of mixfx batch, another file only with --force)
+      --quiet           no progress line        --json   print the summary on stdout
+
+    Safe to retry: each output appears only when complete, with a sidecar OUTPUT.mixfx-batch.json
+    holding a hash of the job (settings, inputs' sizes and times, mixfx's version) and its frame
+    count. A job whose output and sidecar match is skipped, so a killed batch resumes where it
+    stopped; a changed job is rendered again. A failed job does not stop the others.
+
+    exit status: 0 every job done or skipped, 1 some failed, 2 usage (a bad manifest or flag),
+    128+N stopped by signal N (finished outputs stay; the rest is rendered on the next run)
+    """
+
+    var manifest = ""
+    var jobs = ProcessInfo.processInfo.activeProcessorCount
+    var shard: (index: Int, count: Int)?
+    var shardAutoCount: Int?
+    var shardAuto = false
+    var check = false, force = false, quiet = false, json = false
+    var summaryPath: String?
+
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        var cmd = BatchCommand()
+        var args = Arguments(argv)
+        while let (name, inline) = args.nextOption() {
+            switch name {
+            case "-h", "--help": print(help); return 0
+            case "--jobs", "-j":
+                let text = try args.value(for: name, inline: inline)
+                guard let n = Int(text), n >= 1, n <= 256 else { throw .usage("--jobs: '\(text)' is not a whole number from 1 to 256") }
+                cmd.jobs = n
+            case "--shard":
+                let text = try args.value(for: name, inline: inline)
+                try cmd.parseShard(text)
+            case "--check": cmd.check = true
+            case "--force": cmd.force = true
+            case "--quiet", "-q": cmd.quiet = true
+            case "--json": cmd.json = true
+            case "--summary": cmd.summaryPath = try args.value(for: name, inline: inline)
+            default: throw .usage("batch: unknown option \(name) (see mixfx batch --help)")
+            }
+        }
+        guard args.positionals.count == 1 else {
+            throw .usage("batch: give one manifest (a path, or - for stdin); usage: mixfx batch MANIFEST [--jobs N]")
+        }
+        cmd.manifest = args.positionals[0]
+        return try cmd.execute()
+    }
+
+    mutating func parseShard(_ text: String) throws(CLIError) {
+        if text == "auto" { shardAuto = true; return }
+        if text.hasPrefix("auto/") {
+            guard let n = Int(text.dropFirst(5)), n >= 1 else { throw .usage("--shard \(text): N must be a whole number from 1") }
+            shardAuto = true
+            shardAutoCount = n
+            return
+        }
+        let parts = text.split(separator: "/").map { Int($0) }
+        guard parts.count == 2, let i = parts[0], let n = parts[1], n >= 1, i >= 0, i < n else {
+            throw .usage("--shard \(text): expected I/N with 0 ≤ I < N (e.g. --shard 0/4), auto or auto/N")
+        }
+        shard = (i, n)
+    }
+
+    /// The shard from the cluster engine's environment (`--shard auto`, `auto/N`).
+    func environmentShard() throws(CLIError) -> (index: Int, count: Int) {
+        let env = ProcessInfo.processInfo.environment
+        func int(_ key: String) -> Int? { env[key].flatMap { Int($0) } }
+        if let n = shardAutoCount {
+            guard let i = int("JOB_COMPLETION_INDEX") ?? int("MIXFX_SHARD_INDEX") ?? int("SLURM_ARRAY_TASK_ID").map({ $0 - (int("SLURM_ARRAY_TASK_MIN") ?? 0) }) else {
+                throw .usage("--shard auto/\(n): no index in the environment (JOB_COMPLETION_INDEX, MIXFX_SHARD_INDEX or SLURM_ARRAY_TASK_ID)")
+            }
+            guard i >= 0 && i < n else { throw .usage("--shard auto/\(n): the index from the environment, \(i), is not from 0 to \(n - 1)") }
+            return (i, n)
+        }
+        if let id = int("SLURM_ARRAY_TASK_ID") {
+            guard let n = int("SLURM_ARRAY_TASK_COUNT") else {
+                throw .usage("--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (give --shard auto/N)")
+            }
+            let i = id - (int("SLURM_ARRAY_TASK_MIN") ?? 0)
+            guard i >= 0 && i < n else { throw .usage("--shard auto: Slurm task \(id) is not within the array's \(n) tasks (from SLURM_ARRAY_TASK_MIN)") }
+            return (i, n)
+        }
+        if let i = int("JOB_COMPLETION_INDEX") {
+            guard let n = int("MIXFX_SHARD_COUNT") else {
+                throw .usage("--shard auto: JOB_COMPLETION_INDEX is \(i) but the job count is unknown (give --shard auto/N or set MIXFX_SHARD_COUNT)")
+            }
+            guard i >= 0 && i < n else { throw .usage("--shard auto: JOB_COMPLETION_INDEX \(i) is not from 0 to \(n - 1)") }
+            return (i, n)
+        }
+        throw .usage("--shard auto: not under Slurm (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX); give --shard I/N")
+    }
+
+    func readManifest() throws(CLIError) -> (String, String) {
+        if manifest == "-" {
+            var data = Data()
+            while let chunk = try? FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
+                data.append(chunk)
+                guard data.count <= BatchManifest.maximumBytes else {
+                    throw .usage("the manifest on stdin is more than \(BatchManifest.maximumBytes >> 20) MiB")
+                }
+            }
+            return (String(decoding: data, as: UTF8.self), FileManager.default.currentDirectoryPath)
+        }
+        var st = stat()
+        guard stat(manifest, &st) == 0 else { throw .usage("cannot open manifest '\(manifest)': no such file") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .usage("manifest '\(manifest)' is not a regular file (use - for stdin)") }
+        guard Int(st.st_size) <= BatchManifest.maximumBytes else {
+            throw .usage("manifest '\(manifest)' is \(st.st_size >> 20) MiB, more than \(BatchManifest.maximumBytes >> 20) MiB")
+        }
+        guard let data = FileManager.default.contents(atPath: manifest) else { throw .usage("cannot read manifest '\(manifest)'") }
+        guard let text = String(data: data, encoding: .utf8) else { throw .usage("manifest '\(manifest)' is not UTF-8 text") }
+        let dir = URL(fileURLWithPath: manifest).standardized.deletingLastPathComponent().path
+        return (text, dir)
+    }
+
+    /// One job's outcome.
+    struct Outcome {
+        var status = "pending"
+        var seconds = 0.0
+        var error: String?
+        var report: RenderReport?
+    }
+
+    func execute() throws(CLIError) -> Int32 {
+        let (text, directory) = try readManifest()
+        let (all, problems) = BatchManifest.parse(text, directory: directory)
+        guard problems.isEmpty else {
+            for p in problems.dropLast() { Terminal.printError("mixfx: error: \(manifest): \(p)") }
+            throw .usage("\(manifest): \(problems.last!)\(problems.count > 1 ? " (\(problems.count) problems; nothing was rendered)" : "; nothing was rendered")")
+        }
+        let slice = try shardAuto ? environmentShard() : (shard ?? (0, 1))
+        let mine = all.enumerated().filter { $0.offset % slice.count == slice.index }.map(\.element)
+        for j in mine { for w in j.warnings { Terminal.printError("mixfx: warning: job \(j.id) (line \(j.line)): \(w)") } }
+        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all) }
+        if check { return try checkAll(mine, total: all.count, slice: slice) }
+        return try renderAll(mine, total: all.count, slice: slice)
+    }
+
+    /// `--summary` may replace an earlier batch summary, anything else only with --force.
+    func checkSummaryPath(_ path: String, jobs: [BatchJob]) throws(CLIError) {
+        let inputs = jobs.flatMap(\.resolved.inputs), outputs = jobs.map(\.output)
+        if outputs.contains(where: { BatchManifest.canonical($0) == BatchManifest.canonical(path) }) {
+            throw .usage("--summary: '\(path)' is a job's output")
+        }
+        let earlier = FileManager.default.contents(atPath: path).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        let ours = earlier?["generator"] as? String == "mixfx batch"
+        do { _ = try OutputFile(path: path, inputs: inputs, overwrite: force || ours) } catch {
+            throw .usage("--summary: \(error.description)")
+        }
+    }
+
+    /// `--check`: every job planned (files opened, formats and outputs checked), nothing rendered.
+    func checkAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int)) throws(CLIError) -> Int32 {
+        var failures: [String] = []
+        for j in jobs {
+            do throws(CLIError) {
+                _ = try j.command.prepare(j.resolved, overwrite: force || FileManager.default.fileExists(atPath: j.sidecarPath))
+            } catch {
+                failures.append("job \(j.id) (line \(j.line)): \(error.message)")
+            }
+        }
+        for f in failures { Terminal.printError("mixfx: error: \(f)") }
+        let sliceText = slice.count > 1 ? " (shard \(slice.index)/\(slice.count) of \(total))" : ""
+        if failures.isEmpty {
+            if !quiet { print("checked \(jobs.count) job\(jobs.count == 1 ? "" : "s")\(sliceText): all can be rendered") }
+            return 0
+        }
+        throw .usage("\(failures.count) of \(jobs.count) jobs cannot be rendered as they stand; nothing was rendered")
+    }
+
+    func renderAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int)) throws(CLIError) -> Int32 {
+        Terminal.installStopHandlers()
+        let started = Date()
+        let shared = BatchWork(command: self, jobs: jobs)
+        let workers = min(jobs.count, self.jobs)
+        let parallelTracks = workers == 1
+        let done = DispatchGroup()
+        for _ in 0..<workers {
+            done.enter()
+            let t = Thread {
+                shared.work(parallelTracks: parallelTracks)
+                done.leave()
+            }
+            t.start()
+        }
+        let bar = !quiet && !json && Terminal.isTerminal(2)
+        while done.wait(timeout: .now() + 0.25) == .timedOut {
+            if bar { progress(shared.outcomes.withLock { $0 }, running: shared.running.load(ordering: .relaxed), started: started) }
+        }
+        if bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        let results = shared.outcomes.withLock { $0 }
+        let wall = Date().timeIntervalSince(started)
+        let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
+        let summary = summaryObject(jobs, results, wall: wall, total: total, slice: slice)
+        if let summaryPath {
+            do { try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: jobs.flatMap(\.resolved.inputs), overwrite: true) } catch {
+                Terminal.printError("mixfx: error: --summary: \(error.description)")
+            }
+        }
+        for (j, o) in zip(jobs, results) where o.status == "failed" {
+            Terminal.printError("mixfx: error: job \(j.id) (line \(j.line)): \(o.error ?? "failed")")
+        }
+        if json {
+            print(jsonText(summary))
+        } else if !quiet {
+            print(String(format: "batch    %d job%@%@: %d done, %d skipped, %d failed in %.2f s (%.2f jobs/s)",
+                         jobs.count, jobs.count == 1 ? "" : "s",
+                         slice.count > 1 ? " (shard \(slice.index)/\(slice.count) of \(total))" : "",
+                         counts["done"] ?? 0, counts["skipped"] ?? 0, counts["failed"] ?? 0, wall,
+                         Double(counts["done"] ?? 0) / max(wall, 1e-9)))
+        }
+        let signal = stopSignal.load(ordering: .relaxed)
+        if signal != 0 {
+            throw CLIError(message: "interrupted by \(Terminal.signalName(signal)) after \(counts["done"] ?? 0) job(s); finished outputs stay, and the next run renders the rest", exitCode: 128 + signal)
+        }
+        return (counts["failed"] ?? 0) > 0 ? 1 : 0
+    }
+
+    /// One job: skipped when its output and sidecar match, else rendered (output, then sidecar).
+    func run(_ job: BatchJob, parallelTracks: Bool) -> Outcome {
+        let hash = job.fingerprint()
+        let sidecar = FileManager.default.contents(atPath: job.sidecarPath)
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        if let s = sidecar, s["hash"] as? String == hash, s["state"] as? String == "done",
+           let frames = s["frames"] as? Int, let reader = try? SoundFileReader(path: job.output), reader.format.frameCount == frames {
+            return Outcome(status: "skipped")
+        }
+        do throws(CLIError) {
+            // an existing output is replaced when a batch wrote it (its sidecar) or with --force
+            let ours = sidecar != nil
+            var (engine, renderer, plan) = try job.command.prepare(job.resolved, overwrite: force || ours)
+            _ = engine
+            renderer.isCancelled = { interruptRequested }
+            renderer.measuresMix = true
+            renderer.kernelParallelTracks = parallelTracks
+            try writeSidecar(job, hash: hash, frames: plan.1.frameCount, state: "rendering")
+            let report: RenderReport
+            do { report = try renderer.render(engine) } catch {
+                if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
+                throw RenderCommand.map(error, job.resolved)
+            }
+            try job.command.writeReport(report, job.resolved, plan.1, overwrite: true)
+            try writeSidecar(job, hash: hash, frames: report.frameCount, state: "done")
+            return Outcome(status: "done", report: report)
+        } catch {
+            return Outcome(status: "failed", error: error.message)
+        }
+    }
+
+    func writeSidecar(_ job: BatchJob, hash: String, frames: Int, state: String) throws(CLIError) {
+        let obj: [String: Any] = ["generator": "mixfx batch", "job": job.id, "hash": hash, "frames": frames, "state": state,
+                                  "mixfxVersion": MixFXCommand.version]
+        do { try OutputFile.write(Data(jsonText(obj).utf8), to: job.sidecarPath, inputs: job.resolved.inputs, overwrite: true) } catch {
+            throw .failure("cannot write the sidecar '\(job.sidecarPath)': \(error.description)")
+        }
+    }
+
+    func progress(_ outcomes: [Outcome], running: Int, started: Date) {
+        let finished = outcomes.filter { $0.status != "pending" }
+        let done = finished.filter { $0.status == "done" }.count, failed = finished.filter { $0.status == "failed" }.count
+        let skipped = finished.count - done - failed
+        let elapsed = Date().timeIntervalSince(started)
+        let left = outcomes.count - finished.count
+        let eta = finished.count > 0 ? elapsed / Double(finished.count) * Double(left) : 0
+        let line = String(format: "\rbatch  %d/%d   done %d  skipped %d  failed %d  running %d   ETA %d:%02d\u{1B}[K",
+                          finished.count, outcomes.count, done, skipped, failed, running, Int(eta) / 60, Int(eta) % 60)
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func summaryObject(_ jobs: [BatchJob], _ results: [Outcome], wall: Double, total: Int, slice: (index: Int, count: Int)) -> [String: Any] {
+        let list: [[String: Any]] = zip(jobs, results).map { j, o in
+            var e: [String: Any] = ["id": j.id, "line": j.line, "output": j.output, "status": o.status, "wallSeconds": o.seconds,
+                                    "error": o.error as Any? ?? NSNull()]
+            if let r = o.report {
+                e["frames"] = r.frameCount
+                e["peakDBFS"] = r.peak > 0 ? r.peakDBFS as Any : NSNull()
+                e["clippedSamples"] = r.clippedSamples
+                e["appliedGainDB"] = r.appliedGainDB
+                e["integratedLUFS"] = jsonNumber(r.mixMeasures?.integratedLUFS)
+                e["truePeakDBTP"] = jsonNumber(r.mixMeasures?.truePeakDBTP)
+            }
+            return e
+        }
+        let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
+        return ["generator": "mixfx batch", "manifest": manifest, "jobs": list, "total": total,
+                "shard": ["index": slice.index, "count": slice.count], "done": counts["done"] ?? 0,
+                "skipped": counts["skipped"] ?? 0, "failed": counts["failed"] ?? 0, "wallSeconds": wall,
+                "jobsPerSecond": Double(counts["done"] ?? 0) / max(wall, 1e-9)]
+    }
+}
+
+/// What the worker threads of a batch share: the command and jobs (read only once the workers
+/// start), the next job's index and the outcomes (atomics and a lock). `@unchecked Sendable`:
+/// the read-only parts are value types nobody mutates while the workers run.
+final class BatchWork: @unchecked Sendable {
+    let command: BatchCommand
+    let jobs: [BatchJob]
+    let outcomes: Mutex<[BatchCommand.Outcome]>
+    let next = Atomic<Int>(0)
+    let running = Atomic<Int>(0)
+
+    init(command: BatchCommand, jobs: [BatchJob]) {
+        self.command = command
+        self.jobs = jobs
+        outcomes = Mutex(Array(repeating: BatchCommand.Outcome(), count: jobs.count))
+    }
+
+    /// Takes jobs until there are none left (or a stop signal came).
+    func work(parallelTracks: Bool) {
+        while !interruptRequested {
+            let k = next.add(1, ordering: .relaxed).oldValue
+            guard k < jobs.count else { break }
+            running.add(1, ordering: .relaxed)
+            let t0 = Date()
+            var o = command.run(jobs[k], parallelTracks: parallelTracks)
+            o.seconds = Date().timeIntervalSince(t0)
+            running.subtract(1, ordering: .relaxed)
+            outcomes.withLock { $0[k] = o }
+        }
+    }
+}

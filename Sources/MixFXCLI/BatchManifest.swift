@@ -1,0 +1,172 @@
+import Foundation
+import MixFX
+
+/// One render of a `mixfx batch` manifest, parsed and resolved (nothing opened yet).
+struct BatchJob {
+    /// The job's id (`"id"`, default its line number) and its line in the manifest.
+    var id: String
+    var line: Int
+    /// The render, as `mixfx render` would run it (tracks, flags, preset, output).
+    var command: RenderCommand
+    var resolved: ResolvedSession
+    var warnings: [String]
+
+    var output: String { command.output }
+
+    /// The sidecar that says a finished output is this job's (`OUTPUT.mixfx-batch.json`).
+    var sidecarPath: String { output + ".mixfx-batch.json" }
+
+    /// A hash of everything the output depends on: mixfx's version, the resolved settings
+    /// (every track value, format, dither, limiter, normalisation), the output and report
+    /// paths, and each input's path, size and modification time (FNV-1a, 64 bits).
+    func fingerprint() -> String {
+        var text = "mixfx \(MixFXCommand.version)\u{1F}\(output)\u{1F}\(command.reportPath ?? "")\u{1F}"
+        text += String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
+        for input in resolved.inputs {
+            var st = stat()
+            let ok = stat(input, &st) == 0
+            text += "\u{1F}\(input)\u{1F}\(ok ? st.st_size : -1)\u{1F}\(ok ? st.st_mtim.tv_sec : 0).\(ok ? st.st_mtim.tv_nsec : 0)"
+        }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return String(h, radix: 16)
+    }
+}
+
+/// `mixfx batch`'s manifest: JSON Lines, one render per line. Each line is an object with
+/// `"tracks"` (paths), `"output"` (a path), and optionally `"args"` (`mixfx render` flags, as on
+/// the command line), `"preset"` (a name, a path, or a preset object) and `"id"`. Relative paths
+/// (tracks, output, a preset path, `--report` and `--preset` in args) are taken from the
+/// manifest's folder. Blank lines and lines starting with `#` are skipped.
+enum BatchManifest {
+    /// A manifest larger than this is refused before it is read (the limit is stated).
+    static let maximumBytes = 256 << 20
+    static let maximumLineBytes = 1 << 20
+    static let keys: Set<String> = ["tracks", "output", "args", "preset", "id"]
+
+    /// Every job of `text`, or every problem found (each names its line).
+    static func parse(_ text: String, directory: String) -> (jobs: [BatchJob], problems: [String]) {
+        var jobs: [BatchJob] = []
+        var problems: [String] = []
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineNumber = index + 1
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            do throws(CLIError) {
+                jobs.append(try job(line, lineNumber: lineNumber, directory: directory))
+            } catch {
+                problems.append("line \(lineNumber): \(error.message)")
+            }
+        }
+        // outputs unique, and never another job's input
+        var outputs: [String: Int] = [:]
+        var inputs: [String: Int] = [:]
+        for j in jobs { for i in j.resolved.inputs { inputs[canonical(i)] = inputs[canonical(i)] ?? j.line } }
+        for j in jobs {
+            let o = canonical(j.output)
+            if let first = outputs[o] {
+                problems.append("line \(j.line): output '\(j.output)' is also line \(first)'s output")
+            } else {
+                outputs[o] = j.line
+            }
+            if let l = inputs[o] { problems.append("line \(j.line): output '\(j.output)' is an input of line \(l)") }
+        }
+        var ids: [String: Int] = [:]
+        for j in jobs {
+            if let first = ids[j.id] { problems.append("line \(j.line): id '\(j.id)' is also line \(first)'s") } else { ids[j.id] = j.line }
+        }
+        return (jobs, problems)
+    }
+
+    static func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardized.path }
+
+    static func resolve(_ path: String, _ directory: String) -> String {
+        path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardized.path
+    }
+
+    static func job(_ line: String, lineNumber: Int, directory: String) throws(CLIError) -> BatchJob {
+        guard line.utf8.count <= maximumLineBytes else {
+            throw .usage("\(line.utf8.count) bytes is more than a manifest line may hold (\(maximumLineBytes >> 20) MiB)")
+        }
+        let value: JSONValue
+        do { value = try JSONValue.parse(Array(line.utf8)) } catch {
+            throw .usage("not a JSON object (\(error.problem) at column \(error.column))")
+        }
+        guard case .object(let obj) = value else { throw .usage("not a JSON object") }
+        for k in obj.keys.sorted() where !keys.contains(k) {
+            throw .usage("unknown key \"\(k)\" (keys: tracks, output, args, preset, id)")
+        }
+        guard case .array(let trackValues)? = obj["tracks"], !trackValues.isEmpty else {
+            throw .usage("\"tracks\" must be a non-empty list of paths")
+        }
+        var tracks: [String] = []
+        for t in trackValues {
+            guard case .string(let s) = t, !s.isEmpty else { throw .usage("\"tracks\" must hold paths (strings)") }
+            tracks.append(resolve(s, directory))
+        }
+        guard case .string(let outputText)? = obj["output"], !outputText.isEmpty else { throw .usage("\"output\" must be a path") }
+        var args: [String] = []
+        if let a = obj["args"] {
+            guard case .array(let items) = a else { throw .usage("\"args\" must be a list of strings (mixfx render flags)") }
+            for item in items {
+                guard case .string(let s) = item else { throw .usage("\"args\" must be a list of strings (mixfx render flags)") }
+                args.append(s)
+            }
+        }
+        for (i, a) in args.enumerated() {
+            if ["-o", "--output"].contains(a) || a.hasPrefix("--output=") { throw .usage("\"args\": the output is the \"output\" field, not \(a)") }
+            if ["--dry-run", "--print-preset", "--json", "--report-schema"].contains(a) { throw .usage("\"args\": \(a) has no place in a batch job") }
+            if !a.hasPrefix("-"), i == 0 || !args[i - 1].hasPrefix("-") {
+                throw .usage("\"args\": '\(a)' is not a flag (tracks go in \"tracks\")")
+            }
+            // paths in flags, from the manifest's folder
+            if i > 0 && ["--report", "--preset"].contains(args[i - 1]) && (args[i - 1] == "--report" || looksLikePath(a)) {
+                args[i] = resolve(a, directory)
+            }
+        }
+        var inline: Preset?
+        var presetArgs: [String] = []
+        switch obj["preset"] {
+        case nil: break
+        case .string(let p)?: presetArgs = ["--preset", looksLikePath(p) ? resolve(p, directory) : p]
+        case .object?:
+            var warnings: [String] = []
+            let data = (try? JSONSerialization.data(withJSONObject: foundation(obj["preset"]!))) ?? Data()
+            do { inline = try Preset.parse(data, source: "line \(lineNumber) preset", warnings: &warnings) } catch {
+                throw .usage(error.description)
+            }
+        default: throw .usage("\"preset\" must be a preset name, a path or a preset object")
+        }
+        let id: String
+        switch obj["id"] {
+        case nil: id = String(lineNumber)
+        case .string(let s)?: id = s
+        case .number(let n)? where n.rounded() == n && abs(n) < 1e15: id = String(Int(n))
+        default: throw .usage("\"id\" must be a string or a whole number")
+        }
+        guard var command = try RenderCommand.parse(tracks + presetArgs + args) else {
+            throw .usage("\"args\": --help has no place in a batch job")
+        }
+        command.output = resolve(outputText, directory)
+        command.quiet = true
+        command.session.inlinePreset = inline
+        var warnings: [String] = []
+        let preset = try command.session.loadPreset(warnings: &warnings)
+        let resolved = try command.session.resolve(preset: preset)
+        return BatchJob(id: id, line: lineNumber, command: command, resolved: resolved, warnings: warnings + resolved.warnings)
+    }
+
+    static func looksLikePath(_ s: String) -> Bool { s.contains("/") || s.hasSuffix(".json") }
+
+    /// A `JSONValue` as Foundation objects (for `JSONSerialization`).
+    static func foundation(_ v: JSONValue) -> Any {
+        switch v {
+        case .null: NSNull()
+        case .bool(let b): NSNumber(value: b)
+        case .number(let n): NSNumber(value: n)
+        case .string(let s): s
+        case .array(let a): a.map(foundation)
+        case .object(let o): o.mapValues(foundation)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// `mixfx batch`: the manifest checked as a whole, renders equal to `mixfx render`'s, shards that
+/// cover every job once, and retries that skip what is finished and redo what changed.
+@Suite struct BatchTests {
+    let dir = TempDir("mixfx-batch")
+
+    /// Six short inputs and a manifest of six jobs (flags, a named preset, an inline preset,
+    /// a report, two outputs in a subfolder).
+    func setUp() throws -> String {
+        try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
+        for i in 1...6 {
+            let x = Signals.sine(frequencyHz: 150 * Double(i), sampleRate: 44_100, frames: 30_000, amplitude: 0.3)
+            try AudioFiles.write([x, x.map { -$0 }], to: dir.file("in/c\(i).wav"), sampleRate: 44_100)
+        }
+        let manifest = dir.file("jobs.jsonl")
+        try Data("""
+        # six jobs
+        {"tracks": ["in/c1.wav", "in/c2.wav"], "output": "out/a.wav", "args": ["--bass", "4", "--track", "2:pitch=-300"]}
+        {"tracks": ["in/c3.wav"], "output": "out/b.wav", "args": ["--pitch", "-300", "--limit", "-6"], "id": "b"}
+        {"tracks": ["in/c4.wav"], "output": "out/c.flac", "preset": "chipmunk"}
+
+        {"tracks": ["in/c5.wav", "in/c6.wav"], "output": "d.wav", "preset": {"schemaVersion": 1, "all": {"pitch": {"cents": 700}}}}
+        {"tracks": ["in/c1.wav"], "output": "e.wav", "args": ["--normalize", "-20", "--report", "e.json"], "id": 42}
+        {"tracks": ["in/c2.wav"], "output": "f.wav", "args": ["--treble", "-3"]}
+        """.utf8).write(to: URL(fileURLWithPath: manifest))
+        try FileManager.default.createDirectory(atPath: dir.file("out"), withIntermediateDirectories: true)
+        return manifest
+    }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
+    }
+
+    func statuses(_ r: MixFXBinary.Result) throws -> [String: String] {
+        let jobs = try json(r.stdout)["jobs"] as! [[String: Any]]
+        return Dictionary(uniqueKeysWithValues: jobs.map { ($0["id"] as! String, $0["status"] as! String) })
+    }
+
+    /// Every job's output is the bytes `mixfx render` writes for the same tracks and flags.
+    @Test(arguments: [1, 2])
+    func jobsRenderAsRenderDoes(jobs: Int) throws {
+        defer { dir.remove() }
+        let manifest = try setUp()
+        let r = try MixFXBinary.run(["batch", manifest, "--jobs", String(jobs), "--json", "--summary", dir.file("summary.json")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let s = try json(r.stdout)
+        #expect(s["done"] as? Int == 6 && s["failed"] as? Int == 0)
+        let ids = (s["jobs"] as! [[String: Any]]).map { $0["id"] as! String }
+        #expect(ids == ["2", "b", "4", "6", "42", "8"])
+        let singles: [(String, [String])] = [
+            ("out/a.wav", ["in/c1.wav", "in/c2.wav", "--bass", "4", "--track", "2:pitch=-300"]),
+            ("out/b.wav", ["in/c3.wav", "--pitch", "-300", "--limit", "-6"]),
+            ("out/c.flac", ["in/c4.wav", "--preset", "chipmunk"]),
+            ("e.wav", ["in/c1.wav", "--normalize", "-20"]),
+            ("f.wav", ["in/c2.wav", "--treble", "-3"]),
+        ]
+        for (out, args) in singles {
+            let alone = dir.file("alone-" + out.replacingOccurrences(of: "/", with: "-"))
+            #expect(try MixFXBinary.run(["render"] + args.map { $0.hasPrefix("in/") ? dir.file($0) : $0 } + ["-o", alone, "--quiet"], cwd: dir.path).status == 0)
+            let same = try Data(contentsOf: URL(fileURLWithPath: dir.file(out))) == Data(contentsOf: URL(fileURLWithPath: alone))
+            #expect(same, "\(out) differs from mixfx render's")
+        }
+        // the inline preset shifted job d a fifth up; the report was written beside the manifest
+        #expect(FileManager.default.fileExists(atPath: dir.file("e.json")))
+        let summary = try json(String(contentsOfFile: dir.file("summary.json"), encoding: .utf8))
+        let e = (summary["jobs"] as! [[String: Any]]).first { $0["id"] as? String == "42" }!
+        #expect(abs((e["integratedLUFS"] as? Double ?? 0) - -20) < 0.1 && e["clippedSamples"] as? Int == 0)
+    }
+
+    /// A manifest with bad lines renders nothing and names every line and what is wrong.
+    @Test func badLinesAreNamedAndNothingRenders() throws {
+        defer { dir.remove() }
+        _ = try setUp()
+        let bad = dir.file("bad.jsonl")
+        try Data("""
+        {"tracks": ["in/c1.wav"], "output": "x.wav", "args": ["--bass", "99"]}
+        {"tracks": ["in/c1.wav"]}
+        not json
+        {"tracks": ["in/c1.wav"], "output": "in/c1.wav"}
+        {"tracks": ["in/c1.wav"], "output": "y.wav", "colour": "blue"}
+        {"tracks": ["in/c1.wav"], "output": "x.wav", "args": ["-o", "z.wav"]}
+        {"tracks": ["in/c1.wav", "in/c2.wav"], "output": "w.wav", "args": ["--track", "3:bass=1"], "preset": "nosuchpreset"}
+        """.utf8).write(to: URL(fileURLWithPath: bad))
+        let r = try MixFXBinary.run(["batch", bad])
+        #expect(r.status == 2)
+        for needle in ["line 1: --bass: 99", "line 2: \"output\"", "line 3: not a JSON object", "line 4: output",
+                       "line 5: unknown key \"colour\"", "line 6: \"args\": the output", "line 7:", "nothing was rendered"] {
+            #expect(r.stderr.contains(needle), "\(needle) in \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")) && !FileManager.default.fileExists(atPath: dir.file("y.wav")))
+        #expect(try MixFXBinary.run(["batch", dir.file("nosuch.jsonl")]).status == 2)
+    }
+
+    /// `--check` opens and plans every job and writes nothing; a missing input fails the check.
+    @Test func checkValidatesWithoutRendering() throws {
+        defer { dir.remove() }
+        let manifest = try setUp()
+        let r = try MixFXBinary.run(["batch", manifest, "--check"])
+        #expect(r.status == 0 && r.stdout.contains("checked 6 jobs"), "\(r.stdout) \(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("out")).isEmpty)
+        try FileManager.default.removeItem(atPath: dir.file("in/c4.wav"))
+        let missing = try MixFXBinary.run(["batch", manifest, "--check"])
+        #expect(missing.status == 2 && missing.stderr.contains("line 4") && missing.stderr.contains("c4.wav"), "\(missing.stderr)")
+        // from stdin, paths from the current folder
+        let piped = try runProcess("/bin/sh", ["-c", "\"$0\" batch - --check < jobs.jsonl", MixFXBinary.path], cwd: dir.path)
+        #expect(piped.status == 2 && piped.stderr.contains("c4.wav"))
+    }
+
+    /// N shards cover every job exactly once, by flag or from Slurm's and Kubernetes' variables.
+    @Test func shardsCoverEveryJobOnce() throws {
+        defer { dir.remove() }
+        let manifest = try setUp()
+        var seen: [String] = []
+        for i in 0..<4 {
+            let r = try MixFXBinary.run(["batch", manifest, "--shard", "\(i)/4", "--json"])
+            #expect(r.status == 0, "\(r.stderr)")
+            seen += try statuses(r).filter { $0.value == "done" }.map(\.key)
+        }
+        #expect(seen.sorted() == ["2", "4", "42", "6", "8", "b"])
+        // Slurm: task 7 of an array 5-7 is shard 2/3; Kubernetes: index 1 of 3
+        var env = ProcessInfo.processInfo.environment
+        env["SLURM_ARRAY_TASK_ID"] = "7"; env["SLURM_ARRAY_TASK_MIN"] = "5"; env["SLURM_ARRAY_TASK_COUNT"] = "3"
+        let slurm = try MixFXBinary.run(["batch", manifest, "--shard", "auto", "--json", "--force"], environment: env)
+        #expect(try statuses(slurm).keys.sorted() == ["4", "8"], "\(slurm.stdout) \(slurm.stderr)")
+        var k8s = ProcessInfo.processInfo.environment
+        k8s["JOB_COMPLETION_INDEX"] = "1"
+        let indexed = try MixFXBinary.run(["batch", manifest, "--shard", "auto/3", "--json", "--force"], environment: k8s)
+        #expect(try statuses(indexed).keys.sorted() == ["42", "b"])
+        let lost = try MixFXBinary.run(["batch", manifest, "--shard", "auto"], environment: k8s)
+        #expect(lost.status == 2 && lost.stderr.contains("auto/N"), "\(lost.stderr)")
+        #expect(try MixFXBinary.run(["batch", manifest, "--shard", "4/4"]).status == 2)
+    }
+
+    /// Safe to retry: a second run skips every finished job; a changed job, a deleted output
+    /// or a changed input is rendered again; an output no batch wrote is never replaced
+    /// without --force; a failed job does not stop the others.
+    @Test func retriesSkipWhatIsDoneAndRedoWhatChanged() throws {
+        defer { dir.remove() }
+        let manifest = try setUp()
+        #expect(try MixFXBinary.run(["batch", manifest, "--quiet"]).status == 0)
+        let again = try MixFXBinary.run(["batch", manifest, "--json"])
+        #expect(try statuses(again).values.allSatisfy { $0 == "skipped" })
+        var text = try String(contentsOfFile: manifest, encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"--treble\", \"-3\"", with: "\"--treble\", \"-4\"")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: manifest))
+        try FileManager.default.removeItem(atPath: dir.file("out/a.wav"))
+        usleep(20_000)
+        let x = Signals.sine(frequencyHz: 500, sampleRate: 44_100, frames: 30_000, amplitude: 0.3)
+        try AudioFiles.write([x, x], to: dir.file("in/c3.wav"), sampleRate: 44_100)
+        let third = try statuses(try MixFXBinary.run(["batch", manifest, "--json"]))
+        #expect(third == ["2": "done", "b": "done", "4": "skipped", "6": "skipped", "42": "skipped", "8": "done"], "\(third)")
+        // an output that is not the batch's
+        try FileManager.default.removeItem(atPath: dir.file("f.wav"))
+        try FileManager.default.removeItem(atPath: dir.file("f.wav.mixfx-batch.json"))
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: dir.file("f.wav")))
+        try FileManager.default.removeItem(atPath: dir.file("in/c4.wav"))   // and a job that fails
+        let fourth = try MixFXBinary.run(["batch", manifest, "--json"])
+        #expect(fourth.status == 1)
+        let st = try statuses(fourth)
+        #expect(st["8"] == "failed" && st["4"] == "failed" && st["2"] == "skipped", "\(st)")
+        #expect(try String(contentsOfFile: dir.file("f.wav"), encoding: .utf8) == "mine")
+        #expect(fourth.stderr.contains("job 8") && fourth.stderr.contains("--force"), "\(fourth.stderr)")
+    }
+
+    /// A batch stopped by a signal keeps what it finished and leaves no temporary file; the
+    /// next run renders only the rest.
+    @Test func aKilledBatchResumes() throws {
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
+        let x = Signals.noise(frames: 882_000, amplitude: 0.3, seed: 1)   // 20 s each, pitched: a while
+        try AudioFiles.write([x, x], to: dir.file("in/n.wav"), sampleRate: 44_100)
+        let lines = (0..<20).map { #"{"tracks": ["in/n.wav"], "output": "o\#($0).wav", "args": ["--pitch", "\#(100 * $0 + 100)", "--overlap", "16"]}"# }
+        let manifest = dir.file("m.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
+        let p = try InteractiveProcess(MixFXBinary.path, ["batch", manifest, "--jobs", "1", "--quiet"],
+                                       environment: ProcessInfo.processInfo.environment)
+        var finished = 0
+        for _ in 0..<200 where finished < 2 {
+            usleep(50_000)
+            finished = (try? FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".wav") && $0.hasPrefix("o") }.count) ?? 0
+        }
+        kill(p.process.processIdentifier, SIGTERM)
+        #expect(p.wait() == 143, "\(p.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(!files.contains { $0.contains(".mixfx-tmp") || $0.hasPrefix(".") }, "\(files)")
+        let done = files.filter { $0.hasPrefix("o") && $0.hasSuffix(".wav") }.count
+        #expect(done >= 2 && done < 20, "\(done) finished before the signal")
+        let r = try MixFXBinary.run(["batch", manifest, "--json"])
+        let s = try json(r.stdout)
+        #expect(r.status == 0 && s["skipped"] as? Int == done && s["done"] as? Int == 20 - done, "\(r.stdout)")
+    }
+}
