@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# libFuzzer runs of mixfx's four fuzz targets (Fuzz/MixFXFuzz): the preset parser, the
-# command-line parsers (render, play), the live control protocol, and the file-reading path
-# (libsndfile through SoundFileReader into a track).
+# libFuzzer runs of mixfx's five fuzz targets (Fuzz/MixFXFuzz): the preset parser, the
+# command-line parsers (render, play), the live control protocol, the file-reading path
+# (libsndfile through SoundFileReader into a track), and mixfx batch's manifest parser.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   default 5 s each, all targets (make test runs this)
 #   make fuzz                                600 s each (to a plateau); see Fuzz/README.md
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-5}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(preset cli control file)
+[ ${#targets[@]} -gt 0 ] || targets=(preset cli control file manifest)
 swift build -c release --product mixfx-fuzz --build-path .build/fuzz \
   -Xswiftc -sanitize=fuzzer -Xswiftc -DMIXFX_FUZZ -Xswiftc -parse-as-library -Xswiftc -enable-testing
 mkdir -p .build/fuzz-artifacts

@@ -1,6 +1,7 @@
 // libFuzzer targets for mixfx's parsers and file reading (see Fuzz/README.md, `make fuzz`).
 //
-// One executable serves four targets; MIXFX_FUZZ_TARGET chooses: preset, cli, control, file.
+// One executable serves five targets; MIXFX_FUZZ_TARGET chooses: preset, cli, control, file,
+// manifest.
 // Built by scripts/fuzz.sh with -sanitize=fuzzer -D MIXFX_FUZZ; an ordinary build gets a stub
 // that says how to build it.
 #if MIXFX_FUZZ
@@ -41,7 +42,8 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     case "cli": fuzzCommandLine(bytes)
     case "control": fuzzControl(bytes)
     case "file": fuzzFile(bytes)
-    default: fatalError("MIXFX_FUZZ_TARGET must be preset, cli, control or file")
+    case "manifest": fuzzManifest(bytes)
+    default: fatalError("MIXFX_FUZZ_TARGET must be preset, cli, control, file or manifest")
     }
     return 0
 }
@@ -57,7 +59,8 @@ func fuzzPreset(_ bytes: [UInt8]) {
     var expected = p
     expected.name = p.name
     if q.all != p.all || q.tracks != p.tracks || q.masterVolume != p.masterVolume || q.sampleFormat != p.sampleFormat
-        || q.sampleRateHz != p.sampleRateHz || q.dither != p.dither || q.clipping != p.clipping {
+        || q.sampleRateHz != p.sampleRateHz || q.dither != p.dither || q.clipping != p.clipping
+        || q.limitDBTP != p.limitDBTP || q.normalizeLUFS != p.normalizeLUFS {
         fatalError("a preset changed through its own JSON")
     }
 }
@@ -71,6 +74,14 @@ func fuzzCommandLine(_ bytes: [UInt8]) {
     if let cmd = try? PlayCommand.parse(args) {
         _ = try? cmd.session.resolve(preset: Preset(name: "none"))
     }
+}
+
+/// A `mixfx batch` manifest: jobs or problems naming their lines, never a crash; every job's
+/// fingerprint can be taken (its inputs need not exist).
+func fuzzManifest(_ bytes: [UInt8]) {
+    let (jobs, problems) = BatchManifest.parse(String(decoding: bytes, as: UTF8.self), directory: "/nonexistent")
+    for p in problems where !p.hasPrefix("line ") { fatalError("a manifest problem without its line: \(p)") }
+    for j in jobs { _ = j.fingerprint() }
 }
 
 /// Lines of the live control protocol.
