@@ -113,10 +113,21 @@ def command():
     if k < 0.85: return f"track {t} mute {rng.choice(['on', 'off'])}"
     if k < 0.95: return f"master volume {rng.uniform(0.2, 1.2):.3f}"
     return f"seek {rng.uniform(0, 16):.2f}"
+def steal_jiffies():
+    # time the hypervisor gave this VM's CPUs to others (/proc/stat, cpu line, 8th value)
+    with open("/proc/stat") as f:
+        return int(f.readline().split()[8])
 rss, start, sent = [], time.time(), 0
 next_sample = start + 10
+statuses = []   # (seconds since start, steal jiffies) of each status command, in order
 while time.time() - start < seconds:
-    p.stdin.write(command() + "\n"); p.stdin.flush(); sent += 1
+    # every second a status line: the underrun count, to place each underrun within a second
+    if sent % 20 == 19:
+        statuses.append((time.time() - start, steal_jiffies()))
+        p.stdin.write("status\n")
+    else:
+        p.stdin.write(command() + "\n")
+    p.stdin.flush(); sent += 1
     time.sleep(0.05)
     if time.time() >= next_sample:
         with open(f"/proc/{p.pid}/status") as f:
@@ -137,6 +148,23 @@ with open(f"{w}/tap.raw", "rb") as f:
             bad += int((~numpy.isfinite(numpy.frombuffer(a, dtype=numpy.float32))).sum())
         except ImportError:
             bad += sum(1 for x in a if not math.isfinite(x))
+# each second in which the underrun count rose: when, how many, and how much CPU time the
+# hypervisor took from this machine in that second (steal), against the DSP load then
+import re
+lines = [l for l in out.splitlines() if l.startswith("ok position")]
+hz = os.sysconf("SC_CLK_TCK")
+prev = 0
+for k, line in enumerate(lines[: len(statuses)]):
+    m = re.search(r"dsp ([0-9.]+)%, underruns (\d+)", line)
+    if not m: continue
+    n = int(m.group(2))
+    if n > prev and k > 0:
+        t, steal = statuses[k]
+        steal_ms = (steal - statuses[k - 1][1]) * 1000 / hz
+        print(f"soak 2: underrun(s) {prev + 1}..{n} within the second before {t:.0f} s: steal {steal_ms:.0f} ms of CPU in that second, DSP load {m.group(1)} %")
+    prev = n
+total_steal = (statuses[-1][1] - statuses[0][1]) * 1000 / hz if len(statuses) > 1 else 0
+print(f"soak 2: the hypervisor took {total_steal / 1000:.1f} s of CPU (steal) over the run")
 after = rss[6:] if len(rss) > 6 else rss
 spread = (max(after) - min(after)) / 1024 if after else 0
 ok = p.returncode == 0 and report["underruns"] == 0 and bad == 0 and spread <= 1 and acks >= sent * 0.99

@@ -195,14 +195,23 @@ import TestSupport
         let lufs = try #require(measured["momentaryMaxLUFS"] as? Double), tp = try #require(measured["truePeakDBTP"] as? Double)
         let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_pulse", "--no-ui", "--limit", "-1"],
                                        environment: ALSARig.environment(tap: dir.file("t.raw")))
-        usleep(3_600_000)
+        // 3.5 s of sound first (the short-term window is 3 s): by the frame the status reports,
+        // not the clock (a sanitizer's build starts slowly)
+        var frame = 0
+        for _ in 0..<480 where frame < 168_000 {
+            p.send("status")
+            usleep(250_000)
+            let last = p.stdout.split(separator: "\n").last { $0.hasPrefix("ok position") }
+            frame = last.flatMap { $0.firstMatch(of: /@ frame (\d+)/) }.map { Int($0.1)! } ?? 0
+        }
+        let earlier = p.stdout.split(separator: "\n").filter { $0.contains("short-term") }.count
         p.send("status")
         p.send("master limit -20")
         usleep(400_000)
         p.send("status")
         p.send("quit")
         #expect(p.wait() == 0, "\(p.stderr)")
-        let statuses = p.stdout.split(separator: "\n").filter { $0.contains("short-term") }.map(String.init)
+        let statuses = Array(p.stdout.split(separator: "\n").filter { $0.contains("short-term") }.map(String.init).dropFirst(earlier))
         try #require(statuses.count == 2, "\(p.stdout)")
         let pattern = /short-term (-?[0-9.]+) LUFS, true peak (-?[0-9.]+) dBTP, limiter (-?[0-9.]+) dBTP \(gain (-?[0-9.]+) dB\)/
         let before = try #require(statuses[0].firstMatch(of: pattern)), after = try #require(statuses[1].firstMatch(of: pattern))
