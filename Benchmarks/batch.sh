@@ -6,14 +6,12 @@
 #   Benchmarks/batch.sh          (installs sox, parallel and time when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 need=()
 command -v sox >/dev/null || need+=(sox)
 command -v parallel >/dev/null || need+=(parallel)
 [ -x /usr/bin/time ] || need+=(time)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
+install_missing "${need[@]}"
 read -r -a cpu <<< "$(scripts/swift-flags.sh)"
 swift build -c release --product mixfx "${cpu[@]}" >/dev/null
 M=$PWD/.build/release/mixfx

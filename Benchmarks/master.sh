@@ -7,33 +7,18 @@
 #   Benchmarks/master.sh          (installs sox and ffmpeg when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 need=()
 command -v sox >/dev/null || need+=(sox)
 command -v ffmpeg >/dev/null || need+=(ffmpeg)
 [ -x /usr/bin/time ] || need+=(time)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
+install_missing "${need[@]}"
 read -r -a cpu <<< "$(scripts/swift-flags.sh)"
 swift build -c release --product mixfx "${cpu[@]}" >/dev/null
 swift build -c release --product mixfx-bench "${cpu[@]}" >/dev/null
 M=.build/release/mixfx
 W=${BENCH_DIR:-/tmp/mixfx-band}
-mkdir -p "$W"
-.build/release/mixfx-bench --make-band "$W" >/dev/null
-T=("$W"/track1.wav "$W"/track2.wav "$W"/track3.wav "$W"/track4.wav)
-
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
-best_of() {  # best_of N cmd... : best wall time of N runs
-  local n=$1; shift; local best=""
-  for _ in $(seq "$n"); do
-    local t0; t0=$(now); "$@" >/dev/null 2>&1; local t; t=$(secs "$t0" "$(now)")
-    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
-  done
-  echo "$best"
-}
+make_band "$W"
 
 band() { "$M" render "${T[@]}" --bass 4 --pitch 200 --force --quiet "$@"; }
 plain() { band -o "$W/m-plain.wav" --sample-format s16; }

@@ -4,6 +4,7 @@
 #   Benchmarks/run.sh            (installs sox, soundstretch and rubberband-cli when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 need=()
 command -v pulseaudio >/dev/null || need+=(pulseaudio libasound2-plugins pulseaudio-utils)
 command -v gcc >/dev/null || need+=(gcc)
@@ -11,10 +12,7 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v sox >/dev/null || need+=(sox)
 command -v soundstretch >/dev/null || need+=(soundstretch)
 command -v rubberband >/dev/null || need+=(rubberband-cli)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
+install_missing "${need[@]}"
 # mixfx as `make run` builds it, for this machine's CPU; and a portable build beside it, for
 # comparison (its own build directory, so neither rebuilds the other)
 read -r -a cpu <<< "$(scripts/swift-flags.sh)"
@@ -22,20 +20,7 @@ swift build -c release --product mixfx "${cpu[@]}" >/dev/null
 swift build -c release --product mixfx-bench "${cpu[@]}" >/dev/null
 swift build -c release --product mixfx --scratch-path .build/portable >/dev/null
 W=${BENCH_DIR:-/tmp/mixfx-band}
-mkdir -p "$W"
-.build/release/mixfx-bench --make-band "$W" >/dev/null
-T=("$W"/track1.wav "$W"/track2.wav "$W"/track3.wav "$W"/track4.wav)
-
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
-best_of() {  # best_of N cmd... : best wall time of N runs
-  local n=$1; shift; local best=""
-  for _ in $(seq "$n"); do
-    local t0; t0=$(now); "$@" >/dev/null 2>&1; local t; t=$(secs "$t0" "$(now)")
-    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
-  done
-  echo "$best"
-}
+make_band "$W"
 
 # the band into $W/NAME.wav: mixfx_band_with NAME COMMAND... (the mixfx binary, maybe under taskset)
 mixfx_band_with() { local name=$1; shift; "$@" render "${T[@]}" --bass 4 --pitch 200 -o "$W/$name.wav" --force --quiet --sample-format s16; }

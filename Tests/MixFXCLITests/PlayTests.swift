@@ -22,12 +22,19 @@ import TestSupport
         return path
     }
 
+    /// A mono noise track (30000 frames at `firstRate`) and a stereo one (40000 frames at
+    /// 48 kHz, FLAC).
+    func noiseTracks(amplitude: Float, firstRate: Int) throws -> (String, String) {
+        let a = dir.file("a.wav"), b = dir.file("b.flac")
+        try AudioFiles.write([Signals.noise(frames: 30_000, amplitude: amplitude, seed: 3)], to: a, sampleRate: firstRate)
+        try AudioFiles.write([Signals.noise(frames: 40_000, amplitude: amplitude, seed: 4), Signals.noise(frames: 40_000, amplitude: amplitude, seed: 5)],
+                             to: b, sampleRate: 48_000)
+        return (a, b)
+    }
+
     @Test func whatReachesALSAIsBitExactTheOfflineRender() throws {
         defer { dir.remove() }
-        let a = dir.file("a.wav"), b = dir.file("b.flac")
-        try AudioFiles.write([Signals.noise(frames: 30_000, amplitude: 0.2, seed: 3)], to: a, sampleRate: 44_100)
-        try AudioFiles.write([Signals.noise(frames: 40_000, amplitude: 0.2, seed: 4), Signals.noise(frames: 40_000, amplitude: 0.2, seed: 5)],
-                             to: b, sampleRate: 48_000)
+        let (a, b) = try noiseTracks(amplitude: 0.2, firstRate: 44_100)
         let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=-300,pan=0.4,treble=-3", "--sample-format", "s16"]
         let offline = dir.file("offline.wav")
         // (live output is not dithered; the render that matches it is asked not to dither)
@@ -53,10 +60,7 @@ import TestSupport
     /// removes it), bit for bit, on a mix the limiter works on hard.
     @Test func theLiveLimiterIsTheOfflineLimiterDelayed() throws {
         defer { dir.remove() }
-        let a = dir.file("a.wav"), b = dir.file("b.wav")
-        try AudioFiles.write([Signals.noise(frames: 30_000, amplitude: 0.6, seed: 3)], to: a, sampleRate: 48_000)
-        try AudioFiles.write([Signals.noise(frames: 40_000, amplitude: 0.6, seed: 4), Signals.noise(frames: 40_000, amplitude: 0.6, seed: 5)],
-                             to: b, sampleRate: 48_000)
+        let (a, b) = try noiseTracks(amplitude: 0.6, firstRate: 48_000)
         let settings = ["--bass", "6", "--volume", "2", "--limit", "-2", "--sample-format", "s16"]
         let offline = dir.file("offline.wav")
         let o = try MixFXBinary.run(["render", a, b, "-o", offline, "--json", "--dither", "none"] + settings)
