@@ -38,13 +38,11 @@ enum AnalyzeCommand {
         }
         if json {
             let list: [[String: Any]] = results.map { path, a in
-                ["file": path, "frames": a.frameCount, "sampleRateHz": a.sampleRate, "channels": a.channelCount,
-                 "durationSeconds": Double(a.frameCount) / Double(a.sampleRate),
-                 "integratedLUFS": jsonNumber(a.integratedLUFS), "loudnessRangeLU": a.loudnessRangeLU,
-                 "momentaryMaxLUFS": jsonNumber(a.momentaryMaxLUFS), "shortTermMaxLUFS": jsonNumber(a.shortTermMaxLUFS),
-                 "truePeakDBTP": jsonNumber(a.truePeakDBTP), "samplePeakDBFS": jsonNumber(a.samplePeakDBFS),
-                 "samplesAtFullScale": a.samplesAtFullScale, "dcOffset": a.dcOffset,
-                 "correlation": jsonNumber(a.correlation), "monoSumLossDB": jsonNumber(a.monoSumLossDB)]
+                // the measures in the same words as a render's report
+                RenderReportJSON.measures(a).merging([
+                    "file": path, "frames": a.frameCount, "sampleRateHz": a.sampleRate, "channels": a.channelCount,
+                    "durationSeconds": Double(a.frameCount) / Double(a.sampleRate),
+                ]) { $1 }
             }
             print(jsonText(["files": list]))
             return 0

@@ -261,7 +261,8 @@ struct BatchCommand {
             var (engine, renderer, plan) = try job.command.prepare(job.resolved, overwrite: force || ours)
             _ = engine
             renderer.isCancelled = { interruptRequested }
-            renderer.measuresMix = true
+            // the loudness and true peak are for the summary: measured only when one is asked for
+            renderer.measuresMix = summaryPath != nil || json
             renderer.kernelParallelTracks = parallelTracks
             try writeSidecar(job, hash: hash, frames: plan.1.frameCount, state: "rendering")
             let report: RenderReport
