@@ -68,7 +68,8 @@ public final class ALSAOutput: @unchecked Sendable {
                      bufferMilliseconds: Double, periodMilliseconds: Double) throws(DeviceError) {
         var handle: OpaquePointer?
         mixfx_alsa_quiet()   // ALSA's own stderr lines would precede mixfx's (the errors still come back)
-        var err = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, 0)
+        // a sound server's plugin starts its client thread here: it inherits real-time scheduling
+        var err = RealtimePriority.inherited { snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, 0) }
         guard err >= 0, let handle else {
             let names = ALSAOutput.devices().map(\.name)
             throw .cannotOpen(device: device, reason: ALSAOutput.describe(err), available: names)

@@ -244,7 +244,7 @@ public final class LivePlayer: @unchecked Sendable {
     }
 
     private func renderLoop() {
-        LivePlayer.raisePriority()
+        RealtimePriority.raiseCurrentThread()
         let period = output.periodFrames
         let channels = kernel.layout.channelCount
         let periodSeconds = Double(period) / Double(kernel.layout.sampleRate)
@@ -359,13 +359,6 @@ public final class LivePlayer: @unchecked Sendable {
             rendered.store(kernel.framesRendered, ordering: .relaxed)
         }
         gain = 0
-    }
-
-    /// Real-time scheduling when allowed (root or rtprio); harmless when refused.
-    private static func raisePriority() {
-        var param = sched_param()
-        param.sched_priority = 20
-        _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &param)
     }
 }
 

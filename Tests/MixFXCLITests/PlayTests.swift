@@ -255,6 +255,30 @@ import TestSupport
         #expect(json(p.stdout)["framesPlayed"] as? Int == 72_000)
     }
 
+    /// The sound travels through two threads of ours: the render thread, and the client thread
+    /// PulseAudio's ALSA plugin starts in our process, which does the socket writes. Both must run
+    /// real-time, or a busy machine delays the second and the server underruns; the thread that
+    /// opened the device gets its own policy back.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
+          .enabled(if: ALSARig.realtimeAllowed, "this system refuses real-time scheduling (SCHED_FIFO) to this user"))
+    func theAudioPathRunsRealTimeWhereTheSystemAllowsIt() throws {
+        defer { dir.remove() }
+        let input = try sine("s.wav", seconds: 3)
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse", "--no-ui"],
+                                       environment: ALSARig.environment(tap: dir.file("t.raw")))
+        p.send("status")
+        #expect(p.waitForLine(startingWith: "ok position") != nil)
+        let threads = ALSARig.threadPolicies(of: p.process.processIdentifier)
+        p.send("quit")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let fifo = 1
+        let plugin = threads.filter { $0.name == "threaded-ml" }
+        #expect(!plugin.isEmpty && plugin.allSatisfy { $0.policy == fifo }, "\(threads)")
+        #expect(threads.filter { $0.name != "threaded-ml" && $0.policy == fifo }.count == 1, "one render thread: \(threads)")
+        #expect(threads.first { $0.tid == p.process.processIdentifier }?.policy == 0, "the main thread: \(threads)")
+    }
+
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func playbackTakesRealTimeAndDrainsTheTail() throws {
         defer { dir.remove() }

@@ -15,6 +15,34 @@ public enum ALSARig {
         ProcessInfo.processInfo.environment["PULSE_SERVER"]
     }
 
+    /// Whether this system grants SCHED_FIFO to this user (root or an rtprio limit; a container
+    /// without CAP_SYS_NICE refuses it).
+    public static let realtimeAllowed: Bool = {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/chrt")
+        p.arguments = ["-f", "1", "true"]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }()
+
+    /// Each thread of process `pid`: its name and scheduling policy (0 normal, 1 FIFO, 2 RR),
+    /// read from /proc (the field after the parenthesised name, counted from `stat(5)`).
+    public static func threadPolicies(of pid: Int32) -> [(tid: Int32, name: String, policy: Int)] {
+        let dir = "/proc/\(pid)/task"
+        let tids = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return tids.compactMap { t in
+            guard let stat = try? String(contentsOfFile: "\(dir)/\(t)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"), let tid = Int32(t) else { return nil }
+            let name = String(stat[stat.index(after: open)..<close])
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            // fields[0] is stat's field 3 (state); policy is field 41
+            guard fields.count > 38, let policy = Int(fields[38]) else { return nil }
+            return (tid, name, policy)
+        }
+    }
+
     public static let pulseMissingReason = "PulseAudio test server not running (run the suite with `make test`, which starts it)"
 
     /// The environment for a child `mixfx` using the rig, with its own tap file.
