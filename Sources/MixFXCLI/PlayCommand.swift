@@ -15,6 +15,8 @@ struct PlayCommand {
       --period-ms MS      render block (default a quarter of the buffer)
       --sample-format F   ask the device for s16, s24, s32 or f32 (default f32, or what it takes)
       --rate HZ           session rate (default the highest input rate; the device's nearest is used)
+      --channels 1|2      the mix's channels; tracks with more are downmixed (see mixfx render --help)
+      --lfe-gain DB       keep the LFE of downmixed tracks at DB
       --loop              start again at the end
       --start SECONDS     start position
       --limit [CEILING]   the master limiter (true peak, default -1 dBTP; adds 5.5 ms of latency)

@@ -23,6 +23,13 @@ struct RenderCommand {
                               and by default is never clamped either (see --clip).
       --rate HZ               output sample rate (default: the highest input rate); other rates are
                               converted with a band-limited resampler
+      --channels 1|2          the mix's channels (default: stereo when any track has two or more).
+                              Tracks of up to 8 channels (3.0, quad, 5.0, 5.1, 6.1, 7.1, ambisonic
+                              B-format; the file's declared layout, else the usual order for the
+                              count) are downmixed to it before their EQ with ITU-R BS.775's
+                              coefficients: L = FL + 0.707 FC + 0.707 (BL|SL), R likewise;
+                              mono = 0.707 (L + R). The LFE is dropped unless --lfe-gain is given
+      --lfe-gain DB           keep the LFE of downmixed tracks, at DB (-60 to 20) into L and R
       --dither auto|tpdf|none TPDF dither (±1 LSB, triangular) before rounding to integers.
                               auto (default): on 16-bit output whenever a sample needs rounding
                               (gain, EQ, pitch, resampling, a deeper source); off when every
@@ -257,6 +264,16 @@ struct RenderCommand {
         }
     }
 
+    /// How a track's channels reach the mix, when they are downmixed ("downmix 5.1 → stereo
+    /// (ITU-R BS.775), LFE dropped"); nil when they are not.
+    private func downmixText(_ f: SourceFormat, mixChannels: Int, lfeGainDB: Double?) -> String? {
+        guard f.channelCount > 1 && f.channelCount > mixChannels || f.channelCount > 2 else { return nil }
+        let hasLFE = f.channelLayout.speakers.contains(.lfe)
+        let lfe = hasLFE ? (lfeGainDB.map { ", LFE at \(fmt($0)) dB" } ?? ", LFE dropped") : ""
+        let declared = f.channelLayout.isDeclared ? "" : " (layout assumed)"
+        return "downmix \(f.channelLayout.name)\(declared) → \(mixChannels == 1 ? "mono" : "stereo") (ITU-R BS.775)\(lfe)"
+    }
+
     private func printDryRun(_ r: ResolvedSession, format: OutputFormat, layout: EngineLayout, outputExists: Bool) {
         if json {
             var tracks: [[String: Any]] = []
@@ -265,6 +282,8 @@ struct RenderCommand {
                 var settings: [String: Any] = [:]
                 for (id, v) in r.tracks[i] { settings[id.rawValue] = id.spec.isBoolean ? (v != 0) as Any : v as Any }
                 tracks.append(["input": r.inputs[i], "sampleRateHz": f.sampleRate, "channels": f.channelCount,
+                               "channelLayout": f.channelLayout.speakerList, "layoutDeclared": f.channelLayout.isDeclared,
+                               "downmix": downmixText(f, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB) as Any? ?? NSNull(),
                                "frames": f.frameCount, "settings": settings])
             }
             let obj: [String: Any] = [
@@ -296,7 +315,10 @@ struct RenderCommand {
         for (i, t) in layout.tracks.enumerated() {
             let f = t.player.source.format
             let v = r.tracks[i]
-            lines.append("track \(i + 1)  \(r.inputs[i])  (\(f.sampleRate) Hz, \(f.channelCount == 1 ? "mono" : "stereo"), \(seconds(f.frameCount, f.sampleRate))\(f.sampleRate != format.sampleRate ? ", resampled to \(format.sampleRate) Hz" : ""))")
+            lines.append("track \(i + 1)  \(r.inputs[i])  (\(f.sampleRate) Hz, \(f.channelLayout.name), \(seconds(f.frameCount, f.sampleRate))\(f.sampleRate != format.sampleRate ? ", resampled to \(format.sampleRate) Hz" : ""))")
+            if let downmix = downmixText(f, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB) {
+                lines.append("         \(downmix)")
+            }
             lines.append("         bass \(db(v[.bassGainDB]!)) @ \(fmt(v[.bassFrequencyHz]!)) Hz S=\(fmt(v[.bassSlope]!))\(v[.bassBypass]! != 0 ? " (bypassed)" : "")"
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")

@@ -23,6 +23,10 @@ struct SessionOptions {
     var limitDBTP: Double?
     /// `--normalize LUFS` (render only).
     var normalizeLUFS: Double?
+    /// `--channels 1|2`: the mix's channels (nil: stereo when any track has two or more).
+    var channels: Int?
+    /// `--lfe-gain DB`: keep the LFE of downmixed tracks at this gain (nil: dropped).
+    var lfeGainDB: Double?
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
@@ -62,6 +66,19 @@ struct SessionOptions {
                 throw .usage("--sample-format: '\(text)' is not one of s16, s24, s32, f32")
             }
             sampleFormat = f
+        case "--channels":
+            let text = try args.value(for: name, inline: inline)
+            guard text == "1" || text == "2" else {
+                throw .usage("--channels: '\(text)' is not 1 or 2 (the mix's channels; sources with more are downmixed)")
+            }
+            channels = Int(text)
+        case "--lfe-gain":
+            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+            let range = AudioEngine.lfeGainRange
+            guard range.contains(v) else {
+                throw .usage("--lfe-gain: \(fmt(v)) is not from \(fmt(range.lowerBound)) to \(fmt(range.upperBound)) dB")
+            }
+            lfeGainDB = v
         case "--rate":
             let text = try args.value(for: name, inline: inline)
             let rates = AudioEngine.outputSampleRateRange
@@ -154,6 +171,7 @@ struct SessionOptions {
                                clipPolicy: clipPolicy ?? preset.clipping.flatMap(ClipPolicy.init(rawValue:)) ?? .avoid,
                                limitDBTP: limitDBTP ?? preset.limitDBTP,
                                normalizeLUFS: normalizeLUFS ?? preset.normalizeLUFS,
+                               channels: channels ?? preset.channels, lfeGainDB: lfeGainDB ?? preset.lfeGainDB,
                                warnings: warnings)
     }
 }
@@ -171,6 +189,10 @@ struct ResolvedSession {
     var limitDBTP: Double?
     /// The loudness a render normalises to, LUFS (nil: none).
     var normalizeLUFS: Double?
+    /// The mix's channels (nil: stereo when any track has two or more channels).
+    var channels: Int?
+    /// The LFE's gain in downmixed tracks, dB (nil: dropped).
+    var lfeGainDB: Double?
     /// What the user should know about how the session was resolved.
     var warnings: [String] = []
 
@@ -182,6 +204,10 @@ struct ResolvedSession {
         for (i, path) in inputs.enumerated() {
             let reader: SoundFileReader
             do { reader = try SoundFileReader(path: path) } catch { throw .failure(error.description) }
+            let layout = reader.format.channelLayout
+            if reader.format.channelCount > 2 && !layout.isDeclared && reader.format.channelCount <= SourceFormat.maximumChannelCount {
+                Terminal.printError("mixfx: warning: \(path): \(reader.format.channelCount) channels and no declared layout: taken as \(layout.name) (\(layout.speakerList)), the usual order for \(reader.format.channelCount) channels")
+            }
             let track = engine.addTrack(source: source(reader), name: "track \(i + 1) (\(path))")
             track.apply(tracks[i])
             made.append(track)
@@ -189,6 +215,8 @@ struct ResolvedSession {
         engine.mainMixer.outputVolume = masterVolume
         engine.masterLimiter = limitDBTP.map { LimiterNode(ceilingDBTP: $0) }
         engine.outputSampleRate = sampleRate
+        engine.outputChannelCount = channels
+        engine.lfeGainDB = lfeGainDB
         return (engine, made)
     }
 
@@ -220,6 +248,8 @@ struct ResolvedSession {
         p.clipping = clipPolicy.rawValue
         p.limitDBTP = limitDBTP
         p.normalizeLUFS = normalizeLUFS
+        p.channels = channels
+        p.lfeGainDB = lfeGainDB
         return p
     }
 }

@@ -16,7 +16,7 @@ public struct EngineLayout: Sendable {
     public let mixer: MixerNode
     /// The output rate: `AudioEngine.outputSampleRate`, or the highest input rate.
     public let sampleRate: Int
-    /// 2 when any input is stereo, else 1.
+    /// `AudioEngine.outputChannelCount`, or 2 when any input has two or more channels, else 1.
     public let channelCount: Int
     /// Frames of the mix at the output rate: as long as the longest track.
     public let frameCount: Int
@@ -24,6 +24,8 @@ public struct EngineLayout: Sendable {
     public let trackFrameCounts: [Int]
     /// The master bus's limiter, if it has one.
     public var masterLimiter: LimiterNode? = nil
+    /// The LFE's gain in a downmix, dB (nil: dropped); see `Downmix`.
+    public var lfeGainDB: Double? = nil
 }
 
 /// The nodes of a classic track, as made by `AudioEngine.addTrack(source:)`.
@@ -53,6 +55,15 @@ public final class AudioEngine {
     public let mainMixer = MixerNode()
     /// The output sample rate; nil means the highest rate among the inputs.
     public var outputSampleRate: Int?
+    /// The mix's channels, 1 or 2; nil means 2 when any input has two or more channels, else 1.
+    /// Sources with more channels than the mix are downmixed (`Downmix`, ITU-R BS.775) before
+    /// their effects.
+    public var outputChannelCount: Int?
+    /// The LFE's gain when a source with an LFE channel is downmixed, dB; nil (the default)
+    /// drops it, as BS.775 does.
+    public var lfeGainDB: Double?
+    /// The LFE gains allowed, dB.
+    public static let lfeGainRange = -60.0...20.0
     /// The master bus after the main mixer: a true-peak limiter when set (nil: none). Like
     /// AVAudioEngine's main mixer → output node, the master section is not attached or
     /// connected: it is where every chain ends.
@@ -144,9 +155,9 @@ public final class AudioEngine {
         }
         for t in tracks {
             let f = t.player.source.format
-            guard f.channelCount == 1 || f.channelCount == 2 else {
+            guard f.channelCount >= 1 && f.channelCount <= SourceFormat.maximumChannelCount else {
                 throw .unsupportedFormat(source: t.player.source.name,
-                                         reason: "\(f.channelCount) channels (mixfx mixes mono and stereo sources)")
+                                         reason: "\(f.channelCount) channels (allowed: 1 to \(SourceFormat.maximumChannelCount), mono to 7.1)")
             }
             let sourceRates = AudioEngine.sourceSampleRateRange
             guard sourceRates.contains(f.sampleRate) else {
@@ -181,9 +192,16 @@ public final class AudioEngine {
             Resampler.outputFrameCount(inputFrames: $0.player.source.format.frameCount,
                                        inRate: $0.player.source.format.sampleRate, outRate: rate)
         }
-        let channels = tracks.contains { $0.player.source.format.channelCount == 2 } ? 2 : 1
+        if let c = outputChannelCount, c != 1 && c != 2 {
+            throw .unsupportedFormat(source: "output", reason: "\(c) channels (allowed: 1 or 2)")
+        }
+        if let g = lfeGainDB, !AudioEngine.lfeGainRange.contains(g) {
+            throw .unsupportedFormat(source: "output", reason: "an LFE gain of \(g) dB (allowed: \(Int(AudioEngine.lfeGainRange.lowerBound)) to \(Int(AudioEngine.lfeGainRange.upperBound)) dB)")
+        }
+        let channels = outputChannelCount ?? (tracks.contains { $0.player.source.format.channelCount >= 2 } ? 2 : 1)
         return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
-                            frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter)
+                            frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter,
+                            lfeGainDB: lfeGainDB)
     }
 
     /// Validates and builds the render kernel (allocates everything it will need). `.live`

@@ -10,15 +10,21 @@ public struct SourceFormat: Sendable, Equatable {
     public var frameCount: Int
     /// Bits of precision per sample (16, 24, 32; 32 for float), used to pick a default output format.
     public var bitsPerSample: Int
+    /// What each channel is: declared by the file, else the usual order for the count.
+    public var channelLayout: ChannelLayout
     /// The longest source an engine takes, frames (2^40: 265 days at 48 kHz).
     public static let maximumFrameCount = 1 << 40
+    /// The most channels a source may have (7.1).
+    public static let maximumChannelCount = 8
 
-    /// A format description.
-    public init(sampleRate: Int, channelCount: Int, frameCount: Int, bitsPerSample: Int = 32) {
+    /// A format description; `channelLayout` nil: the usual order for `channelCount`.
+    public init(sampleRate: Int, channelCount: Int, frameCount: Int, bitsPerSample: Int = 32,
+                channelLayout: ChannelLayout? = nil) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.frameCount = frameCount
         self.bitsPerSample = bitsPerSample
+        self.channelLayout = channelLayout ?? .usual(channelCount: channelCount)
     }
 }
 
@@ -45,12 +51,15 @@ public final class MemorySource: AudioSource, @unchecked Sendable {
     private let channels: [[Float]]
     private var position = 0
 
-    /// A source over `channels` (equal lengths) at `sampleRate`.
-    public init(channels: [[Float]], sampleRate: Int, name: String = "memory") {
+    /// A source over `channels` (equal lengths) at `sampleRate`; `layout` nil: the usual order
+    /// for the channel count.
+    public init(channels: [[Float]], sampleRate: Int, name: String = "memory", layout: ChannelLayout? = nil) {
         precondition(!channels.isEmpty && channels.allSatisfy { $0.count == channels[0].count })
+        precondition(layout.map { $0.speakers.count == channels.count } ?? true)
         self.channels = channels
         self.name = name
-        format = SourceFormat(sampleRate: sampleRate, channelCount: channels.count, frameCount: channels[0].count)
+        format = SourceFormat(sampleRate: sampleRate, channelCount: channels.count, frameCount: channels[0].count,
+                              channelLayout: layout)
     }
 
     /// Copies the next frames (see `AudioSource.read`). The rendering thread.

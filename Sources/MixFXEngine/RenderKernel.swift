@@ -60,7 +60,8 @@ public final class RenderKernel: @unchecked Sendable {
         self.mode = mode
         output = AudioBuffer(channelCount: layout.channelCount, capacityFrames: maximumFrameCount)
         tracks = layout.tracks.map {
-            TrackKernel(layout: $0, outputRate: layout.sampleRate, maximumFrameCount: maximumFrameCount, mode: mode)
+            TrackKernel(layout: $0, outputRate: layout.sampleRate, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB,
+                        maximumFrameCount: maximumFrameCount, mode: mode)
         }
         trackMeters = tracks.map(\.meter)
         largestLatencyFrames = tracks.map(\.latencyFrames).max() ?? 0

@@ -78,13 +78,14 @@ final class EQKernel {
     }
 }
 
-/// The render-side state of one track: reads its source (converting the rate when needed) and
-/// runs its effects into `buffer`.
+/// The render-side state of one track: reads its source (mixing its channels down to the mix's
+/// when it has more, and converting the rate when needed) and runs its effects into `buffer`.
 /// `@unchecked Sendable`: a track kernel is used by one thread at a time (offline blocks may
 /// render different tracks on different threads).
 final class TrackKernel: @unchecked Sendable {
     let layout: TrackLayout
     let source: any AudioSource
+    /// The track's channels from the downmix on: 1 for a mono source, else the mix's.
     let channelCount: Int
     let buffer: AudioBuffer
     let meter = Meter()
@@ -92,6 +93,9 @@ final class TrackKernel: @unchecked Sendable {
     /// (`SampleGuard`). Written by the rendering thread, read by any.
     let replacedSamples = Atomic<Int>(0)
     private let readBuffer: AudioBuffer
+    /// Sources with more channels than the track: the matrix, and the source's channels before it.
+    private let downmix: Downmix?
+    private let sourceBuffer: AudioBuffer?
     private let resampler: Resampler?
     private var effects: [EffectKernel] = []
     let latencyFrames: Int
@@ -114,11 +118,14 @@ final class TrackKernel: @unchecked Sendable {
         right.ramp(to: gains.right, steps: frames)
     }
 
-    init(layout: TrackLayout, outputRate: Int, maximumFrameCount: Int, mode: RenderMode) {
+    init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
         source = layout.player.source
         let f = source.format
-        channelCount = f.channelCount
+        channelCount = f.channelCount == 1 ? 1 : mixChannels
+        let matrix = Downmix(layout: f.channelLayout, outputChannels: channelCount, lfeGainDB: lfeGainDB)
+        downmix = matrix.isIdentity ? nil : matrix
+        sourceBuffer = matrix.isIdentity ? nil : AudioBuffer(channelCount: f.channelCount, capacityFrames: maximumFrameCount)
         buffer = AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
         readBuffer = AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
         resampler = f.sampleRate == outputRate ? nil
@@ -168,7 +175,7 @@ final class TrackKernel: @unchecked Sendable {
     /// A rough relative cost of rendering a block, for spreading tracks over cores: a shifter
     /// costs about ten times the rest of the chain.
     var renderCost: Int {
-        1 + (resampler == nil ? 0 : 2) + effects.reduce(0) { cost, e in
+        1 + (resampler == nil ? 0 : 2) + (downmix == nil ? 0 : 1) + effects.reduce(0) { cost, e in
             if case .pitch(_, let s) = e, s.latencyFrames > 0 || s.mode == .live { return cost + 10 }
             return cost
         }
@@ -203,20 +210,18 @@ final class TrackKernel: @unchecked Sendable {
                 guard done < frameCount else { break }
                 if resampler.isDrained { break }
                 if resampler.needsInput {
-                    let n = try source.read(into: readBuffer, offset: 0, frameCount: readBuffer.capacityFrames)
+                    let n = try readSource(into: readBuffer, offset: 0, frameCount: readBuffer.capacityFrames)
                     if n == 0 {
                         resampler.finish()
                     } else {
-                        guardSamples(readBuffer, offset: 0, count: n)
                         resampler.write(frameCount: n) { UnsafePointer(self.readBuffer.channel($0)) }
                     }
                 }
             }
         } else {
             while done < frameCount {
-                let n = try source.read(into: buffer, offset: done, frameCount: frameCount - done)
+                let n = try readSource(into: buffer, offset: done, frameCount: frameCount - done)
                 if n == 0 { break }
-                guardSamples(buffer, offset: done, count: n)
                 done += n
             }
         }
@@ -225,11 +230,26 @@ final class TrackKernel: @unchecked Sendable {
         }
     }
 
+    /// Reads up to `frameCount` source frames into `out` at `offset` (the track's channels:
+    /// downmixed when the source has more), sanitised; 0 at the end.
+    @inline(__always)
+    private func readSource(into out: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
+        guard let downmix, let sourceBuffer else {
+            let n = try source.read(into: out, offset: offset, frameCount: frameCount)
+            guardSamples(out, offset: offset, count: n)
+            return n
+        }
+        let n = try source.read(into: sourceBuffer, offset: 0, frameCount: min(frameCount, sourceBuffer.capacityFrames))
+        guardSamples(sourceBuffer, offset: 0, count: n)
+        downmix.process(input: { UnsafePointer(sourceBuffer.channel($0)) }, output: { out.channel($0) + offset }, frameCount: n)
+        return n
+    }
+
     /// Replaces what no node may see (NaN, ±∞, |x| > 10⁶) by 0, counting it.
     @inline(__always)
     private func guardSamples(_ buffer: AudioBuffer, offset: Int, count: Int) {
         var replaced = 0
-        for c in 0..<channelCount { replaced += SampleGuard.sanitize(buffer.channel(c) + offset, count: count) }
+        for c in 0..<buffer.channelCount { replaced += SampleGuard.sanitize(buffer.channel(c) + offset, count: count) }
         if replaced > 0 { replacedSamples.add(replaced, ordering: .relaxed) }
     }
 }

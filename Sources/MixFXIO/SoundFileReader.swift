@@ -77,13 +77,59 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         default: bits = 16
         }
         format = SourceFormat(sampleRate: Int(info.samplerate), channelCount: Int(info.channels),
-                              frameCount: Int(info.frames), bitsPerSample: bits)
+                              frameCount: Int(info.frames), bitsPerSample: bits,
+                              channelLayout: SoundFileReader.declaredLayout(h, channelCount: Int(info.channels),
+                                                                            majorFormat: majorFormat))
         interleaved = .allocate(capacity: 1)
     }
 
     deinit {
         sf_close(handle)
         interleaved.deallocate()
+    }
+
+    /// The layout the file declares (a WAV channel mask, a CAF channel layout, an ambisonic
+    /// WAVEFORMATEXTENSIBLE), as libsndfile reports it, or the one its format fixes for the
+    /// count (FLAC's orders for 1 to 8 channels are WAV's usual ones); nil when neither.
+    static func declaredLayout(_ h: OpaquePointer, channelCount: Int, majorFormat: Int32) -> ChannelLayout? {
+        guard channelCount > 1 && channelCount <= SourceFormat.maximumChannelCount else { return nil }
+        if majorFormat == Int32(SF_FORMAT_FLAC) {
+            return ChannelLayout(ChannelLayout.usual(channelCount: channelCount).speakers, declared: true)
+        }
+        if channelCount == 4 && sf_command(h, Int32(SFC_WAVEX_GET_AMBISONIC), nil, 0) == Int32(SF_AMBISONIC_B_FORMAT) {
+            return ChannelLayout([.ambisonicW, .ambisonicX, .ambisonicY, .ambisonicZ], declared: true)
+        }
+        var map = [Int32](repeating: 0, count: channelCount)
+        let ok = map.withUnsafeMutableBytes { sf_command(h, Int32(SFC_GET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count)) }
+        guard ok == SF_TRUE, map.contains(where: { $0 != Int32(SF_CHANNEL_MAP_INVALID) }) else { return nil }
+        let speakers: [Speaker] = map.map { m in
+            switch Int(m) {
+            case SF_CHANNEL_MAP_LEFT, SF_CHANNEL_MAP_FRONT_LEFT: .frontLeft
+            case SF_CHANNEL_MAP_RIGHT, SF_CHANNEL_MAP_FRONT_RIGHT: .frontRight
+            case SF_CHANNEL_MAP_CENTER, SF_CHANNEL_MAP_FRONT_CENTER: .frontCenter
+            case SF_CHANNEL_MAP_LFE: .lfe
+            case SF_CHANNEL_MAP_REAR_LEFT: .backLeft
+            case SF_CHANNEL_MAP_REAR_RIGHT: .backRight
+            case SF_CHANNEL_MAP_REAR_CENTER: .backCenter
+            case SF_CHANNEL_MAP_SIDE_LEFT: .sideLeft
+            case SF_CHANNEL_MAP_SIDE_RIGHT: .sideRight
+            case SF_CHANNEL_MAP_FRONT_LEFT_OF_CENTER: .frontLeftOfCenter
+            case SF_CHANNEL_MAP_FRONT_RIGHT_OF_CENTER: .frontRightOfCenter
+            case SF_CHANNEL_MAP_TOP_CENTER: .topCenter
+            case SF_CHANNEL_MAP_TOP_FRONT_LEFT: .topFrontLeft
+            case SF_CHANNEL_MAP_TOP_FRONT_RIGHT: .topFrontRight
+            case SF_CHANNEL_MAP_TOP_FRONT_CENTER: .topFrontCenter
+            case SF_CHANNEL_MAP_TOP_REAR_LEFT: .topBackLeft
+            case SF_CHANNEL_MAP_TOP_REAR_RIGHT: .topBackRight
+            case SF_CHANNEL_MAP_TOP_REAR_CENTER: .topBackCenter
+            case SF_CHANNEL_MAP_AMBISONIC_B_W: .ambisonicW
+            case SF_CHANNEL_MAP_AMBISONIC_B_X: .ambisonicX
+            case SF_CHANNEL_MAP_AMBISONIC_B_Y: .ambisonicY
+            case SF_CHANNEL_MAP_AMBISONIC_B_Z: .ambisonicZ
+            default: .unlabelled
+            }
+        }
+        return ChannelLayout(speakers, declared: true)
     }
 
     /// Makes libsndfile's terse messages say what to do.

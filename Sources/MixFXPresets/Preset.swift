@@ -10,7 +10,8 @@ import MixFXEngine
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
 ///       "master": { "volume": 1.0, "limitDBTP": -1.0 },
 ///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000,
-///                   "dither": "auto|tpdf|none", "normalizeLUFS": -14, "clipping": "avoid|clamp|fail" } }
+///                   "dither": "auto|tpdf|none", "normalizeLUFS": -14, "clipping": "avoid|clamp|fail",
+///                   "channels": 1|2, "lfeGainDB": -10 } }
 ///
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
@@ -51,6 +52,10 @@ public struct Preset: Equatable, Sendable {
     public var dither: String?
     /// What to do when integer output would clip ("avoid", "clamp" or "fail"), if set.
     public var clipping: String?
+    /// The mix's channels (1 or 2), if set.
+    public var channels: Int?
+    /// The LFE's gain in downmixed tracks, dB, if set (else dropped).
+    public var lfeGainDB: Double?
 
     /// An empty preset: every track at the defaults.
     public init(name: String, description: String = "") {
@@ -166,6 +171,17 @@ extension Preset {
                             throw fail("output.clipping", "\(describe(v)) is not one of \"avoid\", \"clamp\", \"fail\"")
                         }
                         preset.clipping = c
+                    case "channels":
+                        guard case .number(let c) = v, c == 1 || c == 2 else {
+                            throw fail("output.channels", "\(describe(v)) is not 1 or 2")
+                        }
+                        preset.channels = Int(c)
+                    case "lfeGainDB":
+                        let range = AudioEngine.lfeGainRange
+                        guard case .number(let g) = v, range.contains(g) else {
+                            throw fail("output.lfeGainDB", "\(describe(v)) is not a number of dB from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
+                        }
+                        preset.lfeGainDB = g
                     default: warnings.append("preset '\(source)': unknown key output.\(k) (ignored)")
                     }
                 }
@@ -244,6 +260,8 @@ extension Preset {
         if let dither { output["dither"] = dither }
         if let clipping { output["clipping"] = clipping }
         if let normalizeLUFS { output["normalizeLUFS"] = normalizeLUFS }
+        if let channels { output["channels"] = channels }
+        if let lfeGainDB { output["lfeGainDB"] = lfeGainDB }
         if !output.isEmpty { root["output"] = output }
         return (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }

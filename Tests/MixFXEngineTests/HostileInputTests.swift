@@ -49,10 +49,10 @@ import Synchronization
     }
 
     @Test func theGuardReplacesOnlyWhatItMust() {
-        var x: [Float] = [0, 1, -1, 1e6, -1e6, 1.0000001e6, .nan, .infinity, 0.5, -.infinity, 3, .leastNonzeroMagnitude, 1e-40]
+        var x: [Float] = [0, 1, -1, 1e6, -1e6, 1.0000001e6, .nan, .infinity, 0.5, -.infinity, 3, .leastNonzeroMagnitude, .leastNormalMagnitude / 1024]   // the last two subnormal
         let n = x.withUnsafeMutableBufferPointer { SampleGuard.sanitize($0.baseAddress!, count: $0.count) }
         #expect(n == 4)
-        #expect(x.map { $0.bitPattern } == ([0, 1, -1, 1e6, -1e6, 0, 0, 0, 0.5, 0, 3, .leastNonzeroMagnitude, 1e-40] as [Float]).map { $0.bitPattern })
+        #expect(x.map { $0.bitPattern } == ([0, 1, -1, 1e6, -1e6, 0, 0, 0, 0.5, 0, 3, .leastNonzeroMagnitude, .leastNormalMagnitude / 1024] as [Float]).map { $0.bitPattern })
         // the eight-wide scan and the tail agree at every length and offset
         for count in 0..<40 {
             var y = (0..<count).map { Float($0) }

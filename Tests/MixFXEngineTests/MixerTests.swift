@@ -309,8 +309,8 @@ func renderAll(_ engine: AudioEngine, block: Int = 1024) throws -> [[Float]] {
         #expect(throws: EngineError.self) { try e4.validate() }
         // unsupported channel count
         let e5 = AudioEngine()
-        e5.addTrack(source: MemorySource(channels: [[0], [0], [0]], sampleRate: 44_100, name: "3ch"))
-        #expect(throws: EngineError.unsupportedFormat(source: "3ch", reason: "3 channels (mixfx mixes mono and stereo sources)")) {
+        e5.addTrack(source: MemorySource(channels: Array(repeating: [0], count: 9), sampleRate: 44_100, name: "9ch"))
+        #expect(throws: EngineError.unsupportedFormat(source: "9ch", reason: "9 channels (allowed: 1 to 8, mono to 7.1)")) {
             try e5.validate()
         }
     }

@@ -45,6 +45,29 @@ public enum AudioFiles {
         try d.write(to: URL(fileURLWithPath: path))
     }
 
+    /// Writes a 16-bit WAV byte for byte: WAVE_FORMAT_EXTENSIBLE with `channelMask` (WAV's
+    /// speaker bits: FL 0x1, FR 0x2, FC 0x4, LFE 0x8, BL 0x10, BR 0x20, ..., SL 0x200, SR 0x400)
+    /// when given, else plain PCM with no layout declared.
+    public static func writeWAV16(_ channels: [[Float]], to path: String, sampleRate: Int, channelMask: Int?) throws {
+        let ch = channels.count, frames = channels[0].count
+        var d = Data()
+        func u32(_ v: Int) { d.append(contentsOf: (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }) }
+        func u16(_ v: Int) { d.append(contentsOf: (0..<2).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) }) }
+        let fmtSize = channelMask == nil ? 16 : 40
+        d.append(contentsOf: Array("RIFF".utf8)); u32(20 + fmtSize + frames * ch * 2); d.append(contentsOf: Array("WAVEfmt ".utf8))
+        u32(fmtSize); u16(channelMask == nil ? 1 : 0xFFFE); u16(ch); u32(sampleRate); u32(sampleRate * ch * 2); u16(ch * 2); u16(16)
+        if let mask = channelMask {
+            u16(22); u16(16); u32(mask)
+            // KSDATAFORMAT_SUBTYPE_PCM: 00000001-0000-0010-8000-00aa00389b71
+            d.append(contentsOf: [0x01, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xAA, 0, 0x38, 0x9B, 0x71])
+        }
+        d.append(contentsOf: Array("data".utf8)); u32(frames * ch * 2)
+        for i in 0..<frames {
+            for c in 0..<ch { u16(Int(max(-32768, min(32767, (channels[c][i] * 32768).rounded())))) }
+        }
+        try d.write(to: URL(fileURLWithPath: path))
+    }
+
     /// Reads a whole file as planar floats.
     public static func read(_ path: String) throws -> (channels: [[Float]], format: SourceFormat) {
         let r = try SoundFileReader(path: path)
