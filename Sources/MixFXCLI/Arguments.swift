@@ -64,6 +64,23 @@ func parseNumber(_ text: String, flag: String) throws(CLIError) -> Double {
     return v
 }
 
+/// A time in seconds: `90`, `1:30`, `1:30.5` or `1:02:03.25` (minutes and seconds below 60
+/// after the first field).
+func parseTime(_ text: String, flag: String) throws(CLIError) -> Double {
+    let fields = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    let bad = CLIError.usage("\(flag): '\(text)' is not a time (seconds, mm:ss.s or h:mm:ss, e.g. 90, 1:30 or 1:02:03.5)")
+    guard fields.count <= 3 else { throw bad }
+    if fields.count == 1 { return try parseNumber(text, flag: flag) }
+    var total = 0.0
+    for (i, f) in fields.enumerated() {
+        guard isDecimal(f), !f.hasPrefix("-"), !f.hasPrefix("+"), !f.contains("e"), !f.contains("E"), let v = Double(f) else { throw bad }
+        if i > 0 && v >= 60 { throw bad }
+        if i < fields.count - 1 && v.rounded() != v { throw bad }
+        total = total * 60 + v
+    }
+    return total
+}
+
 /// [+−]digits[.digits][e[+−]digits], or .digits
 func isDecimal(_ text: String) -> Bool {
     var s = Substring(text)

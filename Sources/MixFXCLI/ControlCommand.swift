@@ -30,6 +30,9 @@ enum ControlCommand: Equatable {
             guard let id = ParameterID.track(key: words[2]) else {
                 throw fail("track \(n): unknown setting '\(words[2])' (settings: \(ParameterID.trackKeysText))")
             }
+            guard id.spec.isLive else {
+                throw fail("track \(n) \(words[2]): fixed when playback starts (give it on the command line or in the preset); live settings: \(ParameterID.trackParameters.filter(\.spec.isLive).map(\.spec.key).joined(separator: ", "))")
+            }
             do { return .setTrack(track: n, id: id, value: try SessionOptions.value(words[3], id: id, flag: "track \(n) \(words[2])")) } catch {
                 throw fail(error.message)
             }

@@ -52,8 +52,11 @@ struct RenderCommand {
     \(settingsHelp())
       --master-volume V       mixer output volume, linear (\(ParameterID.masterVolume.spec.allowedText))
       --preset NAME|FILE      start from a preset (see `mixfx presets`)
-      --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText)
+      --trim IN..OUT          the segment of every file played (trim=IN..OUT per track); times are
+                              seconds or mm:ss.s, either side optional (30..1:15, ..45)
+      --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText), trim
                               e.g. --track 2:pitch=-300,volume=0.8
+                              --track 3:start=2.5,trim=1:00..1:30,fade-in=0.5,fade-out=2
 
     reporting:
       --dry-run               print the resolved session and write nothing
@@ -74,9 +77,9 @@ struct RenderCommand {
     """
 
     static func settingsHelp() -> String {
-        ParameterID.trackParameters.map { id in
+        ParameterID.trackParameters.filter(\.spec.hasGlobalFlag).map { id in
             let spec = id.spec
-            let left = "  --\(spec.key) \(spec.isBoolean ? "on|off" : "X")"
+            let left = "  --\(spec.key) \(spec.isBoolean ? "on|off" : spec.isTime ? "T" : "X")"
             return left.padding(toLength: 26, withPad: " ", startingAt: 0)
                 + "\(spec.summary) (\(spec.allowedText); default \(spec.isBoolean ? "off" : fmt(spec.defaultValue)))"
         }.joined(separator: "\n")
@@ -274,6 +277,23 @@ struct RenderCommand {
         return "downmix \(f.channelLayout.name)\(declared) → \(mixChannels == 1 ? "mono" : "stereo") (ITU-R BS.775)\(lfe)"
     }
 
+    /// A track's placement in one line ("starts at 1.5 s | plays 0.5..3 s of the file (2.5 s) |
+    /// fade in 0.2 s, out 0.5 s"); nil when it plays whole from 0.
+    private func placementText(_ p: Placement, _ f: SourceFormat) -> String? {
+        guard !p.isNeutral else { return nil }
+        let frames = p.frames(sampleRate: f.sampleRate, frameCount: f.frameCount)
+        let rate = Double(f.sampleRate)
+        var parts: [String] = []
+        if p.startSeconds > 0 { parts.append("starts at \(fmt(p.startSeconds)) s") }
+        if p.trimInSeconds > 0 || p.trimOutSeconds > 0 {
+            parts.append("plays \(fmt(p.trimInSeconds))..\(p.trimOutSeconds > 0 ? fmt(p.trimOutSeconds) : "end") s of the file (\(seconds(frames.length, f.sampleRate)))")
+        }
+        if frames.fadeIn > 0 || frames.fadeOut > 0 {
+            parts.append("fade in \(fmt(Double(frames.fadeIn) / rate)) s, out \(fmt(Double(frames.fadeOut) / rate)) s (equal power)")
+        }
+        return parts.joined(separator: " | ")
+    }
+
     private func printDryRun(_ r: ResolvedSession, format: OutputFormat, layout: EngineLayout, outputExists: Bool) {
         if json {
             var tracks: [[String: Any]] = []
@@ -319,6 +339,7 @@ struct RenderCommand {
             if let downmix = downmixText(f, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB) {
                 lines.append("         \(downmix)")
             }
+            if let placed = placementText(t.player.placement, f) { lines.append("         \(placed)") }
             lines.append("         bass \(db(v[.bassGainDB]!)) @ \(fmt(v[.bassFrequencyHz]!)) Hz S=\(fmt(v[.bassSlope]!))\(v[.bassBypass]! != 0 ? " (bypassed)" : "")"
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")

@@ -30,7 +30,12 @@ struct SessionOptions {
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
-        if name.hasPrefix("--"), let id = ParameterID.track(key: String(name.dropFirst(2))) {
+        if name == "--trim" {
+            let text = try args.value(for: name, inline: inline)
+            for (id, v) in try SessionOptions.parseTrim(text, flag: name) { globalValues[id] = v }
+            return true
+        }
+        if name.hasPrefix("--"), let id = ParameterID.track(key: String(name.dropFirst(2))), id.spec.hasGlobalFlag {
             let entry = (key: id.spec.key, id: id)
             // A switch (`--formant`, `--mute`, ...) alone is on; `--formant on|off`,
             // `--formant=off` and `--track N:formant=off` work too.
@@ -101,11 +106,29 @@ struct SessionOptions {
             case "off", "false", "no", "0": v = 0
             default: throw .usage("\(flag): '\(text)' is not on or off")
             }
+        } else if spec.isTime {
+            v = try parseTime(text, flag: flag)
         } else {
             v = try parseNumber(text, flag: flag)
         }
         if let p = spec.problem(with: v) { throw .usage("\(flag): \(p) (allowed: \(spec.allowedText))") }
         return v
+    }
+
+    /// `IN..OUT`, either side optional (`30..`, `..1:00`): the trim-in and trim-out values given.
+    static func parseTrim(_ text: String, flag: String) throws(CLIError) -> [(ParameterID, Double)] {
+        guard let dots = text.range(of: "..") else {
+            throw .usage("\(flag): '\(text)' is not IN..OUT (seconds or mm:ss.s, either side optional, e.g. 30..1:15 or ..45)")
+        }
+        let lo = String(text[..<dots.lowerBound]), hi = String(text[dots.upperBound...])
+        var out: [(ParameterID, Double)] = []
+        if !lo.isEmpty { out.append((.trimInSeconds, try value(lo, id: .trimInSeconds, flag: "\(flag) (in)"))) }
+        if !hi.isEmpty { out.append((.trimOutSeconds, try value(hi, id: .trimOutSeconds, flag: "\(flag) (out)"))) }
+        guard !out.isEmpty else { throw .usage("\(flag): '\(text)' gives neither IN nor OUT") }
+        if out.count == 2 && out[1].1 <= out[0].1 {
+            throw .usage("\(flag): '\(text)': the end is not after the start")
+        }
+        return out
     }
 
     /// `N:key=value,key=value`
@@ -117,6 +140,10 @@ struct SessionOptions {
         var values: [ParameterID: Double] = [:]
         for item in text[text.index(after: colon)...].split(separator: ",") {
             let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 && parts[0] == "trim" {
+                for (id, v) in try parseTrim(parts[1], flag: "\(flag): trim") { values[id] = v }
+                continue
+            }
             guard parts.count == 2, let id = ParameterID.track(key: parts[0]) else {
                 throw .usage("\(flag): '\(item)' is not key=value with a key from \(ParameterID.trackKeysText)")
             }
@@ -210,6 +237,11 @@ struct ResolvedSession {
             }
             let track = engine.addTrack(source: source(reader), name: "track \(i + 1) (\(path))")
             track.apply(tracks[i])
+            let f = reader.format, placement = track.player.placement
+            let segment = Double(placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount).length) / Double(f.sampleRate)
+            for (key, fade) in [("fade-in", placement.fadeInSeconds), ("fade-out", placement.fadeOutSeconds)] where fade > segment && segment > 0 {
+                Terminal.printError("mixfx: warning: track \(i + 1) (\(path)): \(key) \(fmt(fade)) s is longer than the segment played (\(fmt(segment)) s): it spans the whole segment")
+            }
             made.append(track)
         }
         engine.mainMixer.outputVolume = masterVolume

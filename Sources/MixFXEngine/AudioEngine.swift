@@ -154,7 +154,7 @@ public final class AudioEngine {
             }
         }
         for t in tracks {
-            let f = t.player.source.format
+            let f = AudioEngine.unplacedFormat(t.player.source)
             guard f.channelCount >= 1 && f.channelCount <= SourceFormat.maximumChannelCount else {
                 throw .unsupportedFormat(source: t.player.source.name,
                                          reason: "\(f.channelCount) channels (allowed: 1 to \(SourceFormat.maximumChannelCount), mono to 7.1)")
@@ -188,9 +188,17 @@ public final class AudioEngine {
                 }
             }
         }
-        let lengths = tracks.map {
-            Resampler.outputFrameCount(inputFrames: $0.player.source.format.frameCount,
-                                       inRate: $0.player.source.format.sampleRate, outRate: rate)
+        for t in tracks {
+            let f = AudioEngine.unplacedFormat(t.player.source)
+            if let problem = t.player.placement.problem(sampleRate: f.sampleRate, frameCount: f.frameCount) {
+                throw .unsupportedPlacement(node: t.player.name, problem: problem)
+            }
+        }
+        // a track lasts its placed length: the silence before it, then its segment
+        let lengths = tracks.map { t in
+            let f = AudioEngine.unplacedFormat(t.player.source)
+            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount).total
+            return Resampler.outputFrameCount(inputFrames: placed, inRate: f.sampleRate, outRate: rate)
         }
         if let c = outputChannelCount, c != 1 && c != 2 {
             throw .unsupportedFormat(source: "output", reason: "\(c) channels (allowed: 1 or 2)")
@@ -202,6 +210,11 @@ public final class AudioEngine {
         return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
                             frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter,
                             lfeGainDB: lfeGainDB)
+    }
+
+    /// A source's format before placement (a `PlacingSource` may already hold one).
+    static func unplacedFormat(_ source: any AudioSource) -> SourceFormat {
+        (source as? any PlacingSource)?.unplacedFormat ?? source.format
     }
 
     /// Validates and builds the render kernel (allocates everything it will need). `.live`

@@ -9,6 +9,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case parameterOutOfRange(node: String, parameter: ParameterID, problem: String, allowed: String)
     case unsupportedFormat(source: String, reason: String)
     case sourceFailed(source: String, message: String)
+    /// A placement that leaves nothing to play (a trim past the end, an end before the start).
+    case unsupportedPlacement(node: String, problem: String)
 
     /// One line naming the node, parameter or source, the problem and what is allowed.
     public var description: String {
@@ -23,6 +25,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
             "\(n): \(p.rawValue): \(problem) (allowed: \(allowed))"
         case .unsupportedFormat(let s, let r): "\(s): \(r)"
         case .sourceFailed(let s, let m): "\(s): \(m)"
+        case .unsupportedPlacement(let n, let p): "\(n): \(p)"
         }
     }
 }

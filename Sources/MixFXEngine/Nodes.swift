@@ -27,6 +27,12 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
     public let muteParameter = AudioParameter(.mute)
     /// Solo (0 or 1).
     public let soloParameter = AudioParameter(.solo)
+    /// The placement's parameters (`placement`), seconds; read when the engine is prepared.
+    public let startParameter = AudioParameter(.startSeconds)
+    public let trimInParameter = AudioParameter(.trimInSeconds)
+    public let trimOutParameter = AudioParameter(.trimOutSeconds)
+    public let fadeInParameter = AudioParameter(.fadeInSeconds)
+    public let fadeOutParameter = AudioParameter(.fadeOutSeconds)
 
     /// A player for `source`, named after it unless `name` is given. Control side.
     public init(source: any AudioSource, name: String? = nil) {
@@ -56,8 +62,42 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
         set { soloParameter.value = newValue ? 1 : 0 }
     }
 
+    /// Where the source sits in the mix: start, trim, fades (see `Placement`). Control side;
+    /// takes effect when the engine is next prepared (`makeKernel`, a renderer, a live player).
+    public var placement: Placement {
+        get {
+            Placement(startSeconds: startParameter.value, trimInSeconds: trimInParameter.value,
+                      trimOutSeconds: trimOutParameter.value, fadeInSeconds: fadeInParameter.value,
+                      fadeOutSeconds: fadeOutParameter.value)
+        }
+        set {
+            startParameter.value = newValue.startSeconds
+            trimInParameter.value = newValue.trimInSeconds
+            trimOutParameter.value = newValue.trimOutSeconds
+            fadeInParameter.value = newValue.fadeInSeconds
+            fadeOutParameter.value = newValue.fadeOutSeconds
+        }
+    }
+
+    /// Plays the whole source from `startSeconds` into the mix (AVAudioPlayerNode's
+    /// `scheduleFile(_:at:)`). Control side.
+    public func schedule(at startSeconds: Double) {
+        placement.startSeconds = startSeconds
+    }
+
+    /// Plays the source's seconds `from..<to` (`to` nil: to its end) from `startSeconds` into the
+    /// mix (AVAudioPlayerNode's `scheduleSegment`), with equal-power fades at its ends. Control side.
+    public func scheduleSegment(from: Double, to: Double? = nil, at startSeconds: Double = 0,
+                                fadeIn: Double = 0, fadeOut: Double = 0) {
+        placement = Placement(startSeconds: startSeconds, trimInSeconds: from, trimOutSeconds: to ?? 0,
+                              fadeInSeconds: fadeIn, fadeOutSeconds: fadeOut)
+    }
+
     /// This node's parameters (for validation and listing).
-    public override var parameters: [AudioParameter] { [volumeParameter, panParameter, muteParameter, soloParameter] }
+    public override var parameters: [AudioParameter] {
+        [volumeParameter, panParameter, muteParameter, soloParameter,
+         startParameter, trimInParameter, trimOutParameter, fadeInParameter, fadeOutParameter]
+    }
 }
 
 /// Two-band shelf EQ (RBJ low shelf + high shelf) with a global gain; see `ShelfEQ`.

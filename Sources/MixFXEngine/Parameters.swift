@@ -12,6 +12,7 @@ public enum ParameterID: String, CaseIterable, Sendable {
     case bassFrequencyHz, trebleFrequencyHz, bassSlope, trebleSlope, bassBypass, trebleBypass
     case eqGlobalGainDB, pitchOverlap, preserveFormants
     case volume, pan, mute, solo
+    case startSeconds, trimInSeconds, trimOutSeconds, fadeInSeconds, fadeOutSeconds
     case masterVolume, limiterCeilingDBTP
 
     /// The parameters every track has (all but the mixer's own).
@@ -52,6 +53,14 @@ public struct ParameterSpec: Sendable {
     public let presetPath: [String]
     /// The node parameter of a track it sets (nil: the main mixer's).
     public let node: (KeyPath<Track, AudioParameter> & Sendable)?
+    /// Whether a change while playing is heard (false: fixed when the engine is prepared, like
+    /// the overlap and the placement).
+    public let isLive: Bool
+    /// Whether a flag for every track (`--KEY`) exists besides `--track N:KEY=` (not for
+    /// `start`: placing every track at one time is `mixfx play --start`'s job, a different one).
+    public let hasGlobalFlag: Bool
+    /// A time in seconds that may also be written `mm:ss.s` or `h:mm:ss`.
+    public let isTime: Bool
 
     /// Whether `value` is allowed.
     public func contains(_ value: Double) -> Bool {
@@ -109,13 +118,23 @@ extension ParameterID {
         case .eqGlobalGainDB: s("eq-gain", ["eq", "globalGainDB"], \Track.eq.globalGain, -96, 24, 0, "dB", "EQ global gain")
         case .pitchOverlap: s("overlap", ["pitch", "overlap"], \Track.timePitch.overlapParameter,
                               Double(overlap.lowerBound), Double(overlap.upperBound), 8, "",
-                              "time-pitch overlap (more: smoother, more CPU)", int: true)
+                              "time-pitch overlap (more: smoother, more CPU)", int: true, live: false)
         case .preserveFormants: s("formant", ["pitch", "preserveFormants"], \Track.timePitch.formantParameter, 0, 1, 0, "",
                                   "keep the formants (spectral envelope) of voices when shifting", bool: true)
         case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)")
         case .pan: s("pan", ["mixer", "pan"], \Track.player.panParameter, -1, 1, 0, "", "track pan, −1 left … +1 right")
         case .mute: s("mute", ["mixer", "mute"], \Track.player.muteParameter, 0, 1, 0, "", "silence the track", bool: true)
         case .solo: s("solo", ["mixer", "solo"], \Track.player.soloParameter, 0, 1, 0, "", "play only the soloed tracks", bool: true)
+        case .startSeconds: s("start", ["placement", "startSeconds"], \Track.player.startParameter, 0, 1_000_000, 0, "s",
+                              "silence before the track in the mix (per track only: --track N:start=S)", live: false, time: true, global: false)
+        case .trimInSeconds: s("trim-in", ["placement", "trimInSeconds"], \Track.player.trimInParameter, 0, 10_000_000, 0, "s",
+                               "where the track's segment starts in its file (trim=IN..OUT sets both)", live: false, time: true)
+        case .trimOutSeconds: s("trim-out", ["placement", "trimOutSeconds"], \Track.player.trimOutParameter, 0, 10_000_000, 0, "s",
+                                "where the segment ends in the file (0: at its end)", live: false, time: true)
+        case .fadeInSeconds: s("fade-in", ["placement", "fadeInSeconds"], \Track.player.fadeInParameter, 0, 3600, 0, "s",
+                               "equal-power fade at the segment's start", live: false, time: true)
+        case .fadeOutSeconds: s("fade-out", ["placement", "fadeOutSeconds"], \Track.player.fadeOutParameter, 0, 3600, 0, "s",
+                                "equal-power fade at the segment's end", live: false, time: true)
         case .masterVolume: s("master-volume", ["master", "volume"], nil, 0, 16, 1, "×", "mixer output volume (linear)")
         case .limiterCeilingDBTP: s("limit", ["master", "limitDBTP"], nil, LimiterSettings.ceilingRange.lowerBound,
                                     LimiterSettings.ceilingRange.upperBound, -1, "dBTP",
@@ -125,9 +144,10 @@ extension ParameterID {
 
     private func s(_ key: String, _ path: [String], _ node: (KeyPath<Track, AudioParameter> & Sendable)?,
                    _ lo: Double, _ hi: Double, _ def: Double, _ unit: String, _ summary: String,
-                   minEx: Bool = false, int: Bool = false, bool: Bool = false) -> ParameterSpec {
+                   minEx: Bool = false, int: Bool = false, bool: Bool = false, live: Bool = true, time: Bool = false,
+                   global: Bool = true) -> ParameterSpec {
         ParameterSpec(id: self, unit: unit, minimum: lo, maximum: hi, minimumExcluded: minEx,
                       defaultValue: def, isInteger: int || bool, isBoolean: bool, summary: summary,
-                      key: key, presetPath: path, node: node)
+                      key: key, presetPath: path, node: node, isLive: live, hasGlobalFlag: global, isTime: time)
     }
 }

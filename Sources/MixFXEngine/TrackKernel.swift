@@ -120,7 +120,15 @@ final class TrackKernel: @unchecked Sendable {
 
     init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
-        source = layout.player.source
+        // the placement is read where the source is read: inside a read-ahead source's feeder,
+        // else by a `PlacedSource` in front of the source
+        let placement = layout.player.placement
+        if let placing = layout.player.source as? any PlacingSource {
+            placing.place(placement)
+            source = placing
+        } else {
+            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement)
+        }
         let f = source.format
         channelCount = f.channelCount == 1 ? 1 : mixChannels
         let matrix = Downmix(layout: f.channelLayout, outputChannels: channelCount, lfeGainDB: lfeGainDB)

@@ -79,9 +79,11 @@ public final class FrameRing: @unchecked Sendable {
 /// thread (`read`, `requestSeek`, consumer); `seek` and `setLoop` only while neither runs.
 /// `@unchecked Sendable`: the feeder's fields are the feeder's, `seeking` the render thread's;
 /// what crosses is atomics and the ring.
-public final class StreamingSource: AudioSource, @unchecked Sendable {
+public final class StreamingSource: PlacingSource, @unchecked Sendable {
     /// The file the feeder reads.
     public let reader: SoundFileReader
+    /// What the feeder reads: the file, or the file as its track's placement puts it (`place`).
+    private var file: any AudioSource
     /// The frames read ahead.
     public let ring: FrameRing
     private let chunk: AudioBuffer
@@ -100,14 +102,23 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
     private var loopFrames: Double?
     private var loopCount = 0, nextSeam = Int.max   // the loop being written, where it ends
 
-    /// The file's format.
-    public var format: SourceFormat { reader.format }
+    /// The placed file's format (the file's, as long as the placement makes it).
+    public var format: SourceFormat { file.format }
+    /// The file's own format.
+    public var unplacedFormat: SourceFormat { reader.format }
+
+    /// Reads the file as `placement` puts it (silence before, the trimmed segment, its fades),
+    /// so a seek or a loop lands in the placed track. Control side, before playing.
+    public func place(_ placement: Placement) {
+        file = placement.isNeutral ? reader : PlacedSource(reader, placement: placement)
+    }
     /// The file's path.
     public var name: String { reader.name }
 
     /// `bufferSeconds` of audio are kept ahead.
     public init(reader: SoundFileReader, bufferSeconds: Double = 2) {
         self.reader = reader
+        file = reader
         let f = reader.format
         ring = FrameRing(channelCount: f.channelCount, capacity: max(8192, Int(Double(f.sampleRate) * bufferSeconds)))
         chunk = AudioBuffer(channelCount: f.channelCount, capacityFrames: 4096)
@@ -144,7 +155,7 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
             } else if let loop = loopFrames {
                 // the file, then silence, up to the seam; then the file again from its start
                 if position >= nextSeam {
-                    try reader.seek(toFrame: 0)
+                    try file.seek(toFrame: 0)
                     fileFrame = 0
                     loopCount += 1
                     nextSeam = Int((Double(loopCount + 1) * loop).rounded())
@@ -152,7 +163,7 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
                 }
                 let room = nextSeam - position
                 if fileFrame < fileEnd {
-                    n = try reader.read(into: chunk, offset: 0, frameCount: min(room, chunk.capacityFrames))
+                    n = try file.read(into: chunk, offset: 0, frameCount: min(room, chunk.capacityFrames))
                     if n == 0 { fileEnd = fileFrame; continue }
                     fileFrame += n
                 } else {
@@ -160,7 +171,7 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
                     chunk.clear(frameCount: n)
                 }
             } else {
-                n = try reader.read(into: chunk, offset: 0, frameCount: chunk.capacityFrames)
+                n = try file.read(into: chunk, offset: 0, frameCount: chunk.capacityFrames)
                 if n == 0 {
                     ended.store(true, ordering: .releasing)
                     break
@@ -176,7 +187,7 @@ public final class StreamingSource: AudioSource, @unchecked Sendable {
     /// Feeder or control side: the file to `frame` (before 0: silence first).
     private func moveFile(toFrame frame: Int) throws {
         let f = max(0, frame)
-        try reader.seek(toFrame: min(f, reader.format.frameCount))
+        try file.seek(toFrame: min(f, file.format.frameCount))
         leadingSilence = max(0, -frame)
         fileFrame = f
         position = f

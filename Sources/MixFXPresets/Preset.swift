@@ -3,9 +3,9 @@ import MixFXEngine
 
 /// A preset: settings for all tracks, for individual tracks, for the master and the output.
 ///
-/// Schema (version 1), every key optional except `schemaVersion`:
+/// Schema (version 2; version 1 is read too), every key optional except `schemaVersion`:
 ///
-///     { "schemaVersion": 1, "name": "...", "description": "...",
+///     { "schemaVersion": 2, "name": "...", "description": "...",
 ///       "all":    { TRACK },            settings for every track
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
 ///       "master": { "volume": 1.0, "limitDBTP": -1.0 },
@@ -17,13 +17,25 @@ import MixFXEngine
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "globalGainDB" },
 ///               "pitch": { "cents", "overlap", "preserveFormants" },
-///               "mixer": { "volume", "pan", "mute", "solo" } }
+///               "mixer": { "volume", "pan", "mute", "solo" },
+///               "placement": { "startSeconds", "trimInSeconds", "trimOutSeconds",
+///                              "fadeInSeconds", "fadeOutSeconds" } }          (version 2)
 ///
 /// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
 /// of range are errors naming the field path.
 public struct Preset: Equatable, Sendable {
-    /// The schema version this mixfx reads and writes.
-    public static let schemaVersion = 1
+    /// The schema version this mixfx writes.
+    public static let schemaVersion = 2
+    /// The schema versions it reads: version 1 has no `placement`.
+    public static let readableVersions = 1...2
+
+    /// The first schema version that has `id`'s key.
+    public static func firstVersion(of id: ParameterID) -> Int {
+        switch id {
+        case .startSeconds, .trimInSeconds, .trimOutSeconds, .fadeInSeconds, .fadeOutSeconds: 2
+        default: 1
+        }
+    }
     /// The largest preset document read (presets are small; a larger file is refused before it
     /// is parsed).
     public static let maximumBytes = 1 << 20
@@ -110,11 +122,13 @@ extension Preset {
             PresetError(source: source, field: field, problem: problem)
         }
         guard let versionValue = top["schemaVersion"] else {
-            throw fail("schemaVersion", "missing (this mixfx reads schema version \(schemaVersion))")
+            throw fail("schemaVersion", "missing (this mixfx reads schema versions \(readableVersions.lowerBound) to \(readableVersions.upperBound))")
         }
-        guard case .number(let version) = versionValue, version == Double(schemaVersion) else {
-            throw fail("schemaVersion", "\(versionValue) is not supported (this mixfx reads schema version \(schemaVersion))")
+        guard case .number(let versionNumber) = versionValue, versionNumber.rounded() == versionNumber,
+              readableVersions.contains(Int(versionNumber)) else {
+            throw fail("schemaVersion", "\(describe(versionValue)) is not supported (this mixfx reads schema versions \(readableVersions.lowerBound) to \(readableVersions.upperBound))")
         }
+        let version = Int(versionNumber)
         var preset = Preset(name: "", description: "")
         for (key, value) in top.sorted(by: { $0.key < $1.key }) {
             switch key {
@@ -123,14 +137,14 @@ extension Preset {
                 guard case .string(let s) = value else { throw fail(key, "must be a string, not \(value.kindText)") }
                 if key == "name" { preset.name = s } else { preset.description = s }
             case "all":
-                preset.all = try parseTrack(value, at: "all", fail: fail, warnings: &warnings, source: source)
+                preset.all = try parseTrack(value, at: "all", version: version, fail: fail, warnings: &warnings, source: source)
             case "tracks":
                 guard case .array(let items) = value else { throw fail("tracks", "must be an array, not \(value.kindText)") }
                 guard items.count <= maximumTracks else {
                     throw fail("tracks", "\(items.count) entries is more than the \(maximumTracks) tracks a session may have")
                 }
                 for (i, item) in items.enumerated() {
-                    preset.tracks.append(try parseTrack(item, at: "tracks[\(i)]", fail: fail, warnings: &warnings, source: source))
+                    preset.tracks.append(try parseTrack(item, at: "tracks[\(i)]", version: version, fail: fail, warnings: &warnings, source: source))
                 }
             case "master":
                 guard case .object(let m) = value else { throw fail("master", "must be an object, not \(value.kindText)") }
@@ -192,13 +206,17 @@ extension Preset {
         return preset
     }
 
-    private static func parseTrack(_ value: JSONValue, at path: String, fail: (String, String) -> PresetError,
+    private static func parseTrack(_ value: JSONValue, at path: String, version: Int, fail: (String, String) -> PresetError,
                                    warnings: inout [String], source: String) throws(PresetError) -> [ParameterID: Double] {
         var result: [ParameterID: Double] = [:]
         // Walk the object; every leaf must be a known key.
         func walk(_ v: JSONValue, _ keys: [String]) throws(PresetError) {
             let here = ([path] + keys).joined(separator: ".")
             if let entry = trackKeys.first(where: { $0.path == keys }) {
+                guard version >= firstVersion(of: entry.id) else {
+                    warnings.append("preset '\(source)': \(here) needs schemaVersion \(firstVersion(of: entry.id)) (this preset says \(version); ignored)")
+                    return
+                }
                 result[entry.id] = try number(v, at: here, id: entry.id, fail: fail)
                 return
             }

@@ -32,10 +32,12 @@ import TestSupport
         return (a, b)
     }
 
-    @Test func whatReachesALSAIsBitExactTheOfflineRender() throws {
+    /// With and without placed tracks (live, the feeder reads the placement).
+    @Test(arguments: [[], ["--track", "1:start=0.2,trim=0.05..,fade-in=0.1", "--track", "2:trim=..0.6,fade-out=0.3,start=0:00.1"]])
+    func whatReachesALSAIsBitExactTheOfflineRender(placement: [String]) throws {
         defer { dir.remove() }
         let (a, b) = try noiseTracks(amplitude: 0.2, firstRate: 44_100)
-        let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=-300,pan=0.4,treble=-3", "--sample-format", "s16"]
+        let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=-300,pan=0.4,treble=-3", "--sample-format", "s16"] + placement
         let offline = dir.file("offline.wav")
         // (live output is not dithered; the render that matches it is asked not to dither)
         #expect(try MixFXBinary.run(["render", a, b, "-o", offline, "--quiet", "--dither", "none"] + settings).status == 0)

@@ -41,7 +41,8 @@ import TestSupport
         }
         #expect(problem(#"{"schemaVersion": 1, "tracks": [{}, {}, {"eq": {"bass": {"gainDB": 40}}}]}"#)
                 == "preset 'p.json': tracks[2].eq.bass.gainDB: 40 is above 24 (allowed: from -96 to 24 dB)")
-        #expect(problem(#"{"schemaVersion": 2}"#).contains("schemaVersion"))
+        #expect(problem(#"{"schemaVersion": 3}"#).contains("schemaVersion: 3 is not supported (this mixfx reads schema versions 1 to 2)"))
+        #expect(problem(#"{"schemaVersion": 1.5}"#).contains("schemaVersion"))
         #expect(problem(#"{"all": {}}"#).contains("schemaVersion: missing"))
         #expect(problem(#"{"schemaVersion": 1, "all": {"eq": {"bass": {"slope": 0}}}}"#).contains("all.eq.bass.slope: 0 must be above 0"))
         #expect(problem(#"{"schemaVersion": 1, "all": {"pitch": {"overlap": 4.5}}}"#).contains("4.5 is not a whole number"))

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import MixFXIO
 import MixFXDSP
+import MixFXEngine
 import TestSupport
 
 /// `StreamingSource`: the feeder's loop and the seek hand-over, driven from one thread.
@@ -66,5 +67,35 @@ import TestSupport
         let expected = target >= 0 ? Array(x[target..<(target + 2000)]) : [Float](repeating: 0, count: -target) + x[0..<(2000 + target)]
         #expect(y == expected)
         #expect(s.underflowFrames == 0)
+    }
+}
+
+extension StreamingSourceTests {
+    /// Live, the placement is read by the feeder: a seek and a loop land in the placed track
+    /// (its silence, its segment, its fades), exactly as offline.
+    @Test func theFeederReadsThePlacedTrackThroughSeeksAndLoops() throws {
+        defer { dir.remove() }
+        let x = (0..<9000).map { Float($0 + 1) / 32768 }
+        try AudioFiles.write([x], to: dir.file("x.wav"), sampleRate: 48_000)
+        let placement = Placement(startSeconds: 0.01, trimInSeconds: 0.02, trimOutSeconds: 0.15, fadeInSeconds: 0.005, fadeOutSeconds: 0.01)
+        let placed = PlacedSource(MemorySource(channels: [x], sampleRate: 48_000), placement: placement)
+        #expect(placed.format.frameCount == 480 + 6240)
+        try placed.seek(toFrame: 0)
+        let buffer = AudioBuffer(channelCount: 1, capacityFrames: 8000)
+        let n = try placed.read(into: buffer, offset: 0, frameCount: 8000)
+        let reference = Array(UnsafeBufferPointer(start: buffer.channel(0), count: n))
+        #expect(n == 6720)
+        let s = StreamingSource(reader: try SoundFileReader(path: dir.file("x.wav")), bufferSeconds: 0.3)
+        s.place(placement)
+        #expect(s.format.frameCount == 6720 && s.unplacedFormat.frameCount == 9000)
+        s.setLoop(frames: 8000)
+        try s.seek(toFrame: 0)
+        let y = try read(s, frames: 24_000)
+        for loop in 0..<3 {
+            #expect(Array(y[(loop * 8000)..<(loop * 8000 + 6720)]) == reference, "loop \(loop)")
+            #expect(y[(loop * 8000 + 6720)..<((loop + 1) * 8000)].allSatisfy { $0 == 0 })
+        }
+        try s.seek(toFrame: 3000)
+        #expect(try read(s, frames: 3720) == Array(reference[3000...]))
     }
 }
