@@ -344,6 +344,7 @@ struct RenderCommand {
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")
             lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!))\(v[.preserveFormants]! != 0 ? ", formants kept" : ""))"
+                         + (v[.speed]! != 1 ? " | speed \(fmt(v[.speed]!))× (pitch and tempo together)" : "")
                          + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))"
                          + (v[.mute]! != 0 ? " | muted" : "") + (v[.solo]! != 0 ? " | solo" : ""))
         }

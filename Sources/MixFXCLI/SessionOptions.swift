@@ -108,6 +108,8 @@ struct SessionOptions {
             }
         } else if spec.isTime {
             v = try parseTime(text, flag: flag)
+        } else if spec.unit == "×" && text.hasSuffix("%") {
+            v = try parseNumber(String(text.dropLast()), flag: flag) / 100   // a ratio as a percentage: 90% = 0.9
         } else {
             v = try parseNumber(text, flag: flag)
         }

@@ -197,8 +197,10 @@ public final class AudioEngine {
         // a track lasts its placed length: the silence before it, then its segment
         let lengths = tracks.map { t in
             let f = AudioEngine.unplacedFormat(t.player.source)
-            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount).total
-            return Resampler.outputFrameCount(inputFrames: placed, inRate: f.sampleRate, outRate: rate)
+            let speed = t.player.speedParameter.clampedValue
+            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed).total
+            let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: rate, speed: speed)
+            return Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
         }
         if let c = outputChannelCount, c != 1 && c != 2 {
             throw .unsupportedFormat(source: "output", reason: "\(c) channels (allowed: 1 or 2)")

@@ -27,6 +27,8 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
     public let muteParameter = AudioParameter(.mute)
     /// Solo (0 or 1).
     public let soloParameter = AudioParameter(.solo)
+    /// Tape-style speed (`Varispeed`), 0.25…4; read when the engine is prepared.
+    public let speedParameter = AudioParameter(.speed)
     /// The placement's parameters (`placement`), seconds; read when the engine is prepared.
     public let startParameter = AudioParameter(.startSeconds)
     public let trimInParameter = AudioParameter(.trimInSeconds)
@@ -93,9 +95,17 @@ public final class PlayerNode: AudioNode, @unchecked Sendable {
                               fadeInSeconds: fadeIn, fadeOutSeconds: fadeOut)
     }
 
+    /// Tape-style speed: the source played `speed` times faster, pitch and tempo together
+    /// (AVAudioUnitVarispeed's `rate`; see `Varispeed`). Control side; takes effect when the
+    /// engine is next prepared.
+    public var speed: Double {
+        get { speedParameter.value }
+        set { speedParameter.value = newValue }
+    }
+
     /// This node's parameters (for validation and listing).
     public override var parameters: [AudioParameter] {
-        [volumeParameter, panParameter, muteParameter, soloParameter,
+        [volumeParameter, panParameter, muteParameter, soloParameter, speedParameter,
          startParameter, trimInParameter, trimOutParameter, fadeInParameter, fadeOutParameter]
     }
 }

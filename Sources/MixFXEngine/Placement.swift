@@ -38,14 +38,16 @@ public struct Placement: Sendable, Equatable {
     /// True when the source plays as it is.
     public var isNeutral: Bool { self == Placement() }
 
-    /// The placement in frames of a source of `frameCount` frames at `sampleRate`.
-    public func frames(sampleRate: Int, frameCount: Int) -> PlacementFrames {
+    /// The placement in frames of a source of `frameCount` frames at `sampleRate`, played at
+    /// `speed` (the silence is in the mix's time: round(start·R·speed) frames of the source, which
+    /// the resampler makes `start` seconds).
+    public func frames(sampleRate: Int, frameCount: Int, speed: Double = 1) -> PlacementFrames {
         let r = Double(sampleRate)
         func f(_ s: Double) -> Int { Int((s * r).rounded()) }
         let inFrame = min(f(trimInSeconds), frameCount)
         let outFrame = trimOutSeconds == 0 ? frameCount : min(f(trimOutSeconds), frameCount)
         let length = max(0, outFrame - inFrame)
-        return PlacementFrames(silence: f(startSeconds), trimIn: inFrame, length: length,
+        return PlacementFrames(silence: Int((startSeconds * r * speed).rounded()), trimIn: inFrame, length: length,
                                fadeIn: min(f(fadeInSeconds), length), fadeOut: min(f(fadeOutSeconds), length))
     }
 
@@ -93,8 +95,9 @@ public struct PlacementFrames: Sendable, Equatable {
 public protocol PlacingSource: AudioSource {
     /// The format before any placement (what the placement's seconds are measured on).
     var unplacedFormat: SourceFormat { get }
-    /// Reads `placement` from now on (control side, while nothing reads the source).
-    func place(_ placement: Placement)
+    /// Reads `placement` (for a track played at `speed`) from now on (control side, while
+    /// nothing reads the source).
+    func place(_ placement: Placement, speed: Double)
 }
 
 /// A source as a placement puts it in the mix (see `Placement`): silence, then the trimmed
@@ -110,11 +113,11 @@ public final class PlacedSource: AudioSource, @unchecked Sendable {
     public let format: SourceFormat
     private var position = 0   // frame of the placed source read next
 
-    /// `source` as `placement` puts it (control side).
-    public init(_ source: any AudioSource, placement: Placement) {
+    /// `source` as `placement` puts it, for a track played at `speed` (control side).
+    public init(_ source: any AudioSource, placement: Placement, speed: Double = 1) {
         self.source = source
         let f = source.format
-        frames = placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount)
+        frames = placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed)
         format = SourceFormat(sampleRate: f.sampleRate, channelCount: f.channelCount, frameCount: frames.total,
                               bitsPerSample: f.bitsPerSample, channelLayout: f.channelLayout)
     }

@@ -80,6 +80,10 @@ public final class RenderKernel: @unchecked Sendable {
     /// limiter, and offline, where the renderer runs the limiter itself).
     public var masterLatencyFrames: Int { master?.latencyFrames ?? 0 }
 
+    /// Per track, the source frames one frame of the mix takes (rate conversion and speed): a
+    /// live player loops each source every `layout.frameCount` times this.
+    public var trackSourceFramesPerFrame: [Double] { tracks.map(\.sourceFramesPerOutputFrame) }
+
     /// The latency each track's effects add (removed by `start()`). Live kernels give every
     /// track the same latency.
     public var trackLatencyFrames: [Int] { tracks.map(\.latencyFrames) }
@@ -100,8 +104,7 @@ public final class RenderKernel: @unchecked Sendable {
         framesRendered = target
         master?.reset()
         for t in tracks {
-            let f = t.source.format
-            let sourceFrame = Int((Double(target) * Double(f.sampleRate) / Double(layout.sampleRate)).rounded())
+            let sourceFrame = Int((Double(target) * t.sourceFramesPerOutputFrame).rounded())
             try t.reset(toFrame: sourceFrame)
             var left = t.latencyFrames
             while left > 0 {
@@ -124,8 +127,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// largest track latency (so it can be below 0: silence first). Does not allocate.
     public func sourceFrame(track: Int, restartingAt frame: Int) -> Int {
         let t = tracks[track]
-        let rate = Double(t.source.format.sampleRate)
-        return Int((Double(frame - largestLatencyFrames + t.latencyFrames) * rate / Double(layout.sampleRate)).rounded())
+        return Int((Double(frame - largestLatencyFrames + t.latencyFrames) * t.sourceFramesPerOutputFrame).rounded())
     }
 
     /// The live seek without a pre-roll: clears every track's signal state and sets the position

@@ -99,6 +99,8 @@ final class TrackKernel: @unchecked Sendable {
     private let resampler: Resampler?
     private var effects: [EffectKernel] = []
     let latencyFrames: Int
+    /// Source frames per output frame: the rate conversion and the speed (`Varispeed`).
+    let sourceFramesPerOutputFrame: Double
     // Mixer gains into the left and right of the mix (ramped when live).
     var left = LinearRamp(0), right = LinearRamp(0)
     var gainLeft: Float { left.value }
@@ -123,21 +125,24 @@ final class TrackKernel: @unchecked Sendable {
         // the placement is read where the source is read: inside a read-ahead source's feeder,
         // else by a `PlacedSource` in front of the source
         let placement = layout.player.placement
+        let speed = layout.player.speedParameter.clampedValue
         if let placing = layout.player.source as? any PlacingSource {
-            placing.place(placement)
+            placing.place(placement, speed: speed)
             source = placing
         } else {
-            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement)
+            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement, speed: speed)
         }
         let f = source.format
+        let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: outputRate, speed: speed)
+        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate)
         channelCount = f.channelCount == 1 ? 1 : mixChannels
         let matrix = Downmix(layout: f.channelLayout, outputChannels: channelCount, lfeGainDB: lfeGainDB)
         downmix = matrix.isIdentity ? nil : matrix
         sourceBuffer = matrix.isIdentity ? nil : AudioBuffer(channelCount: f.channelCount, capacityFrames: maximumFrameCount)
         buffer = AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
         readBuffer = AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
-        resampler = f.sampleRate == outputRate ? nil
-            : Resampler(inRate: f.sampleRate, outRate: outputRate, channelCount: channelCount,
+        resampler = rates.inRate == rates.outRate ? nil
+            : Resampler(inRate: rates.inRate, outRate: rates.outRate, channelCount: channelCount,
                         maxWriteFrames: maximumFrameCount)
         let spec = ProcessSpec(sampleRate: Double(outputRate), maximumFrameCount: maximumFrameCount,
                                channelCount: channelCount)

@@ -124,8 +124,9 @@ public final class LivePlayer: @unchecked Sendable {
         interleaved = .allocate(byteCount: out.periodFrames * layout.channelCount * 4, alignment: 16)
         if options.loop {
             kernel.loops = true
-            for s in sources {
-                s.setLoop(frames: Double(layout.frameCount) * Double(s.format.sampleRate) / Double(kernel.layout.sampleRate))
+            // (the kernel's length: at the device's rate when the session was moved to it)
+            for (i, s) in sources.enumerated() {
+                s.setLoop(frames: Double(kernel.layout.frameCount) * kernel.trackSourceFramesPerFrame[i])
             }
         }
         let start = options.startSeconds.isFinite ? min(max(0, options.startSeconds), durationSeconds) : 0

@@ -109,8 +109,8 @@ public final class StreamingSource: PlacingSource, @unchecked Sendable {
 
     /// Reads the file as `placement` puts it (silence before, the trimmed segment, its fades),
     /// so a seek or a loop lands in the placed track. Control side, before playing.
-    public func place(_ placement: Placement) {
-        file = placement.isNeutral ? reader : PlacedSource(reader, placement: placement)
+    public func place(_ placement: Placement, speed: Double) {
+        file = placement.isNeutral ? reader : PlacedSource(reader, placement: placement, speed: speed)
     }
     /// The file's path.
     public var name: String { reader.name }

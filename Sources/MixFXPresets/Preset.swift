@@ -19,7 +19,8 @@ import MixFXEngine
 ///               "pitch": { "cents", "overlap", "preserveFormants" },
 ///               "mixer": { "volume", "pan", "mute", "solo" },
 ///               "placement": { "startSeconds", "trimInSeconds", "trimOutSeconds",
-///                              "fadeInSeconds", "fadeOutSeconds" } }          (version 2)
+///                              "fadeInSeconds", "fadeOutSeconds" },           (version 2)
+///               "varispeed": { "rate" } }                                      (version 2)
 ///
 /// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
 /// of range are errors naming the field path.
@@ -32,7 +33,7 @@ public struct Preset: Equatable, Sendable {
     /// The first schema version that has `id`'s key.
     public static func firstVersion(of id: ParameterID) -> Int {
         switch id {
-        case .startSeconds, .trimInSeconds, .trimOutSeconds, .fadeInSeconds, .fadeOutSeconds: 2
+        case .startSeconds, .trimInSeconds, .trimOutSeconds, .fadeInSeconds, .fadeOutSeconds, .speed: 2
         default: 1
         }
     }

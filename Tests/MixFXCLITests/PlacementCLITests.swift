@@ -71,8 +71,26 @@ import TestSupport
         #expect(try frames(["--preset", saved]) == 60_000)
     }
 
+    @Test func speedOnTheCommandLineAndInPresets() throws {
+        defer { dir.remove() }
+        let (a, _) = try input("a.wav", seconds: 1, seed: 5)
+        func frames(_ args: [String]) throws -> Int? {
+            let r = try MixFXBinary.run(["render", a, "--dry-run", "--json"] + args)
+            let obj = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            return obj?["frames"] as? Int
+        }
+        #expect(try frames(["--speed", "80%"]) == 60_000)
+        #expect(try frames(["--speed", "0.8"]) == 60_000)
+        #expect(try frames(["--track", "1:speed=2,start=0.5"]) == 24_000 + 24_000)
+        let bad = try MixFXBinary.run(["render", a, "--speed", "5"])
+        #expect(bad.status == 2 && bad.stderr.contains("--speed: 5 is above 4"), "\(bad.stderr)")
+        let v2 = dir.file("v2.json")
+        try #"{"schemaVersion": 2, "all": {"varispeed": {"rate": 0.5}}}"#.write(toFile: v2, atomically: true, encoding: .utf8)
+        #expect(try frames(["--preset", v2]) == 96_000)
+    }
+
     @Test func theControlInputRefusesWhatIsFixedAtTheStart() throws {
-        for line in ["track 1 start 2", "track 1 overlap 4", "track 1 fade-in 1"] {
+        for line in ["track 1 start 2", "track 1 overlap 4", "track 1 fade-in 1", "track 1 speed 2"] {
             #expect { try ControlCommand.parse(line, trackCount: 1) } throws: { error in
                 (error as? ControlCommand.ParseError)?.message.contains("fixed when playback starts") == true
             }

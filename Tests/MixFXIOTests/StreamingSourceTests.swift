@@ -86,7 +86,7 @@ extension StreamingSourceTests {
         let reference = Array(UnsafeBufferPointer(start: buffer.channel(0), count: n))
         #expect(n == 6720)
         let s = StreamingSource(reader: try SoundFileReader(path: dir.file("x.wav")), bufferSeconds: 0.3)
-        s.place(placement)
+        s.place(placement, speed: 1)
         #expect(s.format.frameCount == 6720 && s.unplacedFormat.frameCount == 9000)
         s.setLoop(frames: 8000)
         try s.seek(toFrame: 0)
