@@ -52,9 +52,10 @@ struct RenderCommand {
     \(settingsHelp())
       --master-volume V       mixer output volume, linear (\(ParameterID.masterVolume.spec.allowedText))
       --preset NAME|FILE      start from a preset (see `mixfx presets`)
+      --bpm FROM:TO           the tempo TO/FROM (e.g. 120:96 is --tempo 0.8; bpm=FROM:TO per track)
       --trim IN..OUT          the segment of every file played (trim=IN..OUT per track); times are
                               seconds or mm:ss.s, either side optional (30..1:15, ..45)
-      --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText), trim
+      --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText), trim, bpm
                               e.g. --track 2:pitch=-300,volume=0.8
                               --track 3:start=2.5,trim=1:00..1:30,fade-in=0.5,fade-out=2
 
@@ -344,6 +345,7 @@ struct RenderCommand {
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")
             lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!))\(v[.preserveFormants]! != 0 ? ", formants kept" : ""))"
+                         + (v[.tempo]! != 1 ? " | tempo \(fmt(v[.tempo]!))× (lasts \(fmt((1 / v[.tempo]! * 1000).rounded() / 1000))× as long)" : "")
                          + (v[.speed]! != 1 ? " | speed \(fmt(v[.speed]!))× (pitch and tempo together)" : "")
                          + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))"
                          + (v[.mute]! != 0 ? " | muted" : "") + (v[.solo]! != 0 ? " | solo" : ""))

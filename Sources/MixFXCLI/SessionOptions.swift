@@ -30,6 +30,11 @@ struct SessionOptions {
 
     /// Tries to consume one session flag; false when `name` is not one.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
+        if name == "--bpm" {
+            let text = try args.value(for: name, inline: inline)
+            globalValues[.tempo] = try SessionOptions.parseBPM(text, flag: name)
+            return true
+        }
         if name == "--trim" {
             let text = try args.value(for: name, inline: inline)
             for (id, v) in try SessionOptions.parseTrim(text, flag: name) { globalValues[id] = v }
@@ -117,6 +122,17 @@ struct SessionOptions {
         return v
     }
 
+    /// `FROM:TO` (beats per minute): the tempo TO/FROM.
+    static func parseBPM(_ text: String, flag: String) throws(CLIError) -> Double {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2 else { throw .usage("\(flag): '\(text)' is not FROM:TO in beats per minute (e.g. 120:96)") }
+        let from = try parseNumber(parts[0], flag: "\(flag) (from)"), to = try parseNumber(parts[1], flag: "\(flag) (to)")
+        guard from > 0 && to > 0 else { throw .usage("\(flag): '\(text)': both tempos must be above 0 BPM") }
+        let spec = ParameterID.tempo.spec
+        if let p = spec.problem(with: to / from) { throw .usage("\(flag): the tempo \(text) is \(fmt(to / from)): \(p) (allowed: \(spec.allowedText))") }
+        return to / from
+    }
+
     /// `IN..OUT`, either side optional (`30..`, `..1:00`): the trim-in and trim-out values given.
     static func parseTrim(_ text: String, flag: String) throws(CLIError) -> [(ParameterID, Double)] {
         guard let dots = text.range(of: "..") else {
@@ -142,6 +158,10 @@ struct SessionOptions {
         var values: [ParameterID: Double] = [:]
         for item in text[text.index(after: colon)...].split(separator: ",") {
             let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 && parts[0] == "bpm" {
+                values[.tempo] = try parseBPM(parts[1], flag: "\(flag): bpm")
+                continue
+            }
             if parts.count == 2 && parts[0] == "trim" {
                 for (id, v) in try parseTrim(parts[1], flag: "\(flag): trim") { values[id] = v }
                 continue

@@ -90,14 +90,18 @@ final class PhaseVocoder {
     private var lastSynthesisCentre = 0        // S of the previous frame
     private var currentCents = 0.0             // the glide, per frame
     private(set) var targetCents = 0.0
+    /// The tempo R: the input is consumed R times faster than the output is read (1: the
+    /// duration kept). Fixed from `init`.
+    let tempo: Double
     /// Keep the spectral envelope where it was (`FormantCorrection`).
     var preserveFormants = false
 
     /// A vocoder for `channelCount` channels at `sampleRate`, taking blocks of up to
-    /// `maximumFrameCount`, for ratios from `minRatio` to `maxRatio`, read `latencyFrames`
-    /// behind its input by a reader reaching `readHalfTaps` either side.
+    /// `maximumFrameCount`, for stretches σ from `minRatio` to `maxRatio`, read `latencyFrames`
+    /// behind its input by a reader reaching `readHalfTaps` either side, at tempo `tempo`.
     init(sampleRate: Double, maximumFrameCount: Int, channelCount: Int, overlap: Int,
-         minRatio: Double, maxRatio: Double, latencyFrames: Int, readHalfTaps: Int) {
+         minRatio: Double, maxRatio: Double, latencyFrames: Int, readHalfTaps: Int, tempo: Double = 1) {
+        self.tempo = tempo
         let n = Self.fftSize(sampleRate: sampleRate)
         fftSize = n
         hopFrames = max(1, n / overlap)
@@ -188,7 +192,7 @@ final class PhaseVocoder {
         }
     }
 
-    /// The synthesis hop for ratio r. The shorter of the two hops is N/overlap, so neither the
+    /// The synthesis hop for stretch r (the pitch ratio at tempo 1). The shorter of the two hops is N/overlap, so neither the
     /// analysis nor the synthesis frames overlap more than `overlap` times: lowering the pitch,
     /// Hs = N/overlap and Ha = Hs/r; raising it, Hs = r·N/overlap and Ha = N/overlap (raising by
     /// r costs no more frames than not shifting). The synthesis frames still overlap at least
@@ -207,21 +211,24 @@ final class PhaseVocoder {
                              snap: Self.glideSnapCents)
         }
         let r = currentCents == 0 ? 1 : PitchShifterSettings.ratio(cents: currentCents)
+        let sigma = r / tempo   // the stretch (exactly r at tempo 1)
         let a = nextAnalysisCentre, s = nextS
-        let hs = synthesisHop(ratio: r)
+        let hs = synthesisHop(ratio: sigma)
         historyA[framesRun & Self.historyMask] = a
-        historyR[framesRun & Self.historyMask] = r
+        historyR[framesRun & Self.historyMask] = sigma
         historyS[framesRun & Self.historyMask] = s
         analyseAndSynthesise(centre: roundToInt(a), ratio: r, at: s, hop: hs, readPosition: readPosition)
-        nextAnalysisCentre = a + Double(hs) / r
+        nextAnalysisCentre = a + Double(hs) / sigma
         nextS = s + hs
         framesRun += 1
     }
 
     private func compactInput() {
         let firstNeeded = roundToInt(nextAnalysisCentre) - fftSize / 2
-        let drop = firstNeeded - inStart
         let held = inputEnd - inStart
+        // (at a fast tempo the analysis hop passes N: the next window may start beyond the input
+        // held, which is then all dropped, never more)
+        let drop = min(firstNeeded - inStart, held)
         if drop > 0 && held + maximumFrameCount + 1 > inCapacity / 2 {
             for c in 0..<channelCount {
                 let base = input + c * inCapacity

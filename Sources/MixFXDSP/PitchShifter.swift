@@ -11,18 +11,28 @@ public struct PitchShifterSettings: Sendable, Equatable {
 
     /// Keep the spectral envelope (formants) where it was, so shifted voices keep their timbre.
     public var preserveFormants: Bool
+    /// Tempo R, 1/32…32 (AVAudioUnitTimePitch's `rate`): the output lasts 1/R of the input,
+    /// the pitch kept (or moved by `pitchCents`). 1: the duration is kept.
+    public var tempo: Double
 
     /// Settings for `PitchShifter.prepare`.
-    public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false) {
+    public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false, tempo: Double = 1) {
         self.pitchCents = pitchCents
         self.overlap = overlap
         self.preserveFormants = preserveFormants
+        self.tempo = tempo
     }
 
     /// The frequency ratio 2^(cents/1200).
     public var ratio: Double { Self.ratio(cents: pitchCents) }
-    /// True at 0 cents.
-    public var isNeutral: Bool { pitchCents == 0 }
+    /// True at 0 cents and tempo 1.
+    public var isNeutral: Bool { pitchCents == 0 && tempo == 1 }
+    /// True when the duration changes (tempo ≠ 1): `process(into:...pull:)` then, not the
+    /// in-place `process`.
+    public var changesTempo: Bool { tempo != 1 }
+
+    /// The allowed tempos (Apple's range).
+    public static let tempoRange = (1.0 / 32)...32.0
 
     /// The allowed pitch range, cents (two octaves either way: the tables and the latency are
     /// sized for it).
@@ -85,6 +95,10 @@ public final class PitchShifter: @unchecked Sendable {
     public var hopFrames: Int { parts?.vocoder.hopFrames ?? 0 }
     /// Output lags input by this many frames; offline rendering removes it.
     public private(set) var latencyFrames = 0
+    /// With a tempo: how far ahead of an output frame's input time the input is taken, so that
+    /// the stretched signal is final where it is read (the latency bound below, with the stretch
+    /// σ = r/R for r). The output itself has no latency: input comes on demand.
+    public private(set) var inputAheadFrames = 0
     /// Output samples that had to be zero because the stretched signal was late (0 unless the
     /// latency bound is wrong; tests check it).
     public var starvedFrames: Int { parts?.reader.starvedFrames ?? 0 }
@@ -102,6 +116,8 @@ public final class PitchShifter: @unchecked Sendable {
         /// Per output sample of a block: the segment's ratio and its grid index.
         let ratios: UnsafeMutablePointer<Double>
         let tableIndices: UnsafeMutablePointer<Int>
+        /// With a tempo: each output frame's input time, rounded down (for the gate).
+        let inputTimes: UnsafeMutablePointer<Int>
     }
     private var parts: Parts?
     private var sampleRate = 48_000.0
@@ -118,12 +134,15 @@ public final class PitchShifter: @unchecked Sendable {
     public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline) {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
         precondition(PitchShifterSettings.overlapRange.contains(settings.overlap))
+        precondition(PitchShifterSettings.tempoRange.contains(settings.tempo))
+        precondition(mode == .offline || !settings.changesTempo, "a tempo is offline only")
         deallocateScratch()
         parts = nil
         self.settings = settings
         self.mode = mode
         sampleRate = spec.sampleRate
-        guard mode == .live || !settings.isNeutral else { latencyFrames = 0; reset(); return }
+        guard mode == .live || !settings.isNeutral else { latencyFrames = 0; inputAheadFrames = 0; reset(); return }
+        if settings.changesTempo { prepareTempo(spec); return }
         let n = PhaseVocoder.fftSize(sampleRate: spec.sampleRate)
         // Latency for the smallest ratio this shifter may meet, and the tables it may read.
         let minRatio = mode == .live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
@@ -167,13 +186,48 @@ public final class PitchShifter: @unchecked Sendable {
                                   frames: latencyFrames + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
                                   slack: 2 * maxHalfTaps),
             ratios: .allocate(capacity: max(1, maxFrames)),
-            tableIndices: .allocate(capacity: max(1, maxFrames)))
+            tableIndices: .allocate(capacity: max(1, maxFrames)),
+            inputTimes: .allocate(capacity: 1))
+        reset()
+    }
+
+    /// With a tempo R (offline): the vocoder stretches by σ = r/R, the reader reads r times
+    /// faster while input time advances R per output frame; input is pulled as far ahead as
+    /// σ's latency bound needs; the transient splice puts each attack at T/R. (The dry path is
+    /// not used.)
+    private func prepareTempo(_ spec: ProcessSpec) {
+        let n = PhaseVocoder.fftSize(sampleRate: spec.sampleRate)
+        let r = settings.ratio, tempo = settings.tempo, sigma = r / tempo
+        let g = SincTableCache.index(forRatio: r)
+        let tables = Array(repeating: SincTableCache.interpolator(index: g), count: g + 1)
+        let spliceTables = Array(repeating: SincTableCache.table(index: g), count: g + 1)
+        let halfTaps = max(tables[g].taps, spliceTables[g].taps) / 2
+        inputAheadFrames = n / 2 + Int((Double(n / 2 + tables[g].taps / 2 + 2) / sigma).rounded(.up)) + 1
+        latencyFrames = 0
+        let maxFrames = spec.maximumFrameCount
+        let blockInput = Int((Double(maxFrames) * tempo).rounded(.up)) + 2
+        let splice = TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: 0, halfTaps: halfTaps)
+        parts = Parts(
+            vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
+                                  overlap: settings.overlap, minRatio: sigma, maxRatio: sigma,
+                                  latencyFrames: inputAheadFrames + blockInput, readHalfTaps: halfTaps, tempo: tempo),
+            reader: StretchReader(tables: tables),
+            gate: TransientGate(sampleRate: spec.sampleRate, reachFrames: inputAheadFrames + blockInput + maxFrames + 64),
+            splice: splice,
+            history: InputHistory(channelCount: spec.channelCount,
+                                  frames: inputAheadFrames + blockInput + maxFrames + 4 * halfTaps + 2 * splice.onsetLookaheadFrames
+                                      + Int(TransientSplice.lengthSeconds * spec.sampleRate * max(1, r)) + 64,
+                                  slack: 2 * halfTaps),
+            ratios: .allocate(capacity: max(1, maxFrames)),
+            tableIndices: .allocate(capacity: max(1, maxFrames)),
+            inputTimes: .allocate(capacity: max(1, maxFrames)))
         reset()
     }
 
     private func deallocateScratch() {
         parts?.ratios.deallocate()
         parts?.tableIndices.deallocate()
+        parts?.inputTimes.deallocate()
     }
 
     /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
@@ -216,12 +270,40 @@ public final class PitchShifter: @unchecked Sendable {
         parts.vocoder.append(left: left, right: inR, frameCount: frameCount, readPosition: parts.reader.lastReadPosition)
         // the input is kept: the block now receives the output, input time t0 + k at frame k
         let t0 = outIndex - latencyFrames
-        parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0,
+        parts.reader.read(into: left, right, frameCount: frameCount, firstTime: Double(t0),
                           ratios: parts.ratios, tableIndices: parts.tableIndices, from: parts.vocoder)
         parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: t0)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
                              ratios: parts.ratios, tableIndices: parts.tableIndices, gate: parts.gate, input: parts.history)
         if mode == .live { crossfadeToDry(left, right, frameCount: frameCount, firstTime: t0, parts: parts) }
+        outIndex += frameCount
+    }
+
+    /// With a tempo (`settings.changesTempo`): writes `frameCount` output frames into `left`
+    /// (and `right`), output frame n at input time n·R, asking `pull(k)` for the next k input
+    /// frames as they are needed (at most `maximumFrameCount` at a time; silence after the end).
+    /// `pull` returns where the caller holds them (`right` nil for mono); they are copied before
+    /// the next call. Never allocates.
+    public func process(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+                        maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
+        guard let parts else { return }
+        let tempo = settings.tempo
+        let t0 = Double(outIndex) * tempo
+        let needed = Int((t0 + Double(frameCount - 1) * tempo).rounded(.up)) + inputAheadFrames
+        while parts.vocoder.inputEnd < needed {
+            let n = min(maximumPull, needed - parts.vocoder.inputEnd)
+            let (l, r) = try pull(n)
+            parts.gate.recordInput(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
+            parts.history.write(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
+            parts.vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
+        }
+        for k in 0..<frameCount { parts.inputTimes[k] = floorToInt(t0 + Double(k) * tempo) }
+        parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0,
+                          ratios: parts.ratios, tableIndices: parts.tableIndices, from: parts.vocoder)
+        parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: parts.inputTimes)
+        parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, tempo: tempo,
+                             ratio: settings.ratio, table: SincTableCache.index(forRatio: settings.ratio),
+                             gate: parts.gate, input: parts.history)
         outIndex += frameCount
     }
 

@@ -1,12 +1,14 @@
 /// Plays the vocoder's stretched signal r times faster: the resample half of the shifter.
 ///
-/// Output sample n (input time t = n − L, L the shifter's latency) reads the stretched signal at
+/// Output sample n (input time t = n − L, L the shifter's latency; with a tempo R, t = (n − L)·R)
+/// reads the stretched signal at
 ///
-///     p(t) = S_m + (t − A_m)·r_m,   the segment m with A_m ≤ t < A_{m+1},
+///     p(t) = S_m + (t − A_m)·σ_m,   the segment m with A_m ≤ t < A_{m+1},
 ///
-/// (A_m, S_m, r_m: frame m's analysis centre, synthesis centre and ratio, from the vocoder's
-/// frame map) through a `SincTable` for r_m's grid index. This is the position mapping: a tempo
-/// change is a change here (how t advances), not in the vocoder. Raising the pitch, each
+/// (A_m, S_m, σ_m: frame m's analysis centre, synthesis centre and stretch r_m/R, from the
+/// vocoder's frame map) through a `SincTable` for the pitch ratio r_m = σ_m·R's grid index. This
+/// is the position mapping: p advances σ·R = r per output sample, so the pitch moves by r while
+/// t, and with it the input, advances R per output sample. Raising the pitch, each
 /// synthesis frame was cut above 0.92/r of Nyquist, so nothing is left to alias and a short
 /// interpolator suffices (`SincTableCache.interpolator`).
 ///
@@ -32,12 +34,14 @@ final class StretchReader {
         lastReadPosition = 0
     }
 
-    /// Reads `frameCount` output samples (frame k at input time `firstTime + k`) into `left` (and
-    /// `right` for stereo), with each one's ratio and grid index into `ratios`/`tableIndices`
-    /// (1 and the last index before time 0, where the output is silence).
+    /// Reads `frameCount` output samples (frame k at input time `firstTime + k·step`, step the
+    /// vocoder's tempo) into `left` (and `right` for stereo), with each one's pitch ratio and grid
+    /// index into `ratios`/`tableIndices` (1 and the last index before time 0, where the output
+    /// is silence).
     @inline(__always)
-    func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
+    func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Double,
               ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder) {
+        let step = vocoder.tempo
         let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
         let mask = PhaseVocoder.historyMask
         let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
@@ -51,21 +55,22 @@ final class StretchReader {
             starvedFrames = starved
         }
         for k in 0..<frameCount {
-            let t = Double(firstTime + k)
+            let t = firstTime + Double(k) * step   // (at tempo 1: firstTime + k exactly)
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
             if t >= 0 {
                 var moved = false
                 while seg + 1 < framesRun && historyA[(seg + 1) & mask] <= t { seg += 1; moved = true }
                 let a = historyA[seg & mask]
-                let r = historyR[seg & mask]
+                let sigma = historyR[seg & mask]
+                let r = sigma * step   // the pitch ratio the segment is read at
                 if moved || r != segTableRatio {
                     segTableRatio = r
                     segTable = SincTableCache.index(forRatio: r)
                 }
                 segmentRatio = r
                 let nextAOfSegment = seg + 1 < framesRun ? historyA[(seg + 1) & mask] : nextA
-                let p = Double(historyS[seg & mask]) + (t - a) * r
+                let p = Double(historyS[seg & mask]) + (t - a) * sigma
                 lastRead = p
                 let i = floorToInt(p)
                 let table = tables[segTable]

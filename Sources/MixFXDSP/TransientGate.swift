@@ -70,20 +70,21 @@ final class TransientGate {
     }
 
     /// Gates the wet block in place; its frame k is input time `firstTime + k` (before 0:
-    /// nothing yet, left alone).
-    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int) {
+    /// nothing yet, left alone), or `times[k]` when given (a tempo's, never before 0).
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
+                 times: UnsafePointer<Int>? = nil) {
         let env = envelope, mask = mask, rho = release, up = openCoefficient, down = closeCoefficient
         let ahead = lookaheadFrames
         let excess = Self.excessPowerRatio, allowed = Self.allowedAmplitudeRatio
         let silence = Self.silencePower, settled = Self.settledGain
         var envOut = outputLevel, g0 = gain
         defer { outputLevel = envOut; gain = g0 }
-        for k in min(frameCount, max(0, -firstTime))..<frameCount {
+        @inline(__always) func gate(_ k: Int, inputTime: Int) {
             let wetL = left[k], wetR = right?[k] ?? wetL
             let pOut = right != nil ? 0.5 * (wetL * wetL + wetR * wetR) : wetL * wetL
             let decayed = envOut * rho
             envOut = pOut > decayed ? pOut : decayed
-            let eIn = env[(firstTime + k + ahead) & mask]
+            let eIn = env[(inputTime + ahead) & mask]
             var g: Float = 1
             if envOut > silence && excess * eIn < envOut { g = allowed * (eIn / envOut).squareRoot() }
             if g != 1 || g0 != 1 {   // (steady, the gain stays 1 without a dependent chain)
@@ -94,6 +95,11 @@ final class TransientGate {
                     right?[k] = wetR * g0
                 }
             }
+        }
+        if let times {
+            for k in 0..<frameCount { gate(k, inputTime: times[k]) }
+        } else {
+            for k in min(frameCount, max(0, -firstTime))..<frameCount { gate(k, inputTime: firstTime + k) }
         }
     }
 }

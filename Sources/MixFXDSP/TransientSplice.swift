@@ -47,7 +47,66 @@ final class TransientSplice {
         roomFrames = latencyFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
     }
 
-    func reset() { end = Int.min; holdoffEnd = Int.min }
+    func reset() { end = Int.min; holdoffEnd = Int.min; tempoEnd = -.infinity }
+
+    // With a tempo, the splice in output time: where its ramp starts, where the onset lands
+    // (T/R), where its hold and fade end.
+    private var rampStart = 0.0, onsetOut = 0.0, holdEndOut = 0.0, tempoEnd = -Double.infinity
+
+    /// With a tempo R (output frame o at input time o·R): the same splice, placed so that the
+    /// onset T lands at output time T/R, where the vocoder's copies of a hit smear it late (a
+    /// stretch below 1 lays them up to (N/2)(1/σ − 1) after it). From the onset the input is
+    /// read at its own speed for the attack, then `ratio` times faster; the input time it
+    /// reaches drifts from the vocoder's by (1 − R) per frame, which the 10 ms fade back covers
+    /// as a crossfade between two takes of steady material. `firstOutput` is the block's first
+    /// output frame; the grid index `table` is `ratio`'s.
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
+                 tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate, input: InputHistory) {
+        let env = gate.envelope, envMask = gate.mask
+        let history = input.base, stride = input.stride, ringMask = input.mask
+        let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
+        let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        let t = tables[tableIndex]
+        for k in 0..<frameCount {
+            let o = Double(firstOutput + k)
+            let now = floorToInt(o * tempo)
+            if o >= tempoEnd && now >= holdoffEnd {
+                let probe = now + lookahead
+                let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
+                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
+                    onset = probe
+                    rampStart = o
+                    onsetOut = max(o + 1, Double(probe) / tempo)
+                    holdEndOut = onsetOut + Double(2 * lengthFrames / 3)
+                    tempoEnd = onsetOut + Double(lengthFrames)
+                    holdoffEnd = probe + holdoffFrames
+                }
+            }
+            guard o < tempoEnd else { continue }
+            let w: Float
+            if o < onsetOut {
+                w = Float((o - rampStart) / (onsetOut - rampStart))
+            } else if o < holdEndOut {
+                w = 1
+            } else {
+                w = Float((tempoEnd - o) / (tempoEnd - holdEndOut))
+            }
+            // the attack at its own speed, then `ratio` times faster
+            let since = o - onsetOut
+            let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
+            let i = floorToInt(pos)
+            let base = (i - t.taps / 2 + 1) & ringMask
+            let frac = pos - Double(i)
+            if let right {
+                let (gL, gR) = t.interpolate(history + base, history + stride + base, index: t.taps / 2 - 1, fraction: frac)
+                left[k] += w * (gL - left[k])
+                right[k] += w * (gR - right[k])
+            } else {
+                let gL = t.interpolate(history + base, index: t.taps / 2 - 1, fraction: frac)
+                left[k] += w * (gL - left[k])
+            }
+        }
+    }
 
     /// Splices into the wet block in place (frame k is input time `firstTime + k`; before 0 and
     /// where `ratios[k]` is 1 it is left alone), finding onsets in `gate`'s envelope and reading

@@ -195,12 +195,15 @@ public final class AudioEngine {
             }
         }
         // a track lasts its placed length: the silence before it, then its segment
+        // (a tempo R makes it round(n/R) of the n frames at the output rate; the silence before
+        // it is taken R times longer, so that it stays `start` seconds)
         let lengths = tracks.map { t in
             let f = AudioEngine.unplacedFormat(t.player.source)
-            let speed = t.player.speedParameter.clampedValue
-            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed).total
+            let speed = t.player.speedParameter.clampedValue, tempo = AudioEngine.tempo(of: t)
+            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed * tempo).total
             let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: rate, speed: speed)
-            return Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
+            let n = Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
+            return tempo == 1 ? n : Int((Double(n) / tempo).rounded())
         }
         if let c = outputChannelCount, c != 1 && c != 2 {
             throw .unsupportedFormat(source: "output", reason: "\(c) channels (allowed: 1 or 2)")
@@ -214,6 +217,11 @@ public final class AudioEngine {
                             lfeGainDB: lfeGainDB)
     }
 
+    /// A track's tempo: its time-pitch node's rate (1 without one).
+    static func tempo(of t: TrackLayout) -> Double {
+        t.effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue }.reduce(1, *)
+    }
+
     /// A source's format before placement (a `PlacingSource` may already hold one).
     static func unplacedFormat(_ source: any AudioSource) -> SourceFormat {
         (source as? any PlacingSource)?.unplacedFormat ?? source.format
@@ -223,7 +231,11 @@ public final class AudioEngine {
     /// prepares for parameters that change while rendering: every track gets the same, fixed
     /// latency, and changes are smoothed.
     public func makeKernel(maximumFrameCount: Int = 4096, mode: RenderMode = .offline) throws(EngineError) -> RenderKernel {
-        RenderKernel(layout: try validate(), maximumFrameCount: maximumFrameCount, mode: mode)
+        let layout = try validate()
+        if mode == .live, let t = layout.tracks.first(where: { AudioEngine.tempo(of: $0) != 1 }) {
+            throw .notLive(node: t.player.name, problem: "tempo \(AudioEngine.tempo(of: t)): live playback does not change the tempo yet (render the session with that tempo, then play the file)")
+        }
+        return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode)
     }
 }
 

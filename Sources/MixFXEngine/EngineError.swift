@@ -11,6 +11,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case sourceFailed(source: String, message: String)
     /// A placement that leaves nothing to play (a trim past the end, an end before the start).
     case unsupportedPlacement(node: String, problem: String)
+    /// A setting a live kernel cannot take yet (a tempo).
+    case notLive(node: String, problem: String)
 
     /// One line naming the node, parameter or source, the problem and what is allowed.
     public var description: String {
@@ -26,6 +28,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .unsupportedFormat(let s, let r): "\(s): \(r)"
         case .sourceFailed(let s, let m): "\(s): \(m)"
         case .unsupportedPlacement(let n, let p): "\(n): \(p)"
+        case .notLive(let n, let p): "\(n): \(p)"
         }
     }
 }

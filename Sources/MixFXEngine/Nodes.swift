@@ -172,6 +172,8 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     public let overlapParameter = AudioParameter(.pitchOverlap)
     /// Formant preservation (0 or 1). Any thread.
     public let formantParameter = AudioParameter(.preserveFormants)
+    /// Tempo (AVAudioUnitTimePitch's `rate`), 1/32…32. Read when the engine is prepared.
+    public let rateParameter = AudioParameter(.tempo)
 
     /// A shifter at 0 cents, overlap 8. Control side.
     public init(name: String = "TimePitch") { super.init(nodeName: name) }
@@ -187,14 +189,21 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
         set { overlapParameter.value = Double(newValue) }
     }
 
+    /// Tempo, 1/32…32 (AVAudioUnitTimePitch's `rate`): the track lasts 1/rate as long, its pitch
+    /// kept (or moved by `pitchCents`). Offline; takes effect when the engine is next prepared.
+    public var rate: Double {
+        get { rateParameter.value }
+        set { rateParameter.value = newValue }
+    }
+
     /// The current settings, clamped into range. Any thread.
     public var settings: PitchShifterSettings {
         PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue),
-                             preserveFormants: formantParameter.value != 0)
+                             preserveFormants: formantParameter.value != 0, tempo: rateParameter.clampedValue)
     }
 
     /// This node's parameters (for validation and listing).
-    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter, formantParameter] }
+    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter, formantParameter, rateParameter] }
 }
 
 /// Sums its inputs: out = outputVolume · Σ gains(volume, pan) · input. A plain sum: no hidden 1/N,

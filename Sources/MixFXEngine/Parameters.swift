@@ -10,7 +10,7 @@ import MixFXDSP
 public enum ParameterID: String, CaseIterable, Sendable {
     case bassGainDB, trebleGainDB, pitchCents
     case bassFrequencyHz, trebleFrequencyHz, bassSlope, trebleSlope, bassBypass, trebleBypass
-    case eqGlobalGainDB, pitchOverlap, preserveFormants, speed
+    case eqGlobalGainDB, pitchOverlap, preserveFormants, tempo, speed
     case volume, pan, mute, solo
     case startSeconds, trimInSeconds, trimOutSeconds, fadeInSeconds, fadeOutSeconds
     case masterVolume, limiterCeilingDBTP
@@ -121,6 +121,9 @@ extension ParameterID {
                               "time-pitch overlap (more: smoother, more CPU)", int: true, live: false)
         case .preserveFormants: s("formant", ["pitch", "preserveFormants"], \Track.timePitch.formantParameter, 0, 1, 0, "",
                                   "keep the formants (spectral envelope) of voices when shifting", bool: true)
+        case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
+                       PitchShifterSettings.tempoRange.upperBound, 1, "×",
+                       "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both)", live: false)
         case .speed: s("speed", ["varispeed", "rate"], \Track.player.speedParameter, Varispeed.range.lowerBound, Varispeed.range.upperBound, 1, "×",
                        "tape-style speed: pitch and tempo together (0.5: an octave down, twice as long)", live: false)
         case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)")

@@ -99,8 +99,12 @@ final class TrackKernel: @unchecked Sendable {
     private let resampler: Resampler?
     private var effects: [EffectKernel] = []
     let latencyFrames: Int
-    /// Source frames per output frame: the rate conversion and the speed (`Varispeed`).
+    /// Source frames per output frame: the rate conversion, the speed (`Varispeed`) and the tempo.
     let sourceFramesPerOutputFrame: Double
+    /// The effect that changes the tempo (a time-pitch node at a rate ≠ 1), and the buffer its
+    /// input is pulled into.
+    private var tempoEffect: Int?
+    private let tempoInput: AudioBuffer?
     // Mixer gains into the left and right of the mix (ramped when live).
     var left = LinearRamp(0), right = LinearRamp(0)
     var gainLeft: Float { left.value }
@@ -127,14 +131,14 @@ final class TrackKernel: @unchecked Sendable {
         let placement = layout.player.placement
         let speed = layout.player.speedParameter.clampedValue
         if let placing = layout.player.source as? any PlacingSource {
-            placing.place(placement, speed: speed)
+            placing.place(placement, speed: speed * AudioEngine.tempo(of: layout))
             source = placing
         } else {
-            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement, speed: speed)
+            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement,
+                                                                                             speed: speed * AudioEngine.tempo(of: layout))
         }
         let f = source.format
         let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: outputRate, speed: speed)
-        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate)
         channelCount = f.channelCount == 1 ? 1 : mixChannels
         let matrix = Downmix(layout: f.channelLayout, outputChannels: channelCount, lfeGainDB: lfeGainDB)
         downmix = matrix.isIdentity ? nil : matrix
@@ -146,7 +150,7 @@ final class TrackKernel: @unchecked Sendable {
                         maxWriteFrames: maximumFrameCount)
         let spec = ProcessSpec(sampleRate: Double(outputRate), maximumFrameCount: maximumFrameCount,
                                channelCount: channelCount)
-        var latency = 0
+        var latency = 0, tempo = 1.0
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
                 let k = EQKernel(smooth: mode == .live, sampleRate: Double(outputRate))
@@ -157,10 +161,13 @@ final class TrackKernel: @unchecked Sendable {
                 let shifter = PitchShifter()
                 shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .live : .offline)
                 latency += shifter.latencyFrames
+                if shifter.settings.changesTempo { tempoEffect = effects.count; tempo *= shifter.settings.tempo }
                 effects.append(.pitch(node: pitchNode, shifter: shifter))
             }
         }
         latencyFrames = latency
+        tempoInput = tempoEffect == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
+        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * tempo
     }
 
     /// Back to `frame` of the source with clear filter state and the current settings.
@@ -198,10 +205,29 @@ final class TrackKernel: @unchecked Sendable {
     /// after the end).
     func render(frameCount: Int, into out: AudioBuffer? = nil) throws {
         let buffer = out ?? self.buffer
-        try pull(frameCount: frameCount, into: buffer)
         let left = buffer.channel(0)
         let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
-        for e in effects {
+        if let k = tempoEffect, let input = tempoInput, case .pitch(_, let shifter) = effects[k] {
+            // A tempo: the shifter asks for its input as it needs it (R frames per output frame);
+            // the effects before it run on that input, those after it on the output.
+            try shifter.process(into: left, right, frameCount: frameCount, maximumPull: input.capacityFrames) { n in
+                try pull(frameCount: n, into: input)
+                let inL = input.channel(0), inR: UnsafeMutablePointer<Float>? = channelCount > 1 ? input.channel(1) : nil
+                runEffects(0..<k, left: inL, right: inR, frameCount: n)
+                return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
+            }
+            runEffects((k + 1)..<effects.count, left: left, right: right, frameCount: frameCount)
+            return
+        }
+        try pull(frameCount: frameCount, into: buffer)
+        runEffects(effects.indices, left: left, right: right, frameCount: frameCount)
+    }
+
+    /// Runs `effects[range]` in place on `frameCount` frames.
+    @inline(__always)
+    private func runEffects(_ range: Range<Int>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
+                            frameCount: Int) {
+        for e in effects[range] {
             switch e {
             case .eq(let node, let k):
                 k.process(target: node.settings, left: left, right: right, frameCount: frameCount)

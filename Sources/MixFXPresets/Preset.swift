@@ -16,7 +16,7 @@ import MixFXEngine
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "globalGainDB" },
-///               "pitch": { "cents", "overlap", "preserveFormants" },
+///               "pitch": { "cents", "overlap", "preserveFormants", "rate" (version 2) },
 ///               "mixer": { "volume", "pan", "mute", "solo" },
 ///               "placement": { "startSeconds", "trimInSeconds", "trimOutSeconds",
 ///                              "fadeInSeconds", "fadeOutSeconds" },           (version 2)
@@ -33,7 +33,7 @@ public struct Preset: Equatable, Sendable {
     /// The first schema version that has `id`'s key.
     public static func firstVersion(of id: ParameterID) -> Int {
         switch id {
-        case .startSeconds, .trimInSeconds, .trimOutSeconds, .fadeInSeconds, .fadeOutSeconds, .speed: 2
+        case .startSeconds, .trimInSeconds, .trimOutSeconds, .fadeInSeconds, .fadeOutSeconds, .speed, .tempo: 2
         default: 1
         }
     }

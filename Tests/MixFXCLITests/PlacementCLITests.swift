@@ -89,8 +89,40 @@ import TestSupport
         #expect(try frames(["--preset", v2]) == 96_000)
     }
 
+    @Test func tempoOnTheCommandLineAndInPresets() throws {
+        defer { dir.remove() }
+        let (a, _) = try input("a.wav", seconds: 1, seed: 6)
+        func frames(_ args: [String]) throws -> Int? {
+            let r = try MixFXBinary.run(["render", a, "--dry-run", "--json"] + args)
+            let obj = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            return obj?["frames"] as? Int
+        }
+        #expect(try frames(["--tempo", "0.8"]) == 60_000)
+        #expect(try frames(["--tempo", "125%"]) == 38_400)
+        #expect(try frames(["--bpm", "120:96"]) == 60_000)
+        #expect(try frames(["--track", "1:bpm=100:200,pitch=-300"]) == 24_000)
+        #expect(try frames(["--tempo", "0.03125"]) == 48_000 * 32)
+        for (args, words) in [(["--tempo", "40"], "--tempo: 40 is above 32"),
+                              (["--bpm", "120"], "is not FROM:TO in beats per minute"),
+                              (["--bpm", "120:0"], "both tempos must be above 0 BPM")] {
+            let r = try MixFXBinary.run(["render", a, "--dry-run"] + args)
+            #expect(r.status == 2 && r.stderr.contains(words), "\(args): \(r.stderr)")
+        }
+        let v2 = dir.file("v2.json")
+        try #"{"schemaVersion": 2, "all": {"pitch": {"rate": 2}}}"#.write(toFile: v2, atomically: true, encoding: .utf8)
+        #expect(try frames(["--preset", v2]) == 24_000)
+        // the render itself: exactly round(n / R) frames, written
+        let out = dir.file("slow.wav")
+        let r = try MixFXBinary.run(["render", a, "--tempo", "0.75", "--pitch", "100", "-o", out, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try AudioFiles.read(out).format.frameCount == 64_000)
+        // live playback says it cannot yet, and how to get there
+        let live = try MixFXBinary.run(["play", a, "--tempo", "0.8", "--device", "null", "--no-ui"])
+        #expect(live.status != 0 && live.stderr.contains("live playback does not change the tempo yet"), "\(live.stderr)")
+    }
+
     @Test func theControlInputRefusesWhatIsFixedAtTheStart() throws {
-        for line in ["track 1 start 2", "track 1 overlap 4", "track 1 fade-in 1", "track 1 speed 2"] {
+        for line in ["track 1 start 2", "track 1 overlap 4", "track 1 fade-in 1", "track 1 speed 2", "track 1 tempo 0.9"] {
             #expect { try ControlCommand.parse(line, trackCount: 1) } throws: { error in
                 (error as? ControlCommand.ParseError)?.message.contains("fixed when playback starts") == true
             }

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// Tempo through the engine (`TimePitchNode.rate`): exact lengths, alignment at sample 0,
+/// placement in the mix's time, tempo 1 untouched.
+@Suite struct TempoEngineTests {
+    /// round(n / R) frames for every tempo, for tracks at the mix's rate and resampled ones.
+    @Test func lengthsAreExactForEveryTempo() throws {
+        for tempo in [1.0 / 32, 0.25, 0.5, 0.75, 0.8, 0.9, 1.25, 1.5, 2, 3, 7.3, 32] {
+            for (frames, rate) in [(1000, 48_000), (48_000, 48_000), (12_345, 48_000), (44_100, 44_100)] {
+                let engine = AudioEngine()
+                let t = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: frames, amplitude: 0.2, seed: 3)], sampleRate: rate))
+                t.timePitch.rate = tempo
+                engine.outputSampleRate = 48_000
+                let atOutputRate = (frames * 48_000 + rate - 1) / rate
+                let expected = Int((Double(atOutputRate) / tempo).rounded())
+                let validated = try engine.validate().frameCount
+                #expect(validated == expected, "tempo \(tempo), \(frames) frames at \(rate) Hz")
+                if frames <= 12_345 || tempo >= 0.5 {
+                    let out = try renderAll(engine, block: 1000)
+                    #expect(out[0].count == expected)
+                    #expect(out[0].allSatisfy { $0.isFinite })
+                }
+            }
+        }
+    }
+
+    @Test func tempoAndPitchCombineAndPlacementStaysInTheMixsTime() throws {
+        let rate = 48_000.0
+        let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: 48_000)
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+        t.timePitch.rate = 0.75
+        t.timePitch.pitchCents = -200
+        t.player.scheduleSegment(from: 0, at: 0.5)   // half a second of silence first, at any tempo
+        let out = try renderAll(engine)[0]
+        #expect(out.count == 24_000 + 64_000, "\(out.count)")
+        // silent before the track: exactly, but for the vocoder's reach (two windows) before it,
+        // where its smear of the abrupt start stays below −100 dB, then −40 dB in the last window
+        #expect(out[..<(24_000 - 8192)].allSatisfy { $0 == 0 })
+        #expect(out[..<(24_000 - 4096)].allSatisfy { abs($0) < 1e-5 })
+        #expect(Signals.db(Signals.rms(out[(24_000 - 4096)..<24_000]) / Signals.rms(out[24_000..<28_096])) < -40)
+        let f = Signals.frequency(out[40_000..<80_000], sampleRate: rate)
+        #expect(abs(Signals.cents(f, 440 * pow(2, -200.0 / 1200))) < 0.1, "\(f) Hz")
+    }
+
+    @Test func liveKernelsRefuseATempoWithAReason() throws {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [[Float](repeating: 0, count: 100)], sampleRate: 48_000, name: "a.wav"))
+        t.timePitch.rate = 0.9
+        #expect { try engine.makeKernel(mode: .live) } throws: { "\($0)".contains("tempo 0.9: live playback does not change the tempo yet") }
+        t.timePitch.rate = 1
+        _ = try engine.makeKernel(mode: .live)
+    }
+}
