@@ -47,6 +47,23 @@ final class TransientSplice {
         roomFrames = latencyFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
     }
 
+    /// Output frame k moves by `weight` toward the input read at `pos` through `table`.
+    @inline(__always)
+    private static func blend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int, weight w: Float,
+                              input: InputHistory, at pos: Double, table t: SincTable) {
+        let i = floorToInt(pos)
+        let base = (i - t.taps / 2 + 1) & input.mask
+        let frac = pos - Double(i)
+        if let right {
+            let (gL, gR) = t.interpolate(input.base + base, input.base + input.stride + base, index: t.taps / 2 - 1, fraction: frac)
+            left[k] += w * (gL - left[k])
+            right[k] += w * (gR - right[k])
+        } else {
+            let gL = t.interpolate(input.base + base, index: t.taps / 2 - 1, fraction: frac)
+            left[k] += w * (gL - left[k])
+        }
+    }
+
     func reset() { end = Int.min; holdoffEnd = Int.min; tempoEnd = -.infinity }
 
     // With a tempo, the splice in output time: where its ramp starts, where the onset lands
@@ -63,7 +80,6 @@ final class TransientSplice {
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate, input: InputHistory) {
         let env = gate.envelope, envMask = gate.mask
-        let history = input.base, stride = input.stride, ringMask = input.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
         let t = tables[tableIndex]
@@ -94,17 +110,7 @@ final class TransientSplice {
             // the attack at its own speed, then `ratio` times faster
             let since = o - onsetOut
             let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
-            let i = floorToInt(pos)
-            let base = (i - t.taps / 2 + 1) & ringMask
-            let frac = pos - Double(i)
-            if let right {
-                let (gL, gR) = t.interpolate(history + base, history + stride + base, index: t.taps / 2 - 1, fraction: frac)
-                left[k] += w * (gL - left[k])
-                right[k] += w * (gR - right[k])
-            } else {
-                let gL = t.interpolate(history + base, index: t.taps / 2 - 1, fraction: frac)
-                left[k] += w * (gL - left[k])
-            }
+            Self.blend(left, right, k, weight: w, input: input, at: pos, table: t)
         }
     }
 
@@ -114,7 +120,6 @@ final class TransientSplice {
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
                  ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>, gate: TransientGate, input: InputHistory) {
         let env = gate.envelope, envMask = gate.mask
-        let history = input.base, stride = input.stride, ringMask = input.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
         for k in min(frameCount, max(0, -firstTime))..<frameCount where ratios[k] != 1 {
@@ -148,18 +153,7 @@ final class TransientSplice {
             // the attack at its own speed, then r times faster
             let sinceAttack = now - onset - attack
             let pos = sinceAttack <= 0 ? Double(now) : Double(onset + attack) + Double(sinceAttack) * ratio
-            let i = floorToInt(pos)
-            let t = tables[table]
-            let base = (i - t.taps / 2 + 1) & ringMask
-            let frac = pos - Double(i)
-            if let right {
-                let (gL, gR) = t.interpolate(history + base, history + stride + base, index: t.taps / 2 - 1, fraction: frac)
-                left[k] += w * (gL - left[k])
-                right[k] += w * (gR - right[k])
-            } else {
-                let gL = t.interpolate(history + base, index: t.taps / 2 - 1, fraction: frac)
-                left[k] += w * (gL - left[k])
-            }
+            Self.blend(left, right, k, weight: w, input: input, at: pos, table: tables[table])
         }
     }
 }

@@ -17,6 +17,13 @@ import TestSupport
         return (path, x)
     }
 
+    /// The frames `mixfx render INPUT ARGS --dry-run` says the mix will have.
+    func framesOfDryRun(_ input: String, _ args: [String]) throws -> Int? {
+        let r = try MixFXBinary.run(["render", input, "--dry-run", "--json"] + args)
+        let obj = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        return obj?["frames"] as? Int
+    }
+
     @Test func placedTracksRenderToTheSample() throws {
         defer { dir.remove() }
         let (a, x) = try input("a.wav", seconds: 3, seed: 1)
@@ -37,11 +44,7 @@ import TestSupport
     @Test func timesTrimsAndPresetVersions() throws {
         defer { dir.remove() }
         let (a, _) = try input("a.wav", seconds: 2, seed: 3)
-        func frames(_ args: [String]) throws -> Int? {
-            let r = try MixFXBinary.run(["render", a, "--dry-run", "--json"] + args)
-            let obj = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-            return obj?["frames"] as? Int
-        }
+        func frames(_ args: [String]) throws -> Int? { try framesOfDryRun(a, args) }
         #expect(try frames(["--trim", "0.5.."]) == 72_000)
         #expect(try frames(["--trim", "..0:01.25"]) == 60_000)
         #expect(try frames(["--track", "1:trim=0.25..1,start=1:00"]) == 36_000 + 60 * 48_000)
@@ -74,11 +77,7 @@ import TestSupport
     @Test func speedOnTheCommandLineAndInPresets() throws {
         defer { dir.remove() }
         let (a, _) = try input("a.wav", seconds: 1, seed: 5)
-        func frames(_ args: [String]) throws -> Int? {
-            let r = try MixFXBinary.run(["render", a, "--dry-run", "--json"] + args)
-            let obj = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-            return obj?["frames"] as? Int
-        }
+        func frames(_ args: [String]) throws -> Int? { try framesOfDryRun(a, args) }
         #expect(try frames(["--speed", "80%"]) == 60_000)
         #expect(try frames(["--speed", "0.8"]) == 60_000)
         #expect(try frames(["--track", "1:speed=2,start=0.5"]) == 24_000 + 24_000)
@@ -92,11 +91,7 @@ import TestSupport
     @Test func tempoOnTheCommandLineAndInPresets() throws {
         defer { dir.remove() }
         let (a, _) = try input("a.wav", seconds: 1, seed: 6)
-        func frames(_ args: [String]) throws -> Int? {
-            let r = try MixFXBinary.run(["render", a, "--dry-run", "--json"] + args)
-            let obj = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-            return obj?["frames"] as? Int
-        }
+        func frames(_ args: [String]) throws -> Int? { try framesOfDryRun(a, args) }
         #expect(try frames(["--tempo", "0.8"]) == 60_000)
         #expect(try frames(["--tempo", "125%"]) == 38_400)
         #expect(try frames(["--bpm", "120:96"]) == 60_000)
