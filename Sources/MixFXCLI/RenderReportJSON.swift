@@ -46,8 +46,25 @@ enum RenderReportJSON {
     /// Every step applied between the tracks and the file, in order.
     static func steps(_ r: RenderReport, session: ResolvedSession, layout: EngineLayout) -> [[String: Any]] {
         var out: [[String: Any]] = []
-        for (i, t) in layout.tracks.enumerated() where t.player.source.format.sampleRate != layout.sampleRate {
-            out.append(["step": "resample", "track": i + 1, "fromHz": t.player.source.format.sampleRate, "toHz": layout.sampleRate])
+        // per track, in signal order: placement, downmix, speed, rate conversion, tempo
+        for (i, t) in layout.tracks.enumerated() {
+            let f = t.player.source.format, p = t.player.placement
+            if !p.isNeutral {
+                out.append(["step": "place", "track": i + 1, "startSeconds": p.startSeconds, "trimInSeconds": p.trimInSeconds,
+                            "trimOutSeconds": p.trimOutSeconds, "fadeInSeconds": p.fadeInSeconds, "fadeOutSeconds": p.fadeOutSeconds])
+            }
+            if f.channelCount > 2 || (f.channelCount == 2 && layout.channelCount == 1) {
+                out.append(["step": "downmix", "track": i + 1, "fromLayout": f.channelLayout.speakerList,
+                            "layoutDeclared": f.channelLayout.isDeclared, "toChannels": layout.channelCount,
+                            "lfeGainDB": jsonNumber(layout.lfeGainDB)])
+            }
+            let speed = t.player.speedParameter.clampedValue
+            if speed != 1 { out.append(["step": "speed", "track": i + 1, "ratio": speed]) }
+            if f.sampleRate != layout.sampleRate {
+                out.append(["step": "resample", "track": i + 1, "fromHz": f.sampleRate, "toHz": layout.sampleRate])
+            }
+            let tempo = t.effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue }.reduce(1, *)
+            if tempo != 1 { out.append(["step": "tempo", "track": i + 1, "ratio": tempo]) }
         }
         out.append(["step": "mix", "tracks": layout.tracks.count, "masterVolume": session.masterVolume])
         if let measured = r.measuredLUFS {

@@ -65,7 +65,7 @@ enum ReportSchema {
             "type": "object",
             "required": ["step"],
             "properties": {
-              "step": {"enum": ["resample", "mix", "normalize", "clipGain", "limiter", "dither", "convert", "encode"]}
+              "step": {"enum": ["place", "downmix", "speed", "resample", "tempo", "mix", "normalize", "clipGain", "limiter", "dither", "convert", "encode"]}
             }
           }
         },

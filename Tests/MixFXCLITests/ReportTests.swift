@@ -73,6 +73,25 @@ import TestSupport
     }
 
     /// A single neutral track: its measures as mixed are the mix's.
+    /// Every step a track goes through is listed in signal order: placement, downmix, speed,
+    /// rate conversion, tempo; and the report still follows its schema.
+    @Test func theProcessingListsPlacementDownmixSpeedAndTempo() throws {
+        defer { dir.remove() }
+        let six = dir.file("six.wav"), mono = dir.file("mono.wav")
+        try AudioFiles.writeWAV16((0..<6).map { c in Signals.noise(frames: 44_100, amplitude: 0.1, seed: UInt64(c + 1)) },
+                                  to: six, sampleRate: 44_100, channelMask: 0x3F)
+        try AudioFiles.write([Signals.noise(frames: 48_000, amplitude: 0.2, seed: 7)], to: mono, sampleRate: 48_000)
+        let report = dir.file("r.json")
+        let r = try MixFXBinary.run(["render", six, mono, "--track", "1:start=0.5,fade-in=0.1,speed=0.9",
+                                     "--track", "2:tempo=0.8", "--report", report, "-o", dir.file("m.wav"), "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let obj = try object(report)
+        let check = JSONSchemaCheck(schema: try schema)
+        #expect(check.violations(obj).isEmpty, "\(check.violations(obj))")
+        let steps = (obj["processing"] as? [[String: Any]] ?? []).map { "\($0["step"] ?? "")\($0["track"].map { " \($0)" } ?? "")" }
+        #expect(Array(steps.prefix(6)) == ["place 1", "downmix 1", "speed 1", "resample 1", "tempo 2", "mix"], "\(steps)")
+    }
+
     @Test func oneNeutralTrackMeasuresAsTheMix() throws {
         defer { dir.remove() }
         let t = try tracks()
