@@ -63,8 +63,7 @@ enum RenderReportJSON {
             if f.sampleRate != layout.sampleRate {
                 out.append(["step": "resample", "track": i + 1, "fromHz": f.sampleRate, "toHz": layout.sampleRate])
             }
-            let tempo = t.effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue }.reduce(1, *)
-            if tempo != 1 { out.append(["step": "tempo", "track": i + 1, "ratio": tempo]) }
+            if t.tempo != 1 { out.append(["step": "tempo", "track": i + 1, "ratio": t.tempo]) }
         }
         out.append(["step": "mix", "tracks": layout.tracks.count, "masterVolume": session.masterVolume])
         if let measured = r.measuredLUFS {

@@ -6,6 +6,13 @@ public struct TrackLayout: Sendable {
     public let player: PlayerNode
     /// The effect nodes from the player to the mixer, in order.
     public let effects: [AudioNode]
+
+    /// The track's tempo: its time-pitch nodes' rates (1 without one). The track lasts 1/tempo
+    /// as long, and the silence a placement puts before it is taken that much longer, so that
+    /// it stays in the mix's time.
+    public var tempo: Double {
+        effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue }.reduce(1, *)
+    }
 }
 
 /// The graph after validation: what will be rendered, at what rate and channel count.
@@ -199,7 +206,7 @@ public final class AudioEngine {
         // it is taken R times longer, so that it stays `start` seconds)
         let lengths = tracks.map { t in
             let f = AudioEngine.unplacedFormat(t.player.source)
-            let speed = t.player.speedParameter.clampedValue, tempo = AudioEngine.tempo(of: t)
+            let speed = t.player.speedParameter.clampedValue, tempo = t.tempo
             let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed * tempo).total
             let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: rate, speed: speed)
             let n = Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
@@ -217,11 +224,6 @@ public final class AudioEngine {
                             lfeGainDB: lfeGainDB)
     }
 
-    /// A track's tempo: its time-pitch node's rate (1 without one).
-    static func tempo(of t: TrackLayout) -> Double {
-        t.effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue }.reduce(1, *)
-    }
-
     /// A source's format before placement (a `PlacingSource` may already hold one).
     static func unplacedFormat(_ source: any AudioSource) -> SourceFormat {
         (source as? any PlacingSource)?.unplacedFormat ?? source.format
@@ -232,8 +234,8 @@ public final class AudioEngine {
     /// latency, and changes are smoothed.
     public func makeKernel(maximumFrameCount: Int = 4096, mode: RenderMode = .offline) throws(EngineError) -> RenderKernel {
         let layout = try validate()
-        if mode == .live, let t = layout.tracks.first(where: { AudioEngine.tempo(of: $0) != 1 }) {
-            throw .notLive(node: t.player.name, problem: "tempo \(AudioEngine.tempo(of: t)): live playback does not change the tempo yet (render the session with that tempo, then play the file)")
+        if mode == .live, let t = layout.tracks.first(where: { $0.tempo != 1 }) {
+            throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback does not change the tempo yet (render the session with that tempo, then play the file)")
         }
         return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode)
     }

@@ -130,12 +130,12 @@ final class TrackKernel: @unchecked Sendable {
         // else by a `PlacedSource` in front of the source
         let placement = layout.player.placement
         let speed = layout.player.speedParameter.clampedValue
+        let placedSpeed = speed * layout.tempo   // (the placement's silence, in the mix's time)
         if let placing = layout.player.source as? any PlacingSource {
-            placing.place(placement, speed: speed * AudioEngine.tempo(of: layout))
+            placing.place(placement, speed: placedSpeed)
             source = placing
         } else {
-            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement,
-                                                                                             speed: speed * AudioEngine.tempo(of: layout))
+            source = placement.isNeutral ? layout.player.source : PlacedSource(layout.player.source, placement: placement, speed: placedSpeed)
         }
         let f = source.format
         let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: outputRate, speed: speed)
@@ -150,7 +150,7 @@ final class TrackKernel: @unchecked Sendable {
                         maxWriteFrames: maximumFrameCount)
         let spec = ProcessSpec(sampleRate: Double(outputRate), maximumFrameCount: maximumFrameCount,
                                channelCount: channelCount)
-        var latency = 0, tempo = 1.0
+        var latency = 0
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
                 let k = EQKernel(smooth: mode == .live, sampleRate: Double(outputRate))
@@ -161,13 +161,13 @@ final class TrackKernel: @unchecked Sendable {
                 let shifter = PitchShifter()
                 shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .live : .offline)
                 latency += shifter.latencyFrames
-                if shifter.settings.changesTempo { tempoEffect = effects.count; tempo *= shifter.settings.tempo }
+                if shifter.settings.changesTempo { tempoEffect = effects.count }
                 effects.append(.pitch(node: pitchNode, shifter: shifter))
             }
         }
         latencyFrames = latency
         tempoInput = tempoEffect == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
-        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * tempo
+        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * layout.tempo
     }
 
     /// Back to `frame` of the source with clear filter state and the current settings.
