@@ -125,11 +125,11 @@ extension Preset {
         guard let versionValue = top["schemaVersion"] else {
             throw fail("schemaVersion", "missing (this mixfx reads schema versions \(readableVersions.lowerBound) to \(readableVersions.upperBound))")
         }
-        guard case .number(let versionNumber) = versionValue, versionNumber.rounded() == versionNumber,
-              readableVersions.contains(Int(versionNumber)) else {
+        // (compared as a number first: a huge one, 1e300, has no Int)
+        guard case .number(let versionNumber) = versionValue,
+              let version = readableVersions.first(where: { Double($0) == versionNumber }) else {
             throw fail("schemaVersion", "\(describe(versionValue)) is not supported (this mixfx reads schema versions \(readableVersions.lowerBound) to \(readableVersions.upperBound))")
         }
-        let version = Int(versionNumber)
         var preset = Preset(name: "", description: "")
         for (key, value) in top.sorted(by: { $0.key < $1.key }) {
             switch key {
