@@ -4,6 +4,8 @@ import MixFX
 /// (so the parser can be tested and fuzzed alone; `LiveControl` applies it).
 enum ControlCommand: Equatable {
     case setTrack(track: Int, id: ParameterID, value: Double)
+    /// `track all KEY VALUE`: every track at once (the same block sees them all).
+    case setAllTracks(id: ParameterID, value: Double)
     case masterVolume(Double)
     /// The master limiter's ceiling, dBTP (a session started with `--limit`).
     case limiterCeiling(Double)
@@ -25,17 +27,25 @@ enum ControlCommand: Equatable {
         func fail(_ m: String) -> ParseError { ParseError(message: m) }
         switch verb {
         case "track":
-            guard words.count == 4, let n = Int(words[1]) else { throw fail("expected: track N KEY VALUE (e.g. track 2 pitch -300)") }
-            guard n >= 1 && n <= trackCount else { throw fail("track \(words[1]): tracks go from 1 to \(trackCount)") }
+            let all = words.count == 4 && words[1] == "all"
+            guard words.count == 4, let n = all ? 0 : Int(words[1]) else {
+                throw fail("expected: track N KEY VALUE or track all KEY VALUE (e.g. track 2 pitch -300)")
+            }
+            guard all || (n >= 1 && n <= trackCount) else { throw fail("track \(words[1]): tracks go from 1 to \(trackCount), or all") }
             guard let id = ParameterID.track(key: words[2]) else {
                 throw fail("track \(n): unknown setting '\(words[2])' (settings: \(ParameterID.trackKeysText))")
             }
             guard id.spec.isLive else {
                 throw fail("track \(n) \(words[2]): fixed when playback starts (give it on the command line or in the preset); live settings: \(ParameterID.trackParameters.filter(\.spec.isLive).map(\.spec.key).joined(separator: ", "))")
             }
-            do { return .setTrack(track: n, id: id, value: try SessionOptions.value(words[3], id: id, flag: "track \(n) \(words[2])")) } catch {
-                throw fail(error.message)
+            let flag = "track \(words[1]) \(words[2])"
+            let value: Double
+            do { value = try SessionOptions.value(words[3], id: id, flag: flag) } catch { throw fail(error.message) }
+            let live = PitchShifterSettings.liveTempoRange
+            if id == .tempo && !live.contains(value) {
+                throw fail("\(flag) \(words[3]): live playback takes tempos from \(fmt(live.lowerBound)) to \(fmt(live.upperBound)) (render the session for tempos beyond)")
             }
+            return all ? .setAllTracks(id: id, value: value) : .setTrack(track: n, id: id, value: value)
         case "master":
             if words.count == 3 && words[1] == "limit" {
                 do { return .limiterCeiling(try SessionOptions.value(words[2], id: .limiterCeilingDBTP, flag: "master limit")) } catch {

@@ -4,7 +4,8 @@ import MixFX
 /// Applies control commands to a playing session: the scriptable protocol of `mixfx play`
 /// (one command per line on stdin) and what the terminal mixer's keys call.
 ///
-///     track N KEY VALUE     KEY: volume, pan, bass, treble, pitch, mute, solo, bass-freq, ...
+///     track N KEY VALUE     KEY: volume, pan, bass, treble, pitch, tempo, mute, solo, bass-freq, ...
+///     track all KEY VALUE   every track
 ///     master volume V
 ///     seek SECONDS | seek +S | seek -S
 ///     pause | resume
@@ -45,6 +46,7 @@ final class LiveControl: @unchecked Sendable {
         guard let command else { return .ok("") }
         switch command {
         case .setTrack(let n, let id, let v): tracks[n - 1].parameter(id)?.value = v
+        case .setAllTracks(let id, let v): for t in tracks { t.parameter(id)?.value = v }
         case .masterVolume(let v): engine.mainMixer.outputVolume = v
         case .limiterCeiling(let v):
             guard let limiter = engine.masterLimiter else {
@@ -66,8 +68,8 @@ final class LiveControl: @unchecked Sendable {
             let m = player.kernel.masterLevels
             let lufs = m.shortTermLUFS
             let tp = m.takeTruePeak()
-            return .ok(String(format: "position %.3f s of %.3f s, dsp %.1f%%, underruns %d%@; master short-term %@ LUFS, true peak %@ dBTP%@",
-                              s.positionSeconds, s.durationSeconds, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : "",
+            return .ok(String(format: "position %.3f s of %.3f s, played %.3f s at tempo %.3f, dsp %.1f%%, underruns %d%@; master short-term %@ LUFS, true peak %@ dBTP%@",
+                              s.positionSeconds, s.durationSeconds, s.playedSeconds, s.tempo, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : "",
                               lufs.isFinite ? String(format: "%.1f", lufs) : "-inf",
                               tp > 0 ? String(format: "%.1f", 20 * log10(Double(tp))) : "-inf",
                               engine.masterLimiter.map { String(format: ", limiter %.1f dBTP (gain %.1f dB)", $0.ceilingDBTP, m.limiterGainDB) } ?? ""))

@@ -172,6 +172,7 @@ struct PlayCommand {
                 "latencyFrames": player.kernel.trackLatencyFrames.max() ?? 0,
                 "trackReplacedSamples": player.kernel.trackReplacedSamples,
                 "wallSeconds": player.playbackWallSeconds,
+                "playedSeconds": s.playedSeconds, "positionSeconds": s.positionSeconds,
             ]
             if let a = player.renderThreadAllocations { obj["renderThreadAllocations"] = a }
             printJSON(obj)

@@ -47,7 +47,11 @@ final class TerminalMixer {
         func bump(_ id: ParameterID, _ delta: Double) {
             guard let p = t.parameter(id) else { return }
             let spec = id.spec
-            p.value = min(max(p.value + delta, spec.minimumExcluded ? spec.minimum + 0.01 : spec.minimum), spec.maximum)
+            // (a tempo within what live playback takes)
+            let live = PitchShifterSettings.liveTempoRange
+            let low = id == .tempo ? live.lowerBound : spec.minimumExcluded ? spec.minimum + 0.01 : spec.minimum
+            p.value = min(max(p.value + delta, low), id == .tempo ? live.upperBound : spec.maximum)
+            if id == .tempo { p.value = (p.value * 100).rounded() / 100 }   // (0.9, not 0.8999…)
             message = "track \(selected + 1) \(id.rawValue) \(fmt((p.value * 100).rounded() / 100))"
         }
         switch keys {
@@ -72,6 +76,15 @@ final class TerminalMixer {
             case "P": bump(.pitchCents, 100)
             case ",": bump(.pitchCents, -10)
             case ".": bump(.pitchCents, 10)
+            case "<": bump(.tempo, -0.05)
+            case ">": bump(.tempo, 0.05)
+            case "{", "}":
+                // every track together: the song slower or faster, tracks kept together
+                let live = PitchShifterSettings.liveTempoRange
+                let v = min(max(control.tracks[0].timePitch.rate + (k == 123 ? -0.05 : 0.05), live.lowerBound), live.upperBound)
+                let rounded = (v * 100).rounded() / 100
+                for track in control.tracks { track.timePitch.rate = rounded }
+                message = "all tracks tempo \(fmt(rounded))"
             case "m", "M":
                 t.player.isMuted.toggle()
                 message = "track \(selected + 1) \(t.player.isMuted ? "muted" : "unmuted")"
@@ -109,22 +122,26 @@ final class TerminalMixer {
         let s = control.player.status
         var lines: [String] = []
         let state = s.isFinished ? "■" : s.isPaused ? "‖" : "▶"
-        lines.append(String(format: "mixfx play  %@ %@ / %@   DSP %4.1f%%   underruns %d   %@ %d Hz",
-                            state, clock(s.positionSeconds), clock(s.durationSeconds), s.dspLoad * 100, s.underruns,
+        // with a tempo, song time and the time played (wall time) part
+        let tempos = control.tracks.map(\.timePitch.rate)
+        let wall = tempos.allSatisfy { $0 == 1 } && s.tempo == 1 ? ""
+            : String(format: "   wall %@ (tempo %.2f×)", clock(s.playedSeconds), s.tempo)
+        lines.append(String(format: "mixfx play  %@ %@ / %@%@   DSP %4.1f%%   underruns %d   %@ %d Hz",
+                            state, clock(s.positionSeconds), clock(s.durationSeconds), wall, s.dspLoad * 100, s.underruns,
                             control.player.output.device, control.player.output.sampleRate))
         lines.append("")
-        lines.append("   #  track                    vol    pan    bass  treble   pitch  M S  level")
+        lines.append("   #  track                    vol    pan    bass  treble   pitch  tempo  M S  level")
         let now = Date()
         let anySolo = control.tracks.contains { $0.player.isSoloed }
         for (i, t) in control.tracks.enumerated() {
             let peak = control.player.kernel.trackMeters[i].takePeak()
             if peak >= peakHold[i].value || now > peakHold[i].until { peakHold[i] = (peak, now + 1) }
             let name = URL(fileURLWithPath: control.inputs[i]).lastPathComponent
-            let row = String(format: "%@ %2d  %@ %5.2f  %+5.2f  %+5.1f  %+5.1f  %+6.0f  %@ %@  %@",
+            let row = String(format: "%@ %2d  %@ %5.2f  %+5.2f  %+5.1f  %+5.1f  %+6.0f  %5.2f  %@ %@  %@",
                              i == selected ? ">" : " ", i + 1,
                              name.padding(toLength: 22, withPad: " ", startingAt: 0),
                              t.player.volume, t.player.pan, t.eq.bassGain.value, t.eq.trebleGain.value,
-                             t.timePitch.pitchCents, t.player.isMuted ? "M" : ".",
+                             t.timePitch.pitchCents, t.timePitch.rate, t.player.isMuted ? "M" : ".",
                              t.player.isSoloed ? "S" : (anySolo ? "-" : "."),
                              meter(rms: control.player.kernel.trackMeters[i].rms, hold: peakHold[i].value))
             lines.append(row)
@@ -151,11 +168,12 @@ final class TerminalMixer {
             lines += [
                 "  ↑/↓ or 1-9  choose a track        v/V  volume −/+        ←/→  pan",
                 "  b/B  bass −/+ 1 dB   t/T  treble −/+ 1 dB   p/P  pitch −/+ 100 cents   ,/.  ±10 cents",
+                "  </>  tempo −/+ 0.05   {/}  every track's tempo −/+ 0.05 (song time and wall time then part)",
                 "  m  mute   s  solo   -/+  master volume   space  pause   [/]  seek ∓5 s",
                 "  w  save the settings as a preset   ?  hide help   q  quit",
             ]
         } else {
-            lines.append("  keys: ↑↓ track  v/V vol  ←→ pan  b/B bass  t/T treble  p/P pitch  m mute  s solo  space pause  [ ] seek  w save  ? help  q quit")
+            lines.append("  keys: ↑↓ track  v/V vol  ←→ pan  b/B bass  t/T treble  p/P pitch  </> tempo  m mute  s solo  space pause  [ ] seek  w save  ? help  q quit")
         }
         lines.append("  \(message)")
         let screen = "\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J"

@@ -31,6 +31,8 @@ final class PhaseVocoder {
     static let glideSeconds = 0.02
     /// A glide this close to its target (cents) is there.
     static let glideSnapCents = 0.05
+    /// A tempo glide this close to its target (relative) is there.
+    static let glideSnapTempoRatio = 1e-6
     /// Analysis frame length: the least power of two ≥ 256 covering `frameSeconds`.
     static let frameSeconds = 0.085
 
@@ -75,6 +77,8 @@ final class PhaseVocoder {
     let historyA: UnsafeMutablePointer<Double>
     let historyR: UnsafeMutablePointer<Double>
     let historyS: UnsafeMutablePointer<Int>
+    /// Frame m's tempo R_m (its stretch is r_m/R_m), by m & historyMask.
+    let historyT: UnsafeMutablePointer<Double>
 
     private var inStart = 0                    // absolute input index of input[0]
     /// Input frames taken so far: the next input time.
@@ -90,9 +94,12 @@ final class PhaseVocoder {
     private var lastSynthesisCentre = 0        // S of the previous frame
     private var currentCents = 0.0             // the glide, per frame
     private(set) var targetCents = 0.0
-    /// The tempo R: the input is consumed R times faster than the output is read (1: the
-    /// duration kept). Fixed from `init`.
-    let tempo: Double
+    /// The tempo R of the frames run now: the input is consumed R times faster than the output
+    /// is read (1: the duration kept). Glides toward `targetTempo` like the pitch (live);
+    /// offline it stays what `init` set.
+    private(set) var tempo: Double
+    /// The tempo `tempo` glides to (live tempo changes).
+    var targetTempo: Double
     /// Keep the spectral envelope where it was (`FormantCorrection`).
     var preserveFormants = false
 
@@ -102,6 +109,7 @@ final class PhaseVocoder {
     init(sampleRate: Double, maximumFrameCount: Int, channelCount: Int, overlap: Int,
          minRatio: Double, maxRatio: Double, latencyFrames: Int, readHalfTaps: Int, tempo: Double = 1) {
         self.tempo = tempo
+        targetTempo = tempo
         let n = Self.fftSize(sampleRate: sampleRate)
         fftSize = n
         hopFrames = max(1, n / overlap)
@@ -139,13 +147,14 @@ final class PhaseVocoder {
         historyA = .allocate(capacity: Self.historyCapacity)
         historyR = .allocate(capacity: Self.historyCapacity)
         historyS = .allocate(capacity: Self.historyCapacity)
+        historyT = .allocate(capacity: Self.historyCapacity)
     }
 
     deinit {
         for p in [window, windowSquared, taper, input, stretched, norm, prevRe, prevIm, re, im, power, outRe, outIm] {
             p.deallocate()
         }
-        historyA.deallocate(); historyR.deallocate(); historyS.deallocate()
+        historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
     }
 
     /// Clears every signal; the next input is time 0 (input before it is silence), at
@@ -154,6 +163,7 @@ final class PhaseVocoder {
         let ch = channelCount, bins = fftSize / 2 + 1
         targetCents = pitchCents
         currentCents = pitchCents
+        tempo = targetTempo
         input.update(repeating: 0, count: inCapacity * ch)
         stretched.update(repeating: 0, count: stretchedCapacity * ch)
         norm.update(repeating: 0, count: stretchedCapacity)
@@ -210,6 +220,11 @@ final class PhaseVocoder {
             Smoother.onePole(&currentCents, toward: targetCents, coefficient: min(1, frameSeconds / Self.glideSeconds),
                              snap: Self.glideSnapCents)
         }
+        if tempo != targetTempo {
+            let frameSeconds = Double(hopFrames) / sampleRate
+            Smoother.onePoleLog(&tempo, toward: targetTempo, coefficient: min(1, frameSeconds / Self.glideSeconds),
+                                snapRatio: Self.glideSnapTempoRatio)
+        }
         let r = currentCents == 0 ? 1 : PitchShifterSettings.ratio(cents: currentCents)
         let sigma = r / tempo   // the stretch (exactly r at tempo 1)
         let a = nextAnalysisCentre, s = nextS
@@ -217,6 +232,7 @@ final class PhaseVocoder {
         historyA[framesRun & Self.historyMask] = a
         historyR[framesRun & Self.historyMask] = sigma
         historyS[framesRun & Self.historyMask] = s
+        historyT[framesRun & Self.historyMask] = tempo
         analyseAndSynthesise(centre: roundToInt(a), ratio: r, at: s, hop: hs, readPosition: readPosition)
         nextAnalysisCentre = a + Double(hs) / sigma
         nextS = s + hs

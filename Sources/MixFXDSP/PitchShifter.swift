@@ -33,6 +33,9 @@ public struct PitchShifterSettings: Sendable, Equatable {
 
     /// The allowed tempos (Apple's range).
     public static let tempoRange = (1.0 / 32)...32.0
+    /// The tempos a live shifter takes (its buffers are sized for them; a wider range would
+    /// cost megabytes per track): a quarter to four times.
+    public static let liveTempoRange = 0.25...4.0
 
     /// The allowed pitch range, cents (two octaves either way: the tables and the latency are
     /// sized for it).
@@ -118,11 +121,18 @@ public final class PitchShifter: @unchecked Sendable {
         let tableIndices: UnsafeMutablePointer<Int>
         /// With a tempo: each output frame's input time, rounded down (for the gate).
         let inputTimes: UnsafeMutablePointer<Int>
+        /// Live: each output frame's input time.
+        let times: UnsafeMutablePointer<Double>?
     }
     private var parts: Parts?
     private var sampleRate = 48_000.0
     private var outIndex = 0
     private var wet: Float = 1   // live: the wet share (see `crossfadeToDry`)
+    /// Live: the input time of the next output frame (see `process(live:...)`); the engine reads
+    /// it as the track's position in its own time.
+    public private(set) var inputTime = 0.0
+    /// Live: the tempo the frames run now have glided to (1 until a tempo is set).
+    public var currentTempo: Double { parts?.vocoder.tempo ?? 1 }
 
     /// An unprepared shifter; call `prepare` (control side) before `process`.
     public init() {}
@@ -135,14 +145,14 @@ public final class PitchShifter: @unchecked Sendable {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
         precondition(PitchShifterSettings.overlapRange.contains(settings.overlap))
         precondition(PitchShifterSettings.tempoRange.contains(settings.tempo))
-        precondition(mode == .offline || !settings.changesTempo, "a tempo is offline only")
+        precondition(mode == .offline || PitchShifterSettings.liveTempoRange.contains(settings.tempo))
         deallocateScratch()
         parts = nil
         self.settings = settings
         self.mode = mode
         sampleRate = spec.sampleRate
         guard mode == .live || !settings.isNeutral else { latencyFrames = 0; inputAheadFrames = 0; reset(); return }
-        if settings.changesTempo { prepareTempo(spec); return }
+        if settings.changesTempo && mode == .offline { prepareTempo(spec); return }
         let n = PhaseVocoder.fftSize(sampleRate: spec.sampleRate)
         // Latency for the smallest ratio this shifter may meet, and the tables it may read.
         let minRatio = mode == .live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
@@ -174,21 +184,55 @@ public final class PitchShifter: @unchecked Sendable {
         let maxFrames = spec.maximumFrameCount
         let splice = TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: latencyFrames,
                                      halfTaps: maxHalfTaps)
+        // Live, the tempo may change (`setTempo`, within `liveTempoRange`): the input is pulled
+        // up to `liveAheadFrames(R)` past the output's input time, the stretch σ = r/R spans
+        // r_min/R_max…r_max/R_min, and the buffers hold the largest of those spans.
+        var stretchSizing = latencyFrames, minStretch = minRatio, maxStretch = maxRatio, reach = latencyFrames
+        if mode == .live {
+            halfFrame = n / 2
+            aheadCoefficient = tables.enumerated().map { i, t in
+                Double(n / 2 + t.taps / 2 + 2) / (i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents)))
+            }.max()!
+            let slow = PitchShifterSettings.liveTempoRange.lowerBound, fast = PitchShifterSettings.liveTempoRange.upperBound
+            minStretch = minRatio / fast
+            maxStretch = maxRatio / slow
+            let blockInput = Int((Double(maxFrames) * fast).rounded(.up)) + 2
+            reach = max(latencyFrames, liveAheadFrames(tempo: fast)) + blockInput + maxFrames
+                + Int(TransientSplice.lengthSeconds * spec.sampleRate * maxRatio)
+            // the stretched span: what is pulled ahead of the read position, stretched
+            let span = max(Double(latencyFrames) * maxRatio, Double(liveAheadFrames(tempo: slow)) * maxStretch)
+                + Double(blockInput) * maxStretch
+            stretchSizing = Int((span / maxStretch).rounded(.up))
+        }
         parts = Parts(
             vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
-                                  overlap: settings.overlap, minRatio: minRatio, maxRatio: maxRatio,
-                                  latencyFrames: latencyFrames, readHalfTaps: maxHalfTaps),
+                                  overlap: settings.overlap, minRatio: minStretch, maxRatio: maxStretch,
+                                  latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, tempo: settings.tempo),
             reader: StretchReader(tables: tables),
             gate: TransientGate(sampleRate: spec.sampleRate,
-                                reachFrames: latencyFrames + maxFrames + splice.onsetLookaheadFrames + splice.onsetBackFrames),
+                                reachFrames: reach + maxFrames + splice.onsetLookaheadFrames + splice.onsetBackFrames),
             splice: splice,
             history: InputHistory(channelCount: spec.channelCount,
-                                  frames: latencyFrames + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
+                                  frames: reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
                                   slack: 2 * maxHalfTaps),
             ratios: .allocate(capacity: max(1, maxFrames)),
             tableIndices: .allocate(capacity: max(1, maxFrames)),
-            inputTimes: .allocate(capacity: 1))
+            inputTimes: .allocate(capacity: mode == .live ? max(1, maxFrames) : 1),
+            times: mode == .live ? .allocate(capacity: max(1, maxFrames)) : nil)
         reset()
+    }
+
+    /// Live: max over the ratio grid of (N/2 + taps/2 + 2)/r_i, r_i the least ratio of cell i
+    /// (the latency bound's term, so L = N/2 + ⌈this⌉ + 1).
+    private var aheadCoefficient = 0.0
+    private var halfFrame = 0
+
+    /// Live: how far past the output's input time the input must be pulled at tempos up to
+    /// `tempo`: N/2 + ⌈c·R⌉ + 1 (the latency bound with the stretch r/R), and never less than L
+    /// at tempo 1 (where the exact path runs, and the splice's room counts on L).
+    private func liveAheadFrames(tempo: Double) -> Int {
+        let bound = halfFrame + Int((aheadCoefficient * tempo).rounded(.up)) + 1
+        return tempo >= 1 ? max(latencyFrames, bound) : bound
     }
 
     /// With a tempo R (offline): the vocoder stretches by σ = r/R, the reader reads r times
@@ -220,7 +264,8 @@ public final class PitchShifter: @unchecked Sendable {
                                   slack: 2 * halfTaps),
             ratios: .allocate(capacity: max(1, maxFrames)),
             tableIndices: .allocate(capacity: max(1, maxFrames)),
-            inputTimes: .allocate(capacity: max(1, maxFrames)))
+            inputTimes: .allocate(capacity: max(1, maxFrames)),
+            times: nil)
         reset()
     }
 
@@ -228,13 +273,17 @@ public final class PitchShifter: @unchecked Sendable {
         parts?.ratios.deallocate()
         parts?.tableIndices.deallocate()
         parts?.inputTimes.deallocate()
+        parts?.times?.deallocate()
     }
 
     /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
     public func reset() {
         wet = mode == .live && settings.isNeutral ? 0 : 1
         outIndex = 0
+        // live: output frame 0 at input time −L·R, so that input time 0 is heard after L frames
+        inputTime = -Double(latencyFrames) * settings.tempo
         guard let parts else { return }
+        parts.vocoder.targetTempo = settings.tempo
         parts.vocoder.reset(pitchCents: settings.pitchCents)
         parts.vocoder.preserveFormants = settings.preserveFormants
         parts.reader.reset()
@@ -257,6 +306,68 @@ public final class PitchShifter: @unchecked Sendable {
         let target = min(max(cents, PitchShifterSettings.centsRange.lowerBound), PitchShifterSettings.centsRange.upperBound)
         settings.pitchCents = target
         parts?.vocoder.setTargetCents(target)
+    }
+
+    /// Sets the tempo while running (live mode; the render side calls it once per block),
+    /// clamped to `liveTempoRange`. The frames glide to it over about 20 ms; it is heard once
+    /// the input they analyse is played (within the latency). From 0 cents and tempo 1 the
+    /// output first fades from the exact dry input to the wet signal, and only then the tempo
+    /// moves.
+    @inline(__always)
+    public func setTempo(_ tempo: Double) {
+        guard mode == .live else { return }
+        let range = PitchShifterSettings.liveTempoRange
+        settings.tempo = tempo.isNaN ? 1 : min(max(tempo, range.lowerBound), range.upperBound)
+    }
+
+    /// Live, any tempo: writes `frameCount` output frames into `left` (and `right`), asking
+    /// `pull(k)` for the next k input frames (at most `maximumPull` at a time) as the output's
+    /// input time advances. Output frame n is at input time t_n, t_{n+1} = t_n + R_m (the tempo
+    /// of the frame it reads), from t_0 = −L·R after `reset`. While the tempo is 1 and t_n whole
+    /// this is exactly `process(left:right:frameCount:)` fed the same input (the pull then asks
+    /// for `frameCount` frames a block); a tempo returning to 1 steers t onto the nearest whole
+    /// frame within a block so that it is again. Never allocates.
+    public func process(live left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+                        maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
+        guard let parts, let times = parts.times else { return }
+        let vocoder = parts.vocoder
+        // the tempo waits until the output is wholly wet (leaving the exact dry path)
+        vocoder.targetTempo = wet == 1 ? settings.tempo : 1
+        var high = max(vocoder.tempo, vocoder.targetTempo)
+        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {   // the frames not read past
+            high = max(high, vocoder.historyT[m & PhaseVocoder.historyMask])
+        }
+        // back at tempo 1 between whole frames: this block steers onto the nearest one (a step
+        // of at most 1 + 0.5/frameCount: under 2 cents for one block, no jump)
+        let whole = inputTime == inputTime.rounded(.down)
+        let nudge = high == 1 && !whole ? (inputTime.rounded() - inputTime) / Double(frameCount) : 0
+        let exact = high == 1 && whole
+        let needed = floorToInt(inputTime + Double(frameCount - 1) * high) + 1 + liveAheadFrames(tempo: high)
+        while vocoder.inputEnd < needed {
+            let n = min(maximumPull, needed - vocoder.inputEnd)
+            let (l, r) = try pull(n)
+            parts.gate.recordInput(left: l, right: r, frameCount: n, at: vocoder.inputEnd)
+            parts.history.write(left: l, right: r, frameCount: n, at: vocoder.inputEnd)
+            vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
+        }
+        let t0 = inputTime
+        inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: parts.ratios,
+                                      tableIndices: parts.tableIndices, from: vocoder, times: times, nudge: nudge)
+        if nudge != 0 { inputTime = inputTime.rounded() }
+        if exact {
+            let first = Int(t0)
+            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: first)
+            parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: first,
+                                 ratios: parts.ratios, tableIndices: parts.tableIndices, gate: parts.gate, input: parts.history)
+            crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
+        } else {
+            for k in 0..<frameCount { parts.inputTimes[k] = max(-1, floorToInt(times[k])) }
+            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: parts.inputTimes)
+            parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, times: times,
+                                 tempo: vocoder.tempo, ratios: parts.ratios, tableIndices: parts.tableIndices,
+                                 gate: parts.gate, input: parts.history)
+        }
+        outIndex += frameCount
     }
 
     /// Shifts `frameCount` frames in place (`right` nil for mono, and only then). Output lags
@@ -314,6 +425,7 @@ public final class PitchShifter: @unchecked Sendable {
         let step = Float(1 / (Self.wetFadeSeconds * sampleRate))
         let history = parts.history.base, stride = parts.history.stride, mask = parts.history.mask
         let atZero = parts.vocoder.targetCents == 0
+        let tempoIsOne = settings.tempo == 1
         var w = wet
         defer { wet = w }
         for k in 0..<frameCount {
@@ -323,7 +435,7 @@ public final class PitchShifter: @unchecked Sendable {
                 dryL = history[slot]
                 dryR = right != nil ? history[stride + slot] : dryL
             }
-            let wantWet = !(parts.ratios[k] == 1 && atZero)
+            let wantWet = !(parts.ratios[k] == 1 && atZero && tempoIsOne)
             Smoother.linear(&w, toward: wantWet ? 1 : 0, step: step)
             let m = w
             if m == 0 {

@@ -22,7 +22,8 @@ final class StretchReader {
     private(set) var starvedFrames = 0
     /// Where the last sample was read (the vocoder keeps what lies after it).
     private(set) var lastReadPosition = 0.0
-    private var segment = 0                 // frame whose segment holds the current output
+    /// The frame whose segment holds the current output.
+    private(set) var segment = 0
     private var tableRatio = 0.0            // the ratio `table` was chosen for
     private var table = 0
 
@@ -38,11 +39,19 @@ final class StretchReader {
     /// vocoder's tempo) into `left` (and `right` for stereo), with each one's pitch ratio and grid
     /// index into `ratios`/`tableIndices` (1 and the last index before time 0, where the output
     /// is silence).
-    @inline(__always)
+    ///
+    /// With `times` (a tempo that changes, live): frame k+1's input time is frame k's plus the
+    /// tempo R_m of the segment it read (before time 0, the vocoder's tempo) plus `nudge`, each
+    /// frame's time goes into `times`, and p therefore advances r_m (plus σ·nudge) per output
+    /// sample. Returns the input time of the frame after the block.
+    @inline(__always) @discardableResult
     func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Double,
-              ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder) {
-        let step = vocoder.tempo
+              ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder,
+              times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
+        let fixedStep = vocoder.tempo, variable = times != nil, earlyStep = vocoder.tempo
+        var next = firstTime
         let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
+        let historyT = vocoder.historyT
         let mask = PhaseVocoder.historyMask
         let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
         let yFinal = vocoder.finalStretchedEnd, yStart = vocoder.stretchedStart
@@ -55,14 +64,17 @@ final class StretchReader {
             starvedFrames = starved
         }
         for k in 0..<frameCount {
-            let t = firstTime + Double(k) * step   // (at tempo 1: firstTime + k exactly)
+            // (at tempo 1: firstTime + k exactly, either way)
+            let t = variable ? next : firstTime + Double(k) * fixedStep
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
+            var step = earlyStep
             if t >= 0 {
                 var moved = false
                 while seg + 1 < framesRun && historyA[(seg + 1) & mask] <= t { seg += 1; moved = true }
                 let a = historyA[seg & mask]
                 let sigma = historyR[seg & mask]
+                step = variable ? historyT[seg & mask] : fixedStep
                 let r = sigma * step   // the pitch ratio the segment is read at
                 if moved || r != segTableRatio {
                     segTableRatio = r
@@ -90,6 +102,9 @@ final class StretchReader {
             right?[k] = wetR
             ratios[k] = segmentRatio
             tableIndices[k] = segTable
+            times?[k] = t
+            next = t + step + nudge
         }
+        return variable ? next : firstTime + Double(frameCount) * fixedStep
     }
 }

@@ -79,20 +79,49 @@ final class TransientSplice {
     /// output frame; the grid index `table` is `ratio`'s.
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate, input: InputHistory) {
+        spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
+                           inputTime: { _, o in o * tempo }, landing: { _, _, probe in Double(probe) / tempo },
+                           ratio: { _ in ratio }, table: { _ in tableIndex })
+    }
+
+    /// The same with a tempo that changes (live): frame k is at input time `times[k]` and reads
+    /// at `ratios[k]` (grid index `tableIndices[k]`); an onset lands where the local tempo
+    /// (`times[k+1] − times[k]`, else `tempo`) carries it.
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
+                 times: UnsafePointer<Double>, tempo: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
+                 gate: TransientGate, input: InputHistory) {
+        spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
+                           inputTime: { k, _ in times[k] },
+                           landing: { k, o, probe in
+                               let local = k + 1 < frameCount ? times[k + 1] - times[k] : tempo
+                               return o + (Double(probe) - times[k]) / local
+                           },
+                           ratio: { ratios[$0] }, table: { tableIndices[$0] })
+    }
+
+    /// The splice placed in output time: frame k (output frame o) is at input time
+    /// `inputTime(k, o)`; an onset at input time `probe` found at frame k lands at output time
+    /// `landing(k, o, probe)`, and is read at `ratio(k)` through `table(k)`.
+    @inline(__always)
+    private func spliceInOutputTime(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+                                    firstOutput: Int, gate: TransientGate, input: InputHistory,
+                                    inputTime: (Int, Double) -> Double, landing: (Int, Double, Int) -> Double,
+                                    ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
-        let t = tables[tableIndex]
         for k in 0..<frameCount {
             let o = Double(firstOutput + k)
-            let now = floorToInt(o * tempo)
+            let now = floorToInt(inputTime(k, o))
             if o >= tempoEnd && now >= holdoffEnd {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     onset = probe
+                    ratio = ratioAt(k)
+                    table = tableAt(k)
                     rampStart = o
-                    onsetOut = max(o + 1, Double(probe) / tempo)
+                    onsetOut = max(o + 1, landing(k, o, probe))
                     holdEndOut = onsetOut + Double(2 * lengthFrames / 3)
                     tempoEnd = onsetOut + Double(lengthFrames)
                     holdoffEnd = probe + holdoffFrames
@@ -110,7 +139,7 @@ final class TransientSplice {
             // the attack at its own speed, then `ratio` times faster
             let since = o - onsetOut
             let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
-            Self.blend(left, right, k, weight: w, input: input, at: pos, table: t)
+            Self.blend(left, right, k, weight: w, input: input, at: pos, table: tables[table])
         }
     }
 

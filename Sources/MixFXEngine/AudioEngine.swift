@@ -133,7 +133,11 @@ public final class AudioEngine {
     }
 
     /// Checks the graph and every parameter, and works out the output format.
-    public func validate() throws(EngineError) -> EngineLayout {
+    public func validate() throws(EngineError) -> EngineLayout { try validate(tempoSetsLength: true) }
+
+    /// `validate()`; with `tempoSetsLength` false (live: the tempo may change while playing)
+    /// the lengths are the tracks' own, in song time, whatever their tempo.
+    func validate(tempoSetsLength: Bool) throws(EngineError) -> EngineLayout {
         var tracks: [TrackLayout] = []
         var onPath = Set<ObjectIdentifier>([ObjectIdentifier(mainMixer)])
         for case let player as PlayerNode in nodes {
@@ -206,7 +210,7 @@ public final class AudioEngine {
         // it is taken R times longer, so that it stays `start` seconds)
         let lengths = tracks.map { t in
             let f = AudioEngine.unplacedFormat(t.player.source)
-            let speed = t.player.speedParameter.clampedValue, tempo = t.tempo
+            let speed = t.player.speedParameter.clampedValue, tempo = tempoSetsLength ? t.tempo : 1
             let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed * tempo).total
             let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: rate, speed: speed)
             let n = Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
@@ -233,9 +237,10 @@ public final class AudioEngine {
     /// prepares for parameters that change while rendering: every track gets the same, fixed
     /// latency, and changes are smoothed.
     public func makeKernel(maximumFrameCount: Int = 4096, mode: RenderMode = .offline) throws(EngineError) -> RenderKernel {
-        let layout = try validate()
-        if mode == .live, let t = layout.tracks.first(where: { $0.tempo != 1 }) {
-            throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback does not change the tempo yet (render the session with that tempo, then play the file)")
+        let layout = try validate(tempoSetsLength: mode == .offline)
+        let live = PitchShifterSettings.liveTempoRange
+        if mode == .live, let t = layout.tracks.first(where: { !live.contains($0.tempo) }) {
+            throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback takes tempos from \(live.lowerBound) to \(live.upperBound) (render the session for tempos beyond)")
         }
         return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode)
     }

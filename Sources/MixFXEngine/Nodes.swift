@@ -172,7 +172,7 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     public let overlapParameter = AudioParameter(.pitchOverlap)
     /// Formant preservation (0 or 1). Any thread.
     public let formantParameter = AudioParameter(.preserveFormants)
-    /// Tempo (AVAudioUnitTimePitch's `rate`), 1/32…32. Read when the engine is prepared.
+    /// Tempo (AVAudioUnitTimePitch's `rate`), 1/32…32; live, 0.25…4 and any thread.
     public let rateParameter = AudioParameter(.tempo)
 
     /// A shifter at 0 cents, overlap 8. Control side.
@@ -190,7 +190,8 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     }
 
     /// Tempo, 1/32…32 (AVAudioUnitTimePitch's `rate`): the track lasts 1/rate as long, its pitch
-    /// kept (or moved by `pitchCents`). Offline; takes effect when the engine is next prepared.
+    /// kept (or moved by `pitchCents`). Any thread: live kernels glide to it (0.25…4, within
+    /// the latency; see `PitchShifter.setTempo`); offline it is read when the engine is prepared.
     public var rate: Double {
         get { rateParameter.value }
         set { rateParameter.value = newValue }

@@ -123,7 +123,7 @@ extension ParameterID {
                                   "keep the formants (spectral envelope) of voices when shifting", bool: true)
         case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
                        PitchShifterSettings.tempoRange.upperBound, 1, "×",
-                       "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both)", live: false)
+                       "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both; live 0.25…4)")
         case .speed: s("speed", ["varispeed", "rate"], \Track.player.speedParameter, Varispeed.range.lowerBound, Varispeed.range.upperBound, 1, "×",
                        "tape-style speed: pitch and tempo together (0.5: an octave down, twice as long)", live: false)
         case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)")

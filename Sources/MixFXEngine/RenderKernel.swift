@@ -106,6 +106,7 @@ public final class RenderKernel: @unchecked Sendable {
         for t in tracks {
             let sourceFrame = Int((Double(target) * t.sourceFramesPerOutputFrame).rounded())
             try t.reset(toFrame: sourceFrame)
+            t.songBase = target
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
@@ -140,6 +141,7 @@ public final class RenderKernel: @unchecked Sendable {
         master?.reset()
         for t in tracks {
             t.resetSignalState()
+            t.songBase = frame - largestLatencyFrames + t.latencyFrames
             t.setGains(targetGains(t, anySolo: solo))
         }
         framesRendered = frame - largestLatencyFrames
@@ -149,7 +151,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// the frames rendered, fewer at the end of the mix and 0 after it (never fewer when
     /// `loops`: the sources then loop, see `StreamingSource.setLoop`).
     public func render(frameCount: Int) throws -> Int {
-        let n = loops ? min(frameCount, maximumFrameCount) : min(frameCount, maximumFrameCount, layout.frameCount - framesRendered)
+        let n = loops ? min(frameCount, maximumFrameCount) : min(frameCount, maximumFrameCount, framesToEnd)
         guard n > 0 else { return 0 }
         let outChannels = layout.channelCount
         output.clear(frameCount: n)
@@ -209,6 +211,26 @@ public final class RenderKernel: @unchecked Sendable {
             t.meter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())
         }
         return finish(n, outChannels)
+    }
+
+    /// Frames of the mix until its end: offline, `layout.frameCount − framesRendered`; live, until
+    /// the track furthest from the end of its song reaches it at the tempo it plays at now (the
+    /// same while every tempo is 1).
+    private var framesToEnd: Int {
+        guard mode == .live else { return layout.frameCount - framesRendered }
+        var most = 0.0
+        for t in tracks { most = max(most, (Double(layout.frameCount) - t.songFrame) / t.tempoNow) }
+        return Int(most.rounded(.up))
+    }
+
+    /// Live: where the mix is in song time (frames at the output rate, tempo 1; `layout.frameCount`
+    /// long), and the tempo it moves at: the track furthest behind, as tracks at different tempos
+    /// part. Offline: `framesRendered` and 1. Render thread (the player publishes it).
+    public var songPosition: (frame: Double, tempo: Double) {
+        guard mode == .live, let first = tracks.first else { return (Double(framesRendered), 1) }
+        var position = (frame: first.songFrame, tempo: first.tempoNow)
+        for t in tracks.dropFirst() where t.songFrame < position.frame { position = (t.songFrame, t.tempoNow) }
+        return position
     }
 
     /// The master meter, and the position.

@@ -130,7 +130,8 @@ final class TrackKernel: @unchecked Sendable {
         // else by a `PlacedSource` in front of the source
         let placement = layout.player.placement
         let speed = layout.player.speedParameter.clampedValue
-        let placedSpeed = speed * layout.tempo   // (the placement's silence, in the mix's time)
+        // (the placement's silence, in the mix's time; live, in song time, as the tempo may change)
+        let placedSpeed = mode == .live ? speed : speed * layout.tempo
         if let placing = layout.player.source as? any PlacingSource {
             placing.place(placement, speed: placedSpeed)
             source = placing
@@ -161,14 +162,35 @@ final class TrackKernel: @unchecked Sendable {
                 let shifter = PitchShifter()
                 shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .live : .offline)
                 latency += shifter.latencyFrames
-                if shifter.settings.changesTempo { tempoEffect = effects.count }
+                if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
                 effects.append(.pitch(node: pitchNode, shifter: shifter))
             }
         }
         latencyFrames = latency
         tempoInput = tempoEffect == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
-        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * layout.tempo
+        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * (mode == .live ? 1 : layout.tempo)
     }
+
+    /// Live: the source's position, in frames of the mix at tempo 1, that the track's own time
+    /// counts from (set by the kernel at every seek and restart).
+    var songBase = 0
+    private var framesSinceReset = 0
+
+    /// Live: the live shifter, whose input time is the track's own time.
+    private var liveShifter: PitchShifter? {
+        guard let k = tempoEffect, case .pitch(_, let s) = effects[k], s.mode == .live else { return nil }
+        return s
+    }
+
+    /// Live: where the track is in its own (song) time, frames of the mix at tempo 1: at tempo 1
+    /// the mix's position; a tempo R moves it R frames per frame of the mix.
+    var songFrame: Double {
+        if let s = liveShifter { return Double(songBase) + s.inputTime }
+        return Double(songBase + framesSinceReset - latencyFrames)
+    }
+
+    /// Live: the tempo the track plays at now (1 without a shifter).
+    var tempoNow: Double { liveShifter?.currentTempo ?? 1 }
 
     /// Back to `frame` of the source with clear filter state and the current settings.
     func reset(toFrame frame: Int = 0) throws {
@@ -180,6 +202,7 @@ final class TrackKernel: @unchecked Sendable {
     /// where it is. Render side: does not allocate.
     func resetSignalState() {
         resampler?.reset()
+        framesSinceReset = 0
         for e in effects {
             switch e {
             case .eq(let node, let k):
@@ -187,6 +210,7 @@ final class TrackKernel: @unchecked Sendable {
                 k.eq.reset()
             case .pitch(let node, let s):
                 s.setPitchCents(node.settings.pitchCents)
+                s.setTempo(node.rateParameter.clampedValue)
                 s.reset()
             }
         }
@@ -207,14 +231,24 @@ final class TrackKernel: @unchecked Sendable {
         let buffer = out ?? self.buffer
         let left = buffer.channel(0)
         let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
-        if let k = tempoEffect, let input = tempoInput, case .pitch(_, let shifter) = effects[k] {
-            // A tempo: the shifter asks for its input as it needs it (R frames per output frame);
-            // the effects before it run on that input, those after it on the output.
-            try shifter.process(into: left, right, frameCount: frameCount, maximumPull: input.capacityFrames) { n in
+        framesSinceReset += frameCount
+        if let k = tempoEffect, let input = tempoInput, case .pitch(let node, let shifter) = effects[k] {
+            // A tempo (or live, where one may come): the shifter asks for its input as it needs
+            // it (R frames per output frame); the effects before it run on that input, those after
+            // it on the output.
+            func pullInput(_ n: Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?) {
                 try pull(frameCount: n, into: input)
                 let inL = input.channel(0), inR: UnsafeMutablePointer<Float>? = channelCount > 1 ? input.channel(1) : nil
                 runEffects(0..<k, left: inL, right: inR, frameCount: n)
                 return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
+            }
+            if shifter.mode == .live {
+                shifter.setPitchCents(node.pitchParameter.clampedValue)
+                shifter.setPreserveFormants(node.formantParameter.value != 0)
+                shifter.setTempo(node.rateParameter.clampedValue)
+                try shifter.process(live: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
+            } else {
+                try shifter.process(into: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
             }
             runEffects((k + 1)..<effects.count, left: left, right: right, frameCount: frameCount)
             return

@@ -24,8 +24,13 @@ public struct LiveOptions: Sendable {
 
 /// What a live player reports; any thread may read it.
 public struct LiveStatus: Sendable {
-    /// What is being heard now, seconds into the session.
+    /// What is being heard now, seconds into the session in song time (a tempo below 1 makes
+    /// it advance slower than the clock; tracks at different tempos: the one furthest behind).
     public var positionSeconds: Double
+    /// Seconds of playback heard since the start (pauses excluded): the wall time.
+    public var playedSeconds: Double
+    /// The tempo the song position moves at now (1 unless a tempo was set).
+    public var tempo: Double
     /// The session's length, seconds.
     public var durationSeconds: Double
     /// Render time of the last period over the period's duration (1 = a full core's real time).
@@ -96,6 +101,10 @@ public final class LivePlayer: @unchecked Sendable {
     private let maxLoadBits = Atomic<UInt64>(0)
     private let meanLoadBits = Atomic<UInt64>(0)
     private let rendered = Atomic<Int>(0)
+    // the song position (`RenderKernel.songPosition`) and frames played, as published by the
+    // render thread with `rendered`
+    private let songFrameBits = Atomic<UInt64>(0), songTempoBits = Atomic<UInt64>(1.0.bitPattern)
+    private let played = Atomic<Int>(0)
     private let clipped = Atomic<Int>(0)
     private let underrunCount = Atomic<Int>(0)
     private let renderAllocations = Atomic<Int>(-1)
@@ -131,6 +140,7 @@ public final class LivePlayer: @unchecked Sendable {
         }
         let start = options.startSeconds.isFinite ? min(max(0, options.startSeconds), durationSeconds) : 0
         try kernel.seek(toFrame: Int(start * Double(kernel.layout.sampleRate)))
+        publishPosition()
     }
 
     deinit { interleaved.deallocate() }
@@ -172,7 +182,7 @@ public final class LivePlayer: @unchecked Sendable {
             guard started.load(ordering: .relaxed) else {
                 // Not playing yet: the control side owns everything.
                 try kernel.seek(toFrame: frame)
-                rendered.store(kernel.framesRendered, ordering: .relaxed)
+                publishPosition()
                 return
             }
             seekTarget.store(frame, ordering: .relaxed)
@@ -212,10 +222,13 @@ public final class LivePlayer: @unchecked Sendable {
         let rate = Double(kernel.layout.sampleRate)
         let frames = rendered.load(ordering: .relaxed)
         let delay = finishedFlag.load(ordering: .relaxed) ? 0 : min(output.bufferFrames, frames)
-        var heard = max(0, frames - delay)
-        if options.loop && kernel.layout.frameCount > 0 { heard %= kernel.layout.frameCount }
+        let songTempo = Double(bitPattern: songTempoBits.load(ordering: .relaxed))
+        var heard = max(0, Double(bitPattern: songFrameBits.load(ordering: .relaxed)) - Double(delay) * songTempo)
+        if options.loop && kernel.layout.frameCount > 0 { heard = heard.truncatingRemainder(dividingBy: Double(kernel.layout.frameCount)) }
         return LiveStatus(
-            positionSeconds: Double(heard) / rate,
+            positionSeconds: heard / rate,
+            playedSeconds: Double(max(0, played.load(ordering: .relaxed) - delay)) / rate,
+            tempo: songTempo,
             durationSeconds: durationSeconds,
             dspLoad: Double(bitPattern: loadBits.load(ordering: .relaxed)),
             maxDSPLoad: Double(bitPattern: maxLoadBits.load(ordering: .relaxed)),
@@ -272,7 +285,7 @@ public final class LivePlayer: @unchecked Sendable {
                 }
                 if seekingTo >= 0 && sourcesMoved && kernel.framesRendered >= seekingTo {
                     seekingTo = -1
-                    rendered.store(kernel.framesRendered, ordering: .relaxed)
+                    publishPosition()
                     seekTarget.store(-1, ordering: .relaxed)
                 }
                 if stopRequested.load(ordering: .relaxed) {
@@ -305,7 +318,10 @@ public final class LivePlayer: @unchecked Sendable {
                 }
                 if periods == 0 { firstWriteNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
                 try output.write(interleaved, frameCount: n)
-                if (!paused || gain > 0) && seekingTo < 0 { rendered.store(kernel.framesRendered, ordering: .relaxed) }
+                if (!paused || gain > 0) && seekingTo < 0 {
+                    played.add(n, ordering: .relaxed)
+                    publishPosition()
+                }
                 underrunCount.store(output.underruns, ordering: .relaxed)
                 clipped.store(converter.clippedSamples, ordering: .relaxed)
                 periods += 1
@@ -323,6 +339,14 @@ public final class LivePlayer: @unchecked Sendable {
         feederStop.store(true, ordering: .relaxed)
         finishedFlag.store(true, ordering: .relaxed)
         finished.signal()
+    }
+
+    /// Publishes the position for `status` (render side, or the control side before the start).
+    private func publishPosition() {
+        rendered.store(kernel.framesRendered, ordering: .relaxed)
+        let song = kernel.songPosition
+        songFrameBits.store(song.frame.bitPattern, ordering: .relaxed)
+        songTempoBits.store(song.tempo.bitPattern, ordering: .relaxed)
     }
 
     /// Whether the feeder has moved every source after a seek request (render side).
@@ -357,7 +381,8 @@ public final class LivePlayer: @unchecked Sendable {
             applyGain(target: 0, step: fadeStep, frames: n, channels: channels)
             convertOutput(frames: n, channels: channels)
             try output.write(interleaved, frameCount: n)
-            rendered.store(kernel.framesRendered, ordering: .relaxed)
+            played.add(n, ordering: .relaxed)
+            publishPosition()
         }
         gain = 0
     }

@@ -20,12 +20,30 @@ import MixFX
         #expect(try parse("save a.json --force") == .save(path: "a.json", force: true))
         #expect(try parse("\tpause") == .pause && parse("play") == .resume && parse("status") == .status && parse("exit") == .quit)
         #expect(try parse("debug stall 400") == .debugStall(milliseconds: 400))
+        #expect(try parse("track 3 tempo 0.8") == .setTrack(track: 3, id: .tempo, value: 0.8))
+        #expect(try parse("track all tempo 80%") == .setAllTracks(id: .tempo, value: 0.8))
+        #expect(try parse("track all pitch -100") == .setAllTracks(id: .pitchCents, value: -100))
+    }
+
+    /// Live tempos are 0.25…4 (render for the rest); settings fixed at the start say so.
+    @Test func liveLimitsAreNamed() {
+        for (line, message) in [("track 1 tempo 8", "track 1 tempo 8: live playback takes tempos from 0.25 to 4"),
+                                ("track all tempo 0.2", "track all tempo 0.2: live playback takes tempos from 0.25 to 4"),
+                                ("track 2 speed 0.5", "track 2 speed: fixed when playback starts")] {
+            do {
+                _ = try parse(line)
+                Issue.record("'\(line)' was accepted")
+            } catch {
+                #expect(error.message.hasPrefix(message), "\(error.message)")
+            }
+        }
     }
 
     @Test(arguments: ["seek nan", "seek inf", "seek 1e400", "seek 0x10", "master volume nan", "master volume 17",
                       "master volume -1", "track 4 pitch 0", "track 0 pitch 0", "track 1 pitch 2401", "track 1 pitch nan",
                       "track 1 wobble 1", "track 1 mute maybe", "track 99999999999999999999 pitch 1", "debug stall 99999999999",
-                      "debug stall -1", "save", "save a b", "frobnicate", "track", "seek"])
+                      "debug stall -1", "save", "save a b", "frobnicate", "track", "seek", "track all", "track all tempo",
+                      "track all tempo nan", "track any tempo 1"])
     func hostileLinesAreRefusedWithAMessage(line: String) {
         do {
             _ = try parse(line)

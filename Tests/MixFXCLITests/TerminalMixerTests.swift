@@ -53,15 +53,18 @@ import TestSupport
         #expect(started, "screen: \(shown) stderr: \(errors)")
         guard started else { return }
         #expect(try screen().contains("t1.wav") && screen().contains("t2.wav"))
-        // Track 2: pitch up two steps, mute; master down.
-        for key in ["2", "P", "P", "m", "-"] {
+        // Track 2: pitch up two steps, mute; master down; every track's tempo down a step, then
+        // track 2's once more.
+        for key in ["2", "P", "P", "m", "-", "{", "<"] {
             _ = try tm(["send-keys", "-t", "t", key])
             usleep(120_000)
         }
-        #expect(try waitFor("  master volume 0.95"))
+        #expect(try waitFor("  track 2 tempo 0.9"))
         let lines = try screen().split(separator: "\n")
         let row = lines.first { $0.contains("t2.wav") }.map(String.init) ?? ""
-        #expect(row.hasPrefix(">") && row.contains("+200") && row.contains(" M "), "row: \(row)")
+        #expect(row.hasPrefix(">") && row.contains("+200") && row.contains(" 0.90 ") && row.contains(" M "), "row: \(row)")
+        // with a tempo the header shows the time played beside the song time
+        #expect(lines.first { $0.contains("mixfx play") }?.contains("wall ") == true, "\(lines.first ?? "")")
         #expect(lines.contains { $0.contains("master volume  0.95") })
         _ = try tm(["send-keys", "-t", "t", "w"])
         #expect(try waitFor("saved mixfx-saved.json"))
@@ -69,6 +72,7 @@ import TestSupport
         let saved = try PresetLibrary().loadFile(dir.file("mixfx-saved.json"), warnings: &warnings)
         #expect(saved.tracks.count == 2 && saved.tracks[1][.pitchCents] == 200 && saved.tracks[1][.mute] == 1)
         #expect(saved.masterVolume == 0.95 && saved.tracks[0][.pitchCents] == 0)
+        #expect(saved.tracks[0][.tempo] == 0.95 && saved.tracks[1][.tempo] == 0.9)
         _ = try tm(["send-keys", "-t", "t", "q"])
         let end = Date() + 5
         while !FileManager.default.fileExists(atPath: dir.file("after.txt")) && Date() < end { usleep(50_000) }
