@@ -25,6 +25,14 @@ sessions=(
   "preset|$band/track1.wav $band/track2.wav --preset chipmunk --sample-format f32"
   "clipped|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --volume 3 --treble 6 --clip --sample-format s16"
 )
+# tempo, speed and placement (when the old binary has them: from 036dec9 on)
+if "$old" render --help 2>&1 | grep -q -- "--tempo"; then
+  sessions+=(
+    "tempo|$band/track1.wav $band/track2.wav --tempo 0.8 --pitch -200 --track 2:tempo=1.25,start=0.5,trim=1..8,fade-in=0.3 --sample-format f32"
+    "tempo-hits|$band/track4.wav --tempo 0.5 --pitch 1200 --sample-format f32"
+    "speed|$band/track3.wav $work/st22.flac --speed 0.8 --track 2:tempo=2 --sample-format f32"
+  )
+fi
 status=0
 for s in "${sessions[@]}"; do
   name=${s%%|*}; args=${s#*|}

@@ -11,27 +11,35 @@ import TestSupport
 enum QualityBenchmark {
     struct Tool {
         let name: String
-        let run: (_ input: String, _ output: String, _ cents: Double) throws -> Bool
+        let process: (_ input: String, _ output: String, _ cents: Double, _ tempo: Double) throws -> Bool
+        /// Shifts `input` by `cents` and plays it at `tempo` (1: the duration kept) into `output`.
+        func run(_ input: String, _ output: String, _ cents: Double, tempo: Double = 1) throws -> Bool {
+            try process(input, output, cents, tempo)
+        }
     }
 
     static func tools() -> [Tool] {
-        var list: [Tool] = [Tool(name: "mixfx") { input, output, cents in
+        var list: [Tool] = [Tool(name: "mixfx") { input, output, cents, tempo in
             let engine = AudioEngine()
             let t = engine.addTrack(source: try SoundFileReader(path: input))
             t.timePitch.pitchCents = cents
+            t.timePitch.rate = tempo
             var r = OfflineRenderer(outputPath: output)   // same sample format as the input, like the peers
             r.overwrite = true
             _ = try r.render(engine)
             return true
         }]
-        func external(_ name: String, _ exe: String, _ args: @escaping (String, String, Double) -> [String]) {
+        func external(_ name: String, _ exe: String, _ args: @escaping (String, String, Double, Double) -> [String]) {
             guard let path = which(exe) else { return }
-            list.append(Tool(name: name) { i, o, c in try runProcess(path, args(i, o, c)).status == 0 })
+            list.append(Tool(name: name) { i, o, c, r in try runProcess(path, args(i, o, c, r)).status == 0 })
         }
-        external("sox pitch", "sox") { i, o, c in [i, "-e", "floating-point", "-b", "32", o, "pitch", String(c)] }
-        external("rubberband -2", "rubberband") { i, o, c in ["-2", "-p", String(c / 100), i, o] }
-        external("rubberband -3", "rubberband") { i, o, c in ["-3", "-p", String(c / 100), i, o] }
-        external("soundstretch", "soundstretch") { i, o, c in [i, o, "-pitch=\(c / 100)"] }
+        // (a tempo: sox's `tempo` effect, rubberband's -T, soundstretch's -tempo in percent)
+        external("sox pitch", "sox") { i, o, c, r in
+            [i, "-e", "floating-point", "-b", "32", o] + (c != 0 || r == 1 ? ["pitch", String(c)] : []) + (r != 1 ? ["tempo", String(r)] : [])
+        }
+        external("rubberband -2", "rubberband") { i, o, c, r in ["-2", "-p", String(c / 100)] + (r != 1 ? ["-T", String(r)] : []) + [i, o] }
+        external("rubberband -3", "rubberband") { i, o, c, r in ["-3", "-p", String(c / 100)] + (r != 1 ? ["-T", String(r)] : []) + [i, o] }
+        external("soundstretch", "soundstretch") { i, o, c, r in [i, o, "-pitch=\(c / 100)"] + (r != 1 ? ["-tempo=\((r - 1) * 100)"] : []) }
         return list
     }
 
@@ -41,7 +49,34 @@ enum QualityBenchmark {
         var worstPartialDB = 0.0, worstBetweenDB = -Double.infinity
         var worstPreEcho = -Double.infinity, worstOnsetMS = 0.0, worstDoubledDB = -Double.infinity
         var meanLSD = Double.nan, meanSC = Double.nan, worstLevelDB = Double.nan
+        var tempoCents = 0.0, tempoOnsetMS = 0.0, tempoPreEcho = -Double.infinity, tempoLSD: [Double] = []
         var failed = false
+    }
+
+    /// The tempos the tempo rows measure (issue #13's).
+    static let tempos = [0.5, 0.8, 1.25, 2.0]
+
+    /// Attacks at a tempo: each hit of `input` (onsets `onsets`) should start at T/R in `y`.
+    /// The shift is where `y`'s 1 ms RMS first passes half its peak near T/R, less where the
+    /// input's does near T (so the hit's own rise does not count), averaged in magnitude over
+    /// the hits; pre-echo is the worst energy in the 30 ms before T/R against the 30 ms after.
+    static func tempoAttacks(_ y: [Float], input x: [Float], onsets: [Int], tempo: Double, rate: Int)
+        -> (meanAbsShiftMS: Double, preEchoDB: Double) {
+        let w = Int(0.03 * Double(rate)), ms = rate / 1000
+        func halfPeakOffset(_ s: [Float], _ o: Int) -> Int? {
+            guard o - w >= 0 && o + w + ms <= s.count else { return nil }
+            let env = (o - w..<o + w).map { i in Signals.rms(s[i..<(i + ms)]) }
+            let peak = env.max() ?? 0
+            return env.firstIndex { $0 > peak / 2 }.map { $0 - w }
+        }
+        var shifts: [Double] = [], pre = -200.0
+        for o in onsets {
+            let e = Int((Double(o) / tempo).rounded())
+            guard let a = halfPeakOffset(y, e), let b = halfPeakOffset(x, o) else { continue }
+            shifts.append(abs(Double(a - b)) / Double(ms))
+            pre = max(pre, Signals.db(Signals.rms(y[(e - w)..<e]) / Signals.rms(y[e..<(e + w)])))
+        }
+        return (shifts.isEmpty ? .nan : shifts.reduce(0, +) / Double(shifts.count), pre)
     }
 
     /// Runs every section and prints the summary; `recordings` is the round-trip directory (see
@@ -58,10 +93,10 @@ enum QualityBenchmark {
         }
         func cell(_ text: String) -> String { text.padding(toLength: 22, withPad: " ", startingAt: 0) }
         /// Runs `tool` on `input` at `cents`; nil (and the tool marked failed) if it produced nothing.
-        func output(_ t: Int, _ input: String, _ cents: Double) throws -> [Float]? {
+        func output(_ t: Int, _ input: String, _ cents: Double, tempo: Double = 1) throws -> [Float]? {
             let out = "\(dir)/out.wav"
             try? FileManager.default.removeItem(atPath: out)
-            guard try tools[t].run(input, out, cents), let y = try? AudioFiles.read(out).channels[0] else {
+            guard try tools[t].run(input, out, cents, tempo: tempo), let y = try? AudioFiles.read(out).channels[0] else {
                 summary[t].failed = true
                 return nil
             }
@@ -136,11 +171,37 @@ enum QualityBenchmark {
             print(row)
         }
 
+        print()
+        print("tempo R (duration 1/R, pitch kept): 440 Hz tone, frequency error (cents) / noise hits every 0.5 s, mean |onset − T/R| (ms) / pre-echo (dB)")
+        header("tempo")
+        let tone = "\(dir)/tempo-tone.wav"
+        try AudioFiles.write([Signals.sine(frequencyHz: 440, sampleRate: Double(rate), frames: 3 * rate)], to: tone, sampleRate: rate, sampleFormat: .f32)
+        for tempo in Self.tempos {
+            var row = String(format: "%.2f", tempo).padding(toLength: 20, withPad: " ", startingAt: 0)
+            for t in tools.indices {
+                guard let y = try output(t, tone, 0, tempo: tempo), y.count > rate else { row += cell("failed"); continue }
+                let m = Signals.frequency(y[(y.count / 4)..<(3 * y.count / 4)], sampleRate: Double(rate))
+                let error = Signals.cents(m, 440)
+                guard let h = try output(t, input, 0, tempo: tempo) else { row += cell("failed"); continue }
+                let a = Self.tempoAttacks(h, input: hits.signal, onsets: hits.onsets, tempo: tempo, rate: rate)
+                summary[t].tempoCents = max(summary[t].tempoCents, abs(error))
+                summary[t].tempoOnsetMS = max(summary[t].tempoOnsetMS, a.meanAbsShiftMS)
+                summary[t].tempoPreEcho = max(summary[t].tempoPreEcho, a.preEchoDB)
+                row += cell(String(format: "%+.3f / %5.2f / %5.1f", error, a.meanAbsShiftMS, a.preEchoDB))
+            }
+            print(row)
+        }
+
         if let recordings {
             print()
             let means = try RoundTripBenchmark.run(directory: recordings, tools: tools)
             for (t, m) in means.enumerated() {
                 summary[t].meanLSD = m.lsd; summary[t].meanSC = m.sc; summary[t].worstLevelDB = m.worstLevelDB
+            }
+            for tempo in Self.tempos {
+                print()
+                let means = try RoundTripBenchmark.run(directory: recordings, tools: tools, tempo: tempo)
+                for (t, m) in means.enumerated() { summary[t].tempoLSD.append(m.lsd) }
             }
         }
 
@@ -164,6 +225,12 @@ enum QualityBenchmark {
             line("round trip LSD mean") { String(format: "%.2f", $0.meanLSD) }
             line("round trip SC mean") { String(format: "%.1f", $0.meanSC) }
             line("round trip |level|") { String(format: "%.2f", $0.worstLevelDB) }
+        }
+        line("tempo freq err (ct)") { String(format: "%.3f", $0.tempoCents) }
+        line("tempo |onset| (ms)") { String(format: "%.2f", $0.tempoOnsetMS) }
+        line("tempo pre-echo (dB)") { String(format: "%.1f", $0.tempoPreEcho) }
+        if recordings != nil {
+            line("tempo RT LSD by R") { s in s.tempoLSD.map { String(format: "%.2f", $0) }.joined(separator: " ") }
         }
         if let mixfxTime = bandTimes["mixfx"] {
             print("band wall time (s)".padding(toLength: 20, withPad: " ", startingAt: 0) + tools.map { tool in

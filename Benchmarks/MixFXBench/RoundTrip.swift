@@ -14,13 +14,17 @@ import TestSupport
 enum RoundTripBenchmark {
     /// Prints the table; returns each tool's mean LSD and SC and its worst |level change|.
     @discardableResult
-    static func run(directory: String, tools: [QualityBenchmark.Tool], cents: Double = 400) throws
+    static func run(directory: String, tools: [QualityBenchmark.Tool], cents: Double = 400, tempo: Double? = nil) throws
         -> [(lsd: Double, sc: Double, worstLevelDB: Double)] {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { $0.hasSuffix(".wav") }.sorted()
         let work = NSTemporaryDirectory() + "mixfx-roundtrip"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        print("round trip +\(Int(cents)) then −\(Int(cents)) cents: LSD (dB) / SC (dB) / level change (dB); lower LSD and SC are closer")
+        if let tempo {
+            print("round trip tempo \(tempo) then \(String(format: "%.4g", 1 / tempo)): LSD (dB) / SC (dB) / level change (dB); lower LSD and SC are closer")
+        } else {
+            print("round trip +\(Int(cents)) then −\(Int(cents)) cents: LSD (dB) / SC (dB) / level change (dB); lower LSD and SC are closer")
+        }
         print("recording".padding(toLength: 14, withPad: " ", startingAt: 0)
               + tools.map { $0.name.padding(toLength: 24, withPad: " ", startingAt: 0) }.joined())
         var sums = [Double](repeating: 0, count: tools.count * 2)
@@ -33,7 +37,9 @@ enum RoundTripBenchmark {
                 let up = "\(work)/up.wav", back = "\(work)/back.wav"
                 try? FileManager.default.removeItem(atPath: up)
                 try? FileManager.default.removeItem(atPath: back)
-                guard try tool.run(input, up, cents), try tool.run(up, back, -cents),
+                // a pitch round trip (+c, −c), or a tempo one (R, 1/R)
+                let (c1, r1, c2, r2) = tempo.map { (0.0, $0, 0.0, 1 / $0) } ?? (cents, 1.0, -cents, 1.0)
+                guard try tool.run(input, up, c1, tempo: r1), try tool.run(up, back, c2, tempo: r2),
                       let y = try? mono(AudioFiles.read(back).channels) else {
                     row += "failed".padding(toLength: 24, withPad: " ", startingAt: 0); continue
                 }
