@@ -187,7 +187,7 @@ enum QualityBenchmark {
                 summary[t].tempoCents = max(summary[t].tempoCents, abs(error))
                 summary[t].tempoOnsetMS = max(summary[t].tempoOnsetMS, a.meanAbsShiftMS)
                 summary[t].tempoPreEcho = max(summary[t].tempoPreEcho, a.preEchoDB)
-                row += cell(String(format: "%+.3f / %5.2f / %5.1f", error, a.meanAbsShiftMS, a.preEchoDB))
+                row += cell(String(format: "%+.3f %6.2f %6.1f", error, a.meanAbsShiftMS, a.preEchoDB))
             }
             print(row)
         }
