@@ -17,9 +17,11 @@ run:
 	swift build -c release --product mixfx $(SWIFTFLAGS)
 	.build/release/mixfx render Demo/*.flac --preset demo -o demo-mix.wav --force
 
+# (the tests run on the portable build, the one users and packagers get; TEST_CPU=native for this CPU's)
+TEST_CPU ?= x86-64
 test:
 	scripts/install-deps.sh test
-	scripts/test.sh
+	CPU=$(TEST_CPU) scripts/test.sh
 
 build:
 	swift build -c release $(SWIFTFLAGS)

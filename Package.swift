@@ -1,7 +1,9 @@
 // swift-tools-version: 6.0
 // mixfx: an audio effects engine and mixer CLI. Layers are targets; each imports only layers below.
 //
-//   MixFXDSP      pure maths: ProcessSpec, Biquad, ShelfEQ, FFT, Resampler, PitchShifter (no Foundation)
+//   MixFXDSPTypes what the DSP copies share: ProcessSpec, PitchShifterSettings, PitchShifting
+//   MixFXDSP      pure maths: Biquad, ShelfEQ, FFT, Resampler, PitchShifter (no Foundation);
+//                 MixFXDSPAVX2 is the same sources built for AVX2/FMA CPUs (see DSPCopy)
 //   MixFXEngine   parameters, nodes, graph, validation, the render kernel
 //   MixFXIO       libsndfile files, offline renderer
 //   MixFXPresets  JSON presets: schema, validation, session building
@@ -18,8 +20,15 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .target(name: "MixFXDSP"),
-        .target(name: "MixFXEngine", dependencies: ["MixFXDSP"]),
+        .target(name: "MixFXDSPTypes"),
+        .target(name: "MixFXDSP", dependencies: ["MixFXDSPTypes"]),
+        // The same kernels again for AVX2/FMA-class CPUs (a committed symlink to MixFXDSP); the
+        // engine picks one copy at run time (`DSPCopy`). Unsafe flags are accepted for root
+        // packages and for dependencies by path or branch.
+        .target(name: "MixFXDSPAVX2", dependencies: ["MixFXDSPTypes"], path: "Sources/MixFXDSPAVX2",
+                swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"]), .define("MIXFX_WIDE_VECTORS")]),
+        .target(name: "CPUFeatures"),
+        .target(name: "MixFXEngine", dependencies: ["MixFXDSP", "MixFXDSPAVX2", "CPUFeatures"]),
         .target(name: "MixFXIO", dependencies: ["MixFXEngine", "CSndFile", "CALSA"]),
         .target(name: "MixFXPresets", dependencies: ["MixFXEngine"]),
         .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXIO", "MixFXPresets"]),

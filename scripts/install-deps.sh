@@ -5,10 +5,11 @@
 #                            plugin (real-time playback tests), tmux (terminal UI test), gcc,
 #                            chromium (the HTML report's browser check), python3-jsonschema (a
 #                            second validator for the report schema), and pyloudnorm from PyPI
-#                            (the loudness meter's oracle)
+#                            (the loudness meter's oracle), qemu-user (the portable build under an
+#                            emulated pre-AVX CPU)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
-if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema); fi
+if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

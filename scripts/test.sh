@@ -3,7 +3,7 @@
 # real-time playback tests use (Tests/alsa), runs the tests, stops the server; before the tests each
 # fuzz target runs for 5 seconds (scripts/fuzz.sh).
 #
-#   scripts/test.sh                      the suite, for this machine's CPU (CPU=x86-64: portable)
+#   scripts/test.sh                      the suite, on the portable build (CPU=native: for this CPU)
 #   scripts/test.sh --sanitize=address   the suite under AddressSanitizer (make test-asan)
 #   scripts/test.sh --sanitize=thread    the suite under ThreadSanitizer (make test-tsan)
 # Other arguments go to `swift test` (e.g. --filter PlayTests).
@@ -26,8 +26,10 @@ if [ -n "$sanitizer" ]; then
   export MIXFX_SANITIZER=$sanitizer
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 else
-  # for this machine's CPU, as `make run` builds mixfx (CPU=x86-64 for a portable build)
-  read -r -a cpu <<< "$(scripts/swift-flags.sh)"
+  # the portable build, as `swift build -c release` gives it to users, packagers and library
+  # users (it runs the AVX2 copy of the DSP kernels where the CPU has it, and under an emulated
+  # older CPU the other); CPU=native tests the build for this machine's CPU
+  read -r -a cpu <<< "$(CPU=${CPU:-x86-64} scripts/swift-flags.sh)"
   flags=(-c release -Xswiftc -enable-testing "${cpu[@]}")
 fi
 swift build "${flags[@]}"

@@ -308,7 +308,7 @@ struct RenderCommand {
                                "frames": f.frameCount, "settings": settings])
             }
             let obj: [String: Any] = [
-                "dryRun": true, "output": output, "container": format.container.rawValue,
+                "dryRun": true, "dspKernels": DSPCopy.active.rawValue, "output": output, "container": format.container.rawValue,
                 "sampleFormat": format.storedSampleFormat?.rawValue ?? "lossy",
                 "sampleRateHz": format.sampleRate, "channels": format.channelCount,
                 "frames": layout.frameCount, "durationSeconds": Double(layout.frameCount) / Double(format.sampleRate),
@@ -333,6 +333,7 @@ struct RenderCommand {
             }
             lines.append("convert  dither \(ditherPlan(r.dither, format)); \(clip)")
         }
+        lines.append("dsp      \(DSPCopy.active.rawValue) kernels (\(DSPCopy.cpuHasAVX2 ? "the CPU has AVX2 and FMA" : "the CPU lacks AVX2 or FMA"); MIXFX_DSP=baseline forces the portable copy)")
         for (i, t) in layout.tracks.enumerated() {
             let f = t.player.source.format
             let v = r.tracks[i]

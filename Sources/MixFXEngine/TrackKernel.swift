@@ -16,7 +16,7 @@ public enum RenderMode: Sendable {
 /// The render-side state of one effect node.
 enum EffectKernel {
     case eq(node: ShelfEQNode, kernel: EQKernel)
-    case pitch(node: TimePitchNode, shifter: PitchShifter)
+    case pitch(node: TimePitchNode, shifter: any PitchShifting)
 }
 
 /// A `ShelfEQ` with render-side smoothing toward the node's settings.
@@ -159,7 +159,7 @@ final class TrackKernel: @unchecked Sendable {
                 k.eq.update(EQKernel.effective(eqNode.settings))
                 effects.append(.eq(node: eqNode, kernel: k))
             } else if let pitchNode = node as? TimePitchNode {
-                let shifter = PitchShifter()
+                let shifter = DSPCopy.active.makePitchShifter()
                 shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .live : .offline)
                 latency += shifter.latencyFrames
                 if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
@@ -177,7 +177,7 @@ final class TrackKernel: @unchecked Sendable {
     private var framesSinceReset = 0
 
     /// Live: the live shifter, whose input time is the track's own time.
-    private var liveShifter: PitchShifter? {
+    private var liveShifter: (any PitchShifting)? {
         guard let k = tempoEffect, case .pitch(_, let s) = effects[k], s.mode == .live else { return nil }
         return s
     }

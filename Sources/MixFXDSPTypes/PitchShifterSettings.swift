@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings of the time-pitch processor, with AVAudioUnitTimePitch's units and ranges.
+public struct PitchShifterSettings: Sendable, Equatable {
+    /// Shift in cents, −2400…+2400; the frequency ratio is 2^(cents/1200).
+    public var pitchCents: Double
+    /// Analysis frames overlapping each output instant, 3…32 (more: smoother, more CPU).
+    public var overlap: Int
+
+    /// Keep the spectral envelope (formants) where it was, so shifted voices keep their timbre.
+    public var preserveFormants: Bool
+    /// Tempo R, 1/32…32 (AVAudioUnitTimePitch's `rate`): the output lasts 1/R of the input,
+    /// the pitch kept (or moved by `pitchCents`). 1: the duration is kept.
+    public var tempo: Double
+
+    /// Settings for `PitchShifter.prepare`.
+    public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false, tempo: Double = 1) {
+        self.pitchCents = pitchCents
+        self.overlap = overlap
+        self.preserveFormants = preserveFormants
+        self.tempo = tempo
+    }
+
+    /// The frequency ratio 2^(cents/1200).
+    public var ratio: Double { Self.ratio(cents: pitchCents) }
+    /// True at 0 cents and tempo 1.
+    public var isNeutral: Bool { pitchCents == 0 && tempo == 1 }
+    /// True when the duration changes (tempo ≠ 1): `process(into:...pull:)` then, not the
+    /// in-place `process`.
+    public var changesTempo: Bool { tempo != 1 }
+
+    /// The allowed tempos (Apple's range).
+    public static let tempoRange = (1.0 / 32)...32.0
+    /// The tempos a live shifter takes (its buffers are sized for them; a wider range would
+    /// cost megabytes per track): a quarter to four times.
+    public static let liveTempoRange = 0.25...4.0
+
+    /// The allowed pitch range, cents (two octaves either way: the tables and the latency are
+    /// sized for it).
+    public static let centsRange = -2400.0...2400.0
+    /// The allowed overlaps.
+    public static let overlapRange = 3...32
+
+    /// The frequency ratio of `cents`: 2^(cents/1200).
+    /// (`@inlinable`: each DSP copy inlines it with its own code, as when it lived beside it.)
+    @inlinable @inline(__always)
+    public static func ratio(cents: Double) -> Double { pow(2, cents / 1200) }
+    /// The cents of frequency ratio `r`: 1200·log2(r).
+    @inlinable @inline(__always)
+    public static func cents(ratio r: Double) -> Double { 1200 * log2(r) }
+}
+
+/// How a shifter will be used.
+public enum PitchShifterMode: Sendable {
+    /// Fixed settings: at 0 cents the shifter is skipped (latency 0); otherwise the latency is the
+    /// least the ratio needs.
+    case offline
+    /// The pitch may change while running (`setPitchCents`): the latency is fixed for the whole
+    /// range, the vocoder always runs, and 0 cents crossfades to the exact (delayed) input.
+    case live
+}

@@ -1,0 +1,37 @@
+/// What the engine asks of a time-pitch processor: `PitchShifter`'s API, as a protocol so the
+/// engine can hold either compiled copy of the DSP kernels (`MixFXDSP`, built for any x86-64,
+/// or `MixFXDSPAVX2`, the same sources built for AVX2/FMA-class CPUs; see `DSPCopy` in the
+/// engine). Both copies' `PitchShifter` conform to it, so a call goes through the witness table
+/// once per block and everything under it runs in the chosen copy. The types it mentions live
+/// here, below both copies, so the copies share them.
+public protocol PitchShifting: AnyObject, Sendable {
+    /// The settings of the last `prepare` (pitch and tempo updated by the setters).
+    var settings: PitchShifterSettings { get }
+    /// Offline or live, from `prepare`.
+    var mode: PitchShifterMode { get }
+    /// Output lags input by this many frames (0 with a tempo offline).
+    var latencyFrames: Int { get }
+    /// Live: the input time of the next output frame.
+    var inputTime: Double { get }
+    /// Live: the tempo the frames run now have glided to.
+    var currentTempo: Double { get }
+
+    /// Allocates for `spec`, `settings` and `mode` (control side).
+    func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode)
+    /// Clears all signal state (render side; does not allocate).
+    func reset()
+    /// Live: the pitch to glide to.
+    func setPitchCents(_ cents: Double)
+    /// Live: the tempo to glide to.
+    func setTempo(_ tempo: Double)
+    /// Formant preservation on or off.
+    func setPreserveFormants(_ on: Bool)
+    /// Shifts in place with latency `latencyFrames` (no tempo).
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int)
+    /// Offline with a tempo: output frames, input pulled on demand.
+    func process(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+                 maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows
+    /// Live, any tempo: output frames, input pulled on demand.
+    func process(live left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+                 maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows
+}

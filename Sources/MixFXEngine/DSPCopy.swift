@@ -1,0 +1,41 @@
+import MixFXDSP
+import MixFXDSPAVX2
+import CPUFeatures
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which compiled copy of the DSP kernels the engine runs: the same sources built twice, once
+/// for any x86-64 (`MixFXDSP`) and once for AVX2/FMA-class CPUs (`MixFXDSPAVX2`, `-target-cpu
+/// haswell`, the FFT's eight-lane stages), chosen once per process from cpuid (and the OS's
+/// support for the wide registers), as FFTW and SoundTouch choose their kernels. Both give the
+/// same output bytes (tested); the wide copy is faster. The time-pitch processor is the
+/// boundary: it is most of the work, and the engine holds it as `any PitchShifting`, so each
+/// block crosses once and everything below runs in the chosen copy.
+///
+/// `MIXFX_DSP=baseline` or `MIXFX_DSP=avx2` forces a copy (tests; `avx2` where the CPU lacks it
+/// is not honoured, as it would crash).
+public enum DSPCopy: String, Sendable {
+    /// Built for any x86-64 (SSE2).
+    case baseline
+    /// Built for Haswell and later (AVX2, FMA).
+    case avx2
+
+    /// Whether this CPU (and OS) can run the AVX2 copy.
+    public static let cpuHasAVX2 = mixfx_cpu_has_avx2_fma() != 0
+
+    /// The copy this process runs.
+    public static let active: DSPCopy = {
+        let forced = getenv("MIXFX_DSP").map { String(cString: $0) }
+        if forced == "baseline" { return .baseline }
+        return cpuHasAVX2 ? .avx2 : .baseline
+    }()
+
+    /// A new, unprepared time-pitch processor from this copy.
+    public func makePitchShifter() -> any PitchShifting {
+        switch self {
+        case .baseline: return MixFXDSP.PitchShifter()
+        case .avx2: return MixFXDSPAVX2.PitchShifter()
+        }
+    }
+}
