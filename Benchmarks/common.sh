@@ -24,3 +24,13 @@ best_of() {  # best_of N cmd... : best wall time of N runs
   done
   echo "$best"
 }
+
+best_cpu_of() {  # best_cpu_of N cmd... : least CPU seconds (user + sys, children included) of N runs
+  local n=$1; shift; local best=""
+  for _ in $(seq "$n"); do
+    local t
+    t=$( { TIMEFORMAT='%3U %3S'; time "$@" >/dev/null 2>&1; } 2>&1 | awk '{print $1 + $2}')
+    if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
+  done
+  echo "$best"
+}

@@ -23,10 +23,14 @@ W=${BENCH_DIR:-/tmp/mixfx-band}
 make_band "$W"
 
 # the band into $W/NAME.wav: mixfx_band_with NAME COMMAND... (the mixfx binary, maybe under taskset)
-mixfx_band_with() { local name=$1; shift; "$@" render "${T[@]}" --bass 4 --pitch 200 -o "$W/$name.wav" --force --quiet --sample-format s16; }
+mixfx_band_with() { local name=$1 exe=$2; shift 2; $exe render "${T[@]}" --bass 4 --pitch 200 -o "$W/$name.wav" --force --quiet --sample-format s16 "$@"; }
 mixfx_band() { mixfx_band_with mixfx .build/release/mixfx; }
 mixfx_band_portable() { mixfx_band_with mixfxp .build/portable/release/mixfx; }
-mixfx_band_1core() { mixfx_band_with mixfx1 taskset -c 0 .build/release/mixfx; }
+# the portable build made to run its portable DSP copy (what a portable build was before the
+# AVX2 copy; see DSPCopy), and at overlaps 4 and 6
+mixfx_band_portable_baseline() { MIXFX_DSP=baseline mixfx_band_with mixfxb .build/portable/release/mixfx; }
+mixfx_band_portable_overlap() { local o=$1; mixfx_band_with "mixfxo$o" .build/portable/release/mixfx --overlap "$o"; }
+mixfx_band_1core() { mixfx_band_with mixfx1 "taskset -c 0 .build/release/mixfx"; }
 
 sox_band() {
   sox -D -m -v 1 "|sox -D ${T[0]} -p bass 4 55 1s pitch 200" -v 1 "|sox -D ${T[1]} -p bass 4 55 1s pitch 200" \
@@ -63,8 +67,12 @@ row() { printf "%-34s %8.3f %12.1f %18.2f\n" "$1" "$2" "$(awk -v t="$2" 'BEGIN{p
 row "mixfx render" "$m"
 row "mixfx render (1 core, taskset)" "$m1"
 row "mixfx render (portable build)" "$mp"
-if cmp -s "$W/mixfx.wav" "$W/mixfxp.wav"; then same="the same bytes"; else same="DIFFERENT bytes"; fi
-echo "(the host and portable builds' mixes are $same)"
+mpb=$(best_of 3 mixfx_band_portable_baseline)
+row "mixfx render (portable, MIXFX_DSP=baseline)" "$mpb"
+same="the same bytes"
+for f in mixfxp mixfxb; do cmp -s "$W/mixfx.wav" "$W/$f.wav" || same="DIFFERENT bytes"; done
+echo "(the host build's, the portable build's and its baseline copy's mixes are $same)"
+for o in 4 6; do row "mixfx render (portable, --overlap $o)" "$(best_of 3 mixfx_band_portable_overlap $o)"; done
 row "sox -m (bass + pitch per track)" "$s"
 row "soundstretch + sox (EQ, mix)" "$ss"
 row "rubberband -2 + sox (EQ, mix)" "$rb2"
@@ -78,6 +86,14 @@ for _ in 1 2 3 4 5; do
 done
 spread() { printf "%s\n" "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.2f–%.2f, median %.2f", v[1], v[NR], v[int((NR+1)/2)]}'; }
 echo "five interleaved rounds, each tool's time ÷ mixfx's: sox $(spread "${ratios_s[@]}"); soundstretch $(spread "${ratios_ss[@]}")"
+# CPU, what a batch pays for: user + sys seconds of each whole pipeline, best of 3
+c_host=$(best_cpu_of 3 mixfx_band); c_port=$(best_cpu_of 3 mixfx_band_portable)
+c_base=$(best_cpu_of 3 mixfx_band_portable_baseline)
+c_ss=$(best_cpu_of 3 soundstretch_band); c_sox=$(best_cpu_of 3 sox_band)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a / b}'; }
+echo "CPU seconds: mixfx host $c_host, portable $c_port, portable baseline copy $c_base; soundstretch pipeline $c_ss, sox $c_sox"
+echo "  mixfx CPU ÷ soundstretch's: host $(ratio "$c_host" "$c_ss"), portable $(ratio "$c_port" "$c_ss"), portable baseline copy $(ratio "$c_base" "$c_ss")"
+echo "  portable wall ÷ soundstretch's $(ratio "$mp" "$ss"), ÷ sox's $(ratio "$mp" "$s")"
 echo
 .build/release/mixfx-bench
 echo

@@ -6,9 +6,11 @@
 # anything narrower than any x86-64 is marked -D MIXFX_HOST_BUILD (the tests that run mixfx
 # under an emulated older CPU skip there). Either way the engine also carries the AVX2 copy of
 # the DSP kernels and picks one at run time (DSPCopy).
+# (CPU=x86-64 passes nothing: it is the default, and a global -target-cpu would override the
+# AVX2 copy's own.)
 cpu=${CPU:-native}
-flags="-Xswiftc -target-cpu -Xswiftc $cpu"
-[ "$cpu" = x86-64 ] || flags="$flags -Xswiftc -DMIXFX_HOST_BUILD"
+if [ "$cpu" = x86-64 ]; then echo ""; exit 0; fi
+flags="-Xswiftc -target-cpu -Xswiftc $cpu -Xswiftc -DMIXFX_HOST_BUILD"
 if [ "$cpu" = native ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
   flags="$flags -Xswiftc -DMIXFX_WIDE_VECTORS"
 fi
