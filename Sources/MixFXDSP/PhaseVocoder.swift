@@ -31,6 +31,11 @@ final class PhaseVocoder {
     static let glideSeconds = 0.02
     /// A glide this close to its target (cents) is there.
     static let glideSnapCents = 0.05
+    /// Time constant of the tempo glide. Longer than the pitch's: neighbouring frames made at
+    /// very different tempos stretch their overlap differently, and their sum has a step (at
+    /// 20 ms a change from 1.6 to 0.5 moved 53 % of the way in one frame and left a step of
+    /// −28 dB in a tone; at 100 ms each frame moves at most 10 %).
+    static let tempoGlideSeconds = 0.1
     /// A tempo glide this close to its target (relative) is there.
     static let glideSnapTempoRatio = 1e-6
     /// Analysis frame length: the least power of two ≥ 256 covering `frameSeconds`.
@@ -92,7 +97,8 @@ final class PhaseVocoder {
     private var nextS = 0                      // S of the next frame
     private var lastCentre = 0                 // rounded A of the previous frame
     private var lastSynthesisCentre = 0        // S of the previous frame
-    private var currentCents = 0.0             // the glide, per frame
+    /// The pitch the frames run now have glided to.
+    private(set) var currentCents = 0.0
     private(set) var targetCents = 0.0
     /// The tempo R of the frames run now: the input is consumed R times faster than the output
     /// is read (1: the duration kept). Glides toward `targetTempo` like the pitch (live);
@@ -222,7 +228,7 @@ final class PhaseVocoder {
         }
         if tempo != targetTempo {
             let frameSeconds = Double(hopFrames) / sampleRate
-            Smoother.onePoleLog(&tempo, toward: targetTempo, coefficient: min(1, frameSeconds / Self.glideSeconds),
+            Smoother.onePoleLog(&tempo, toward: targetTempo, coefficient: min(1, frameSeconds / Self.tempoGlideSeconds),
                                 snapRatio: Self.glideSnapTempoRatio)
         }
         let r = currentCents == 0 ? 1 : PitchShifterSettings.ratio(cents: currentCents)

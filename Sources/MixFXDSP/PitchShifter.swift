@@ -92,14 +92,15 @@ public final class PitchShifter: @unchecked Sendable {
         self.settings = settings
         self.mode = mode
         sampleRate = spec.sampleRate
-        guard mode == .live || !settings.isNeutral else { latencyFrames = 0; inputAheadFrames = 0; reset(); return }
+        guard mode != .offline || !settings.isNeutral else { latencyFrames = 0; inputAheadFrames = 0; reset(); return }
         if settings.changesTempo && mode == .offline { prepareTempo(spec); return }
         let n = PhaseVocoder.fftSize(sampleRate: spec.sampleRate)
         // Latency for the smallest ratio this shifter may meet, and the tables it may read.
-        let minRatio = mode == .live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
-        let maxRatio = mode == .live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.upperBound) : settings.ratio
+        let live = mode != .offline
+        let minRatio = live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
+        let maxRatio = live ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.upperBound) : settings.ratio
         let tables: [SincTable], spliceTables: [SincTable]
-        if mode == .live {
+        if live {
             tables = SincTableCache.interpolators(upToRatio: maxRatio)
             spliceTables = SincTableCache.tables(upToRatio: maxRatio)
         } else {
@@ -115,7 +116,7 @@ public final class PitchShifter: @unchecked Sendable {
         func latency(_ table: SincTable, _ r: Double) -> Int {
             n / 2 + Int((Double(n / 2 + table.taps / 2 + 2) / r).rounded(.up)) + 1
         }
-        if mode == .live {
+        if live {
             latencyFrames = tables.enumerated().map { i, t in
                 latency(t, i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents)))
             }.max()!
@@ -129,7 +130,7 @@ public final class PitchShifter: @unchecked Sendable {
         // up to `liveAheadFrames(R)` past the output's input time, the stretch σ = r/R spans
         // r_min/R_max…r_max/R_min, and the buffers hold the largest of those spans.
         var stretchSizing = latencyFrames, minStretch = minRatio, maxStretch = maxRatio, reach = latencyFrames
-        if mode == .live {
+        if live {
             halfFrame = n / 2
             aheadCoefficient = tables.enumerated().map { i, t in
                 Double(n / 2 + t.taps / 2 + 2) / (i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents)))
@@ -138,6 +139,7 @@ public final class PitchShifter: @unchecked Sendable {
             minStretch = minRatio / fast
             maxStretch = maxRatio / slow
             let blockInput = Int((Double(maxFrames) * fast).rounded(.up)) + 2
+            latencyBoundFrames = latencyFrames
             reach = max(latencyFrames, liveAheadFrames(tempo: fast)) + blockInput + maxFrames
                 + Int(TransientSplice.lengthSeconds * spec.sampleRate * maxRatio)
             // the stretched span: what is pulled ahead of the read position, stretched
@@ -158,8 +160,11 @@ public final class PitchShifter: @unchecked Sendable {
                                   slack: 2 * maxHalfTaps),
             ratios: .allocate(capacity: max(1, maxFrames)),
             tableIndices: .allocate(capacity: max(1, maxFrames)),
-            inputTimes: .allocate(capacity: mode == .live ? max(1, maxFrames) : 1),
-            times: mode == .live ? .allocate(capacity: max(1, maxFrames)) : nil)
+            inputTimes: .allocate(capacity: live ? max(1, maxFrames) : 1),
+            times: live ? .allocate(capacity: max(1, maxFrames)) : nil)
+        // streaming: no latency (the input is read ahead instead; `latencyBoundFrames` keeps L)
+        latencyBoundFrames = latencyFrames
+        if mode == .streaming { latencyFrames = 0 }
         reset()
     }
 
@@ -167,13 +172,16 @@ public final class PitchShifter: @unchecked Sendable {
     /// (the latency bound's term, so L = N/2 + ⌈this⌉ + 1).
     private var aheadCoefficient = 0.0
     private var halfFrame = 0
+    /// Live and streaming: L, the latency bound over the whole pitch range at tempo 1 (the
+    /// buffers are sized from it; `latencyFrames` is 0 when streaming).
+    private var latencyBoundFrames = 0
 
     /// Live: how far past the output's input time the input must be pulled at tempos up to
     /// `tempo`: N/2 + ⌈c·R⌉ + 1 (the latency bound with the stretch r/R), and never less than L
     /// at tempo 1 (where the exact path runs, and the splice's room counts on L).
     private func liveAheadFrames(tempo: Double) -> Int {
         let bound = halfFrame + Int((aheadCoefficient * tempo).rounded(.up)) + 1
-        return tempo >= 1 ? max(latencyFrames, bound) : bound
+        return tempo >= 1 ? max(latencyBoundFrames, bound) : bound
     }
 
     /// With a tempo R (offline): the vocoder stretches by σ = r/R, the reader reads r times
@@ -219,7 +227,7 @@ public final class PitchShifter: @unchecked Sendable {
 
     /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
     public func reset() {
-        wet = mode == .live && settings.isNeutral ? 0 : 1
+        wet = mode != .offline && settings.isNeutral ? 0 : 1
         outIndex = 0
         // live: output frame 0 at input time −L·R, so that input time 0 is heard after L frames
         inputTime = -Double(latencyFrames) * settings.tempo
@@ -256,7 +264,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// moves.
     @inline(__always)
     public func setTempo(_ tempo: Double) {
-        guard mode == .live else { return }
+        guard mode != .offline else { return }
         let range = PitchShifterSettings.liveTempoRange
         settings.tempo = tempo.isNaN ? 1 : min(max(tempo, range.lowerBound), range.upperBound)
     }
@@ -274,16 +282,22 @@ public final class PitchShifter: @unchecked Sendable {
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
         vocoder.targetTempo = wet == 1 ? settings.tempo : 1
+        // the fastest tempo the frames not read past (and those to come) have, and whether all
+        // of them are at exactly 1
         var high = max(vocoder.tempo, vocoder.targetTempo)
-        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {   // the frames not read past
-            high = max(high, vocoder.historyT[m & PhaseVocoder.historyMask])
+        var allAtOne = vocoder.tempo == 1 && vocoder.targetTempo == 1
+        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
+            let r = vocoder.historyT[m & PhaseVocoder.historyMask]
+            high = max(high, r)
+            allAtOne = allAtOne && r == 1
         }
         // back at tempo 1 between whole frames: this block steers onto the nearest one (a step
         // of at most 1 + 0.5/frameCount: under 2 cents for one block, no jump)
         let whole = inputTime == inputTime.rounded(.down)
-        let nudge = high == 1 && !whole ? (inputTime.rounded() - inputTime) / Double(frameCount) : 0
-        let exact = high == 1 && whole
-        let needed = floorToInt(inputTime + Double(frameCount - 1) * high) + 1 + liveAheadFrames(tempo: high)
+        let nudge = allAtOne && !whole ? (inputTime.rounded() - inputTime) / Double(frameCount) : 0
+        let exact = allAtOne && whole
+        let ahead = mode == .streaming ? streamingAheadFrames(parts) : liveAheadFrames(tempo: high)
+        let needed = floorToInt(inputTime + Double(frameCount - 1) * high) + 1 + ahead
         while vocoder.inputEnd < needed {
             let n = min(maximumPull, needed - vocoder.inputEnd)
             let (l, r) = try pull(n)
@@ -297,6 +311,11 @@ public final class PitchShifter: @unchecked Sendable {
         if nudge != 0 { inputTime = inputTime.rounded() }
         if exact {
             let first = Int(t0)
+            if mode == .streaming {
+                // the input held past t is `ahead`, as an offline shifter's latency at this ratio
+                let g = SincTableCache.index(forRatio: settings.ratio)
+                parts.splice.setRoom(aheadFrames: ahead, halfTaps: max(parts.reader.tables[g].taps, parts.splice.tables[g].taps) / 2)
+            }
             parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: first)
             parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: first,
                                  ratios: parts.ratios, tableIndices: parts.tableIndices, gate: parts.gate, input: parts.history)
@@ -309,6 +328,26 @@ public final class PitchShifter: @unchecked Sendable {
                                  gate: parts.gate, input: parts.history)
         }
         outIndex += frameCount
+    }
+
+    /// Streaming: how far past the output's input time the input must be: the latency bound
+    /// N/2 + ⌈(N/2 + taps/2 + 2)/σ⌉ + 1 (taps of the reader's table for the frame's pitch ratio
+    /// r) for the largest of the frames not yet read past, the frames now being made and the
+    /// settings they glide to. With fixed settings it is exactly an offline shifter's latency.
+    private func streamingAheadFrames(_ parts: Parts) -> Int {
+        let vocoder = parts.vocoder, tables = parts.reader.tables
+        func bound(ratio r: Double, tempo: Double) -> Int {
+            let table = tables[min(tables.count - 1, SincTableCache.index(forRatio: r))]
+            return halfFrame + Int((Double(halfFrame + table.taps / 2 + 2) / (r / tempo)).rounded(.up)) + 1
+        }
+        func ratio(cents: Double) -> Double { cents == 0 ? 1 : PitchShifterSettings.ratio(cents: cents) }
+        var ahead = max(bound(ratio: ratio(cents: vocoder.currentCents), tempo: vocoder.tempo),
+                        bound(ratio: ratio(cents: settings.pitchCents), tempo: vocoder.targetTempo))
+        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
+            let slot = m & PhaseVocoder.historyMask
+            ahead = max(ahead, bound(ratio: vocoder.historyR[slot] * vocoder.historyT[slot], tempo: vocoder.historyT[slot]))
+        }
+        return ahead
     }
 
     /// Shifts `frameCount` frames in place (`right` nil for mono, and only then). Output lags

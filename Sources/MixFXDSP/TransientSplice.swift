@@ -30,7 +30,7 @@ final class TransientSplice {
     let tables: [SincTable]
     /// How far ahead of output time a splice raising the pitch may read: the shifter's latency
     /// less what the reads and the look-ahead need.
-    private let roomFrames: Int
+    private var roomFrames: Int
     // The current splice: onset T (input time), ratio, table, and where its hold and fade end;
     // new onsets wait until `holdoffEnd`.
     private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
@@ -65,6 +65,12 @@ final class TransientSplice {
     }
 
     func reset() { end = Int.min; holdoffEnd = Int.min; tempoEnd = -.infinity }
+
+    /// The input held past the output's input time is now `aheadFrames` (a shifter reading its
+    /// input ahead on demand); `halfTaps` is its reads' reach.
+    func setRoom(aheadFrames: Int, halfTaps: Int) {
+        roomFrames = aheadFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
+    }
 
     // With a tempo, the splice in output time: where its ramp starts, where the onset lands
     // (T/R), where its hold and fade end.

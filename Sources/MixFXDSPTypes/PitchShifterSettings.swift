@@ -60,4 +60,10 @@ public enum PitchShifterMode: Sendable {
     /// The pitch may change while running (`setPitchCents`): the latency is fixed for the whole
     /// range, the vocoder always runs, and 0 cents crossfades to the exact (delayed) input.
     case live
+    /// Live, reading its input ahead as its output needs it (`process(live:...)`; files, whose
+    /// input ahead of the playhead is known): no latency, and a pitch or tempo change is heard
+    /// once the frames made from then on are read, which is within the look-ahead the current
+    /// stretch needs (the latency bound for it), not the whole range's. With fixed settings the
+    /// output is exactly the offline shifter's.
+    case streaming
 }

@@ -160,7 +160,8 @@ final class TrackKernel: @unchecked Sendable {
                 effects.append(.eq(node: eqNode, kernel: k))
             } else if let pitchNode = node as? TimePitchNode {
                 let shifter = DSPCopy.active.makePitchShifter()
-                shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .live : .offline)
+                // live: a streaming shifter (no latency; its input is read ahead as it needs it)
+                shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .streaming : .offline)
                 latency += shifter.latencyFrames
                 if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
                 effects.append(.pitch(node: pitchNode, shifter: shifter))
@@ -178,7 +179,7 @@ final class TrackKernel: @unchecked Sendable {
 
     /// Live: the live shifter, whose input time is the track's own time.
     private var liveShifter: (any PitchShifting)? {
-        guard let k = tempoEffect, case .pitch(_, let s) = effects[k], s.mode == .live else { return nil }
+        guard let k = tempoEffect, case .pitch(_, let s) = effects[k], s.mode != .offline else { return nil }
         return s
     }
 
@@ -220,7 +221,7 @@ final class TrackKernel: @unchecked Sendable {
     /// costs about ten times the rest of the chain.
     var renderCost: Int {
         1 + (resampler == nil ? 0 : 2) + (downmix == nil ? 0 : 1) + effects.reduce(0) { cost, e in
-            if case .pitch(_, let s) = e, s.latencyFrames > 0 || s.mode == .live { return cost + 10 }
+            if case .pitch(_, let s) = e, s.latencyFrames > 0 || s.mode != .offline { return cost + 10 }
             return cost
         }
     }
@@ -242,7 +243,7 @@ final class TrackKernel: @unchecked Sendable {
                 runEffects(0..<k, left: inL, right: inR, frameCount: n)
                 return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
             }
-            if shifter.mode == .live {
+            if shifter.mode != .offline {
                 shifter.setPitchCents(node.pitchParameter.clampedValue)
                 shifter.setPreserveFormants(node.formantParameter.value != 0)
                 shifter.setTempo(node.rateParameter.clampedValue)
@@ -266,7 +267,7 @@ final class TrackKernel: @unchecked Sendable {
             case .eq(let node, let k):
                 k.process(target: node.settings, left: left, right: right, frameCount: frameCount)
             case .pitch(let node, let shifter):
-                if shifter.mode == .live {
+                if shifter.mode != .offline {
                     shifter.setPitchCents(node.pitchParameter.clampedValue)
                     shifter.setPreserveFormants(node.formantParameter.value != 0)
                 }

@@ -154,13 +154,15 @@ import TestSupport
         #expect(p.wait() == 0, "\(p.stderr)")
         let y = try ALSARig.readS16(tap)
         let (ref, _) = try AudioFiles.read(offline)
-        // the resume point: the end of the first run of silence (noise has none of its own)
-        var run = 0, resume: Int?
-        for i in 0..<(y.count / 2) where resume == nil {
-            if y[2 * i] == 0 && y[2 * i + 1] == 0 { run += 1 } else { if run >= 1_000 { resume = i }; run = 0 }
-        }
-        let r = try #require(resume, "no silent hand-over found")
+        // the resume point: where the render's frames after the 10 ms fade-in first appear in the
+        // tap, 64 of them in a row (noise: nowhere else), less the fade
         let fade = 480
+        let probe = (0..<64).map { Int16((ref[0][fade + $0] * 32768).rounded()) }
+        var resume: Int?
+        for i in (atSeek - 48_000 > 0 ? atSeek - 48_000 : 0)..<(y.count / 2 - 64) where resume == nil {
+            if y[2 * i] == probe[0] && (0..<64).allSatisfy({ y[2 * (i + $0)] == probe[$0] }) { resume = i - fade }
+        }
+        let r = try #require(resume, "the render's frames after the seek were not found in the tap")
         let compared = 96_000 - target
         #expect(r + compared <= y.count / 2, "too little played after the seek")
         var firstDifference: Int?
@@ -399,7 +401,11 @@ import TestSupport
         let ownMax = 0.5 * 2 * Double.pi * 659.3 / 48_000
         let worst = zip(y.dropFirst(), y).map { abs(Double($0 - $1)) }.max()!
         #expect(worst < ownMax * 1.1, "largest step \(worst), the material's own \(ownMax)")
-        // Pitch: a fifth up once the shifter's latency has passed.
+        // Pitch: heard within a period (the block the change lands in) plus 60 ms of the
+        // acknowledgement (the tap is what the device was given: its buffer comes on top)
+        let heard = Signals.dominance(y, from: frame2, oldHz: 440, newHz: 440 * pow(2, 7.0 / 12), sampleRate: 48_000)
+        #expect(heard != nil && heard! <= period + 2880, "the fifth dominated \(heard ?? -1) frames after the acknowledgement")
+        // and a fifth up once the shifter's latency has passed.
         let shifted = y[(frame2 + period + latency + 4800)..<(y.count - 2400)]
         #expect(shifted.count > 9600)
         #expect(abs(Signals.cents(Signals.frequency(shifted, sampleRate: 48_000), 440 * pow(2, 7.0 / 12))) < 1)

@@ -80,14 +80,16 @@ import TestSupport
         // before the change (and its latency) the hits are exactly where they were
         let before = heard.filter { $0 < changeAt }
         #expect(before == Array(inputOnsets.prefix(before.count)), "\(before.prefix(4)) vs \(inputOnsets.prefix(4))")
-        // the change shows within the buffer (a block here) plus the latency: the first hit
-        // later than the tempo-1 grid comes no later than one (slowed) spacing after that
+        // the change shows within the buffer (a block here) plus 60 ms (the look-ahead of a
+        // streaming shifter at tempo 1, 0 cents: 85 ms of input, less the half window the first
+        // frames made at the new tempo reach back): the first hit later than the tempo-1 grid
+        // comes no later than one (slowed) spacing after that
         let late = heard.first { o in !inputOnsets.contains { abs($0 - o) <= 2 } }
-        let deadline = changeAt + Self.block + latency + spacing * 5 / 4
+        let deadline = changeAt + Self.block + latency + Self.rate * 60 / 1000 + spacing * 5 / 4
         #expect(late != nil && late! >= changeAt && late! <= deadline, "first late hit \(late ?? -1), change at \(changeAt), deadline \(deadline)")
-        // and once the glide is over the hits come every spacing/0.8 frames
-        let settled = heard.filter { $0 > changeAt + latency + Self.block + Self.rate / 5 }
-        #expect(settled.count > 15)
+        // and once the glide is over (τ = 100 ms) the hits come every spacing/0.8 frames
+        let settled = heard.filter { $0 > changeAt + latency + Self.block + Self.rate * 7 / 10 }
+        #expect(settled.count > 12)
         // (each within 1 ms of a grid of spacing/0.8, as the issue asks of attacks at a tempo)
         let offsets = settled.enumerated().map { Double($1 - $0 * 6_000) }
         let mean = offsets.reduce(0, +) / Double(offsets.count)
@@ -95,7 +97,9 @@ import TestSupport
         // the song position moves at 0.8, and is where the hits say
         let song = kernel.songPosition
         #expect(song.tempo == 0.8)
-        #expect(abs(song.frame - Double(changeAt) - 0.8 * Double(out.count - changeAt)) < Double(latency), "\(song.frame)")
+        // (behind the plain 0.8 × by what the look-ahead and the glide's 100 ms held at faster tempos)
+        let plain = Double(changeAt) + 0.8 * Double(out.count - changeAt)
+        #expect(song.frame > plain && song.frame - plain < 0.2 * 0.2 * Double(Self.rate), "\(song.frame) vs \(plain)")
     }
 
     @Test func aToneKeepsItsPitchAndNothingClicksAcrossTempoChanges() throws {
@@ -103,7 +107,7 @@ import TestSupport
         let engine = AudioEngine()
         let track = engine.addTrack(source: MemorySource(channels: [x], sampleRate: Self.rate))
         track.timePitch.pitchCents = 100
-        let (out, kernel) = try Self.renderLive(engine, frames: 9 * Self.rate) { frame in
+        let (out, _) = try Self.renderLive(engine, frames: 9 * Self.rate) { frame in
             track.timePitch.rate = frame >= 6 * Self.rate ? 1 : frame >= 4 * Self.rate ? 0.5 : frame >= 2 * Self.rate ? 1.6 : 1
         }
         #expect(out.count == 9 * Self.rate)
@@ -117,10 +121,20 @@ import TestSupport
         // glide from 1.6 to 0.5 bends the wave by up to 1.13×), and the level stays within 1 dB,
         // in 10 ms windows, through every change
         let steadyStep = 0.5 * 2 * Double.pi * expectedHz / Double(Self.rate)
-        let start = kernel.trackLatencyFrames[0]   // (the live kernel starts pre-rolled)
-        let steps = (1..<out.count).map { Double(abs(out[$0] - out[$0 - 1])) }
+        let start = Self.rate / 10   // (after the tone's own abrupt start)
+        let steps = (start..<out.count).map { Double(abs(out[$0] - out[$0 - 1])) }
         let worst = steps.indices.max { steps[$0] < steps[$1] }!
-        #expect(steps[worst] < 1.25 * steadyStep, "step \(steps[worst]) at \(worst), tone's \(steadyStep), from \(start)")
+        #expect(steps[worst] < 1.1 * steadyStep, "step \(steps[worst]) at \(start + worst), tone's \(steadyStep)")
+        // and, finer, the fourth difference (a tone's is 0.5·(2 sin(ω/2))⁴ ≈ 1e-5 here; a step
+        // of d in the signal shows as about 3d): a jump of half a sample in the read position
+        // gave 0.09, frames made at tempos 1.6 and 0.86 side by side 0.06 (a 20 ms tempo glide);
+        // the 100 ms glide from 1.6 to 0.5 leaves 0.007
+        let d4 = (start..<out.count).map { (i: Int) -> Float in
+            let outer: Float = out[i] + out[i - 4], inner: Float = 4 * (out[i - 1] + out[i - 3])
+            return abs(outer - inner + 6 * out[i - 2])
+        }
+        let worst4 = d4.indices.max { d4[$0] < d4[$1] }!
+        #expect(d4[worst4] < 0.02, "fourth difference \(d4[worst4]) at \(start + worst4)")
         let w = Self.rate / 100
         let levels = stride(from: Self.rate / 10, to: out.count - w, by: w).map { Signals.db(Signals.rms(out[$0..<($0 + w)]) / (0.5 / 2.0.squareRoot())) }
         #expect(levels.allSatisfy { abs($0) < 1 }, "level from \(levels.min()!) to \(levels.max()!) dB")

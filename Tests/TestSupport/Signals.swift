@@ -23,6 +23,27 @@ public enum Signals {
 
     public static func db(_ v: Double) -> Double { 20 * log10(max(v, 1e-30)) }
 
+    /// Power of `x` at `hz` (Goertzel), for which of two tones dominates a short window.
+    public static func power(_ x: ArraySlice<Float>, hz: Double, sampleRate: Double) -> Double {
+        let w = 2 * cos(2 * Double.pi * hz / sampleRate)
+        var s1 = 0.0, s2 = 0.0
+        for v in x { let s0 = Double(v) + w * s1 - s2; s2 = s1; s1 = s0 }
+        return s1 * s1 + s2 * s2 - w * s1 * s2
+    }
+
+    /// Frames from `from` until a 10 ms window of `y` (its centre; 1 ms steps) holds more of
+    /// `newHz` than of `oldHz`; nil if none does.
+    public static func dominance(_ y: [Float], from: Int, oldHz: Double, newHz: Double, sampleRate: Double) -> Int? {
+        let w = Int(sampleRate / 100), step = Int(sampleRate / 1000)
+        var start = max(0, from - w)
+        while start + w <= y.count {
+            let x = y[start..<(start + w)]
+            if power(x, hz: newHz, sampleRate: sampleRate) > power(x, hz: oldHz, sampleRate: sampleRate) { return start + w / 2 - from }
+            start += step
+        }
+        return nil
+    }
+
     /// Frequency of a steady sinusoid: a zero-crossing estimate refined by the slope of the phase
     /// of the signal demodulated at that estimate, over 4096-sample segments. Precise to far
     /// below a cent on clean tones.
