@@ -26,8 +26,9 @@ import Glibc
 /// full-width vector operation with no shuffles. The last step twiddles the lanes by W_m^{b·k1},
 /// transposes 4×4 blocks and does the 4-point transforms across them. Where the CPU has 256-bit
 /// vectors (`wideVectors`), each radix-4 stage runs two neighbouring butterflies as one eight-lane
-/// butterfly: the same arithmetic on every value, so the same bits. All tables and buffers are
-/// allocated in `init`; `forward`/`inverse` never allocate.
+/// butterfly: the same arithmetic on every value, so the same bits. The buffers are allocated in
+/// `init`, the tables taken from a process-wide cache there (`Tables`); `forward`/`inverse`
+/// never allocate.
 /// `@unchecked Sendable`: it keeps scratch buffers, so one thread at a time (each shifter has
 /// its own).
 public final class RealFFT: @unchecked Sendable {
@@ -46,23 +47,103 @@ public final class RealFFT: @unchecked Sendable {
     #endif
     private let half: Int                                  // m
     private let columns: Int                               // L = m/4 (0 below 32 points)
+    /// The twiddles and the bit reversal, shared by every transform of this size and width in
+    /// the process (`Tables.shared`): about 137 KB at 4096 points, which each shifter of a
+    /// 300-track session used to hold a copy of.
+    private let tables: Tables
     private let reversed: UnsafeMutablePointer<Int32>      // bit reversal of 0..<L
-    // Radix-4 stage twiddles, per stage and j < h: W^j, W^2j, W^3j (W = e^{−2πi/4h}) as
-    // re, im pairs, broadcast to all lanes: 6 vectors per j. The inverse set is conjugated.
     private let stageForward: UnsafeMutablePointer<SIMD4<Float>>
     private let stageInverse: UnsafeMutablePointer<SIMD4<Float>>
-    // Lane twiddles W_m^{b·k1}, lane b, for k1 < L (re, im), and the conjugates' im for the inverse.
     private let laneRe: UnsafeMutablePointer<SIMD4<Float>>
     private let laneIm: UnsafeMutablePointer<SIMD4<Float>>
     private let laneImInverse: UnsafeMutablePointer<SIMD4<Float>>
-    private let splitRe: UnsafeMutablePointer<Float>       // e^{−2πik/n}, k ≤ m
+    private let splitRe: UnsafeMutablePointer<Float>
     private let splitIm: UnsafeMutablePointer<Float>
     private let zr: UnsafeMutablePointer<Float>            // m complex values, natural order
     private let zi: UnsafeMutablePointer<Float>
     private let vr: UnsafeMutablePointer<SIMD4<Float>>     // L vectors, the lane transforms
     private let vi: UnsafeMutablePointer<SIMD4<Float>>
 
-    /// Allocates the tables and buffers for `size` points (control side).
+    /// The read-only tables of one size and width, built once per process on the control side.
+    /// `@unchecked Sendable`: written only in `init`, read by any thread after.
+    final class Tables: @unchecked Sendable {
+        let reversed: UnsafeMutablePointer<Int32>      // bit reversal of 0..<L
+        // Radix-4 stage twiddles, per stage and j < h: W^j, W^2j, W^3j (W = e^{−2πi/4h}) as
+        // re, im pairs, broadcast to all lanes: 6 vectors per j. The inverse set is conjugated.
+        let stageForward: UnsafeMutablePointer<SIMD4<Float>>
+        let stageInverse: UnsafeMutablePointer<SIMD4<Float>>
+        // Lane twiddles W_m^{b·k1}, lane b, for k1 < L (re, im), and the conjugates' im for the inverse.
+        let laneRe: UnsafeMutablePointer<SIMD4<Float>>
+        let laneIm: UnsafeMutablePointer<SIMD4<Float>>
+        let laneImInverse: UnsafeMutablePointer<SIMD4<Float>>
+        let splitRe: UnsafeMutablePointer<Float>       // e^{−2πik/n}, k ≤ m
+        let splitIm: UnsafeMutablePointer<Float>
+
+        private static let cache = ControlLock<[Int: Tables]>([:])
+
+        /// The tables for `size` points and stage width `wideVectors`, built on first use.
+        static func shared(size: Int, wideVectors: Bool) -> Tables {
+            cache.withLock { c in
+                let key = 2 * size + (wideVectors ? 1 : 0)
+                if let t = c[key] { return t }
+                let t = Tables(size: size, wideVectors: wideVectors)
+                c[key] = t
+                return t
+            }
+        }
+
+        private init(size: Int, wideVectors: Bool) {
+            let half = size / 2
+            let columns = half >= 16 ? half / 4 : 0
+            let l = max(columns, 1)
+            reversed = .allocate(capacity: l)
+            let bits = l.trailingZeroBitCount
+            for a in 0..<l {
+                var r = 0, v = a
+                for _ in 0..<bits { r = (r << 1) | (v & 1); v >>= 1 }
+                reversed[a] = Int32(r)
+            }
+            stageForward = .allocate(capacity: 6 * l)
+            stageInverse = .allocate(capacity: 6 * l)
+            var h = bits % 2 == 1 ? 2 : 1, o = 0
+            while h < l {
+                // the six of j: cos and sin of the angles for q = 1, 2, 3. For the wide stages
+                // (h ≥ 2, even), j and j + 1 interleave theirs, so that each is one eight-lane load.
+                let paired = wideVectors && h >= 2
+                for j in 0..<h {
+                    for t in 0..<6 {
+                        let angle = -2 * Double.pi * Double((t / 2 + 1) * j) / Double(4 * h)
+                        let v = Float(t % 2 == 0 ? cos(angle) : sin(angle))
+                        let slot = paired ? o + 6 * (j & ~1) + 2 * t + (j & 1) : o + 6 * j + t
+                        stageForward[slot] = SIMD4(repeating: v)
+                        stageInverse[slot] = SIMD4(repeating: t % 2 == 0 ? v : -v)
+                    }
+                }
+                o += 6 * h
+                h *= 4
+            }
+            laneRe = .allocate(capacity: l)
+            laneIm = .allocate(capacity: l)
+            laneImInverse = .allocate(capacity: l)
+            for k1 in 0..<l {
+                var re = SIMD4<Float>(), im = SIMD4<Float>()
+                for b in 0..<4 {
+                    let angle = -2 * Double.pi * Double(b * k1) / Double(max(half, 1))
+                    re[b] = Float(cos(angle)); im[b] = Float(sin(angle))
+                }
+                laneRe[k1] = re; laneIm[k1] = im; laneImInverse[k1] = -im
+            }
+            splitRe = .allocate(capacity: half + 1)
+            splitIm = .allocate(capacity: half + 1)
+            for k in 0...half {
+                let angle = -2 * Double.pi * Double(k) / Double(size)
+                splitRe[k] = Float(cos(angle)); splitIm[k] = Float(sin(angle))
+            }
+        }
+        // (never freed: one per size and width for the life of the process)
+    }
+
+    /// Allocates the buffers for `size` points and takes the shared tables (control side).
     public convenience init(size: Int) {
         self.init(size: size, wideVectors: RealFFT.defaultWideVectors)
     }
@@ -75,49 +156,11 @@ public final class RealFFT: @unchecked Sendable {
         half = size / 2
         columns = half >= 16 ? half / 4 : 0
         let l = max(columns, 1)
-        reversed = .allocate(capacity: l)
-        let bits = l.trailingZeroBitCount
-        for a in 0..<l {
-            var r = 0, v = a
-            for _ in 0..<bits { r = (r << 1) | (v & 1); v >>= 1 }
-            reversed[a] = Int32(r)
-        }
-        stageForward = .allocate(capacity: 6 * l)
-        stageInverse = .allocate(capacity: 6 * l)
-        var h = bits % 2 == 1 ? 2 : 1, o = 0
-        while h < l {
-            // the six of j: cos and sin of the angles for q = 1, 2, 3. For the wide stages
-            // (h ≥ 2, even), j and j + 1 interleave theirs, so that each is one eight-lane load.
-            let paired = wideVectors && h >= 2
-            for j in 0..<h {
-                for t in 0..<6 {
-                    let angle = -2 * Double.pi * Double((t / 2 + 1) * j) / Double(4 * h)
-                    let v = Float(t % 2 == 0 ? cos(angle) : sin(angle))
-                    let slot = paired ? o + 6 * (j & ~1) + 2 * t + (j & 1) : o + 6 * j + t
-                    stageForward[slot] = SIMD4(repeating: v)
-                    stageInverse[slot] = SIMD4(repeating: t % 2 == 0 ? v : -v)
-                }
-            }
-            o += 6 * h
-            h *= 4
-        }
-        laneRe = .allocate(capacity: l)
-        laneIm = .allocate(capacity: l)
-        laneImInverse = .allocate(capacity: l)
-        for k1 in 0..<l {
-            var re = SIMD4<Float>(), im = SIMD4<Float>()
-            for b in 0..<4 {
-                let angle = -2 * Double.pi * Double(b * k1) / Double(max(half, 1))
-                re[b] = Float(cos(angle)); im[b] = Float(sin(angle))
-            }
-            laneRe[k1] = re; laneIm[k1] = im; laneImInverse[k1] = -im
-        }
-        splitRe = .allocate(capacity: half + 1)
-        splitIm = .allocate(capacity: half + 1)
-        for k in 0...half {
-            let angle = -2 * Double.pi * Double(k) / Double(size)
-            splitRe[k] = Float(cos(angle)); splitIm[k] = Float(sin(angle))
-        }
+        tables = Tables.shared(size: size, wideVectors: wideVectors)
+        reversed = tables.reversed
+        stageForward = tables.stageForward; stageInverse = tables.stageInverse
+        laneRe = tables.laneRe; laneIm = tables.laneIm; laneImInverse = tables.laneImInverse
+        splitRe = tables.splitRe; splitIm = tables.splitIm
         zr = .allocate(capacity: half)
         zi = .allocate(capacity: half)
         vr = .allocate(capacity: l)
@@ -125,8 +168,6 @@ public final class RealFFT: @unchecked Sendable {
     }
 
     deinit {
-        reversed.deallocate(); stageForward.deallocate(); stageInverse.deallocate()
-        laneRe.deallocate(); laneIm.deallocate(); laneImInverse.deallocate(); splitRe.deallocate(); splitIm.deallocate()
         zr.deallocate(); zi.deallocate(); vr.deallocate(); vi.deallocate()
     }
 
