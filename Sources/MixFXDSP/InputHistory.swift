@@ -1,6 +1,8 @@
-/// The shifter's input by input time, in a mirrored ring: sample i of channel c is kept at slot
-/// i mod capacity and again at slot capacity + (i mod capacity), so any span of up to `capacity`
-/// samples is contiguous for an interpolator. The live dry path and the transient splice read it.
+/// The shifter's input by input time, in a ring with a mirrored head: sample i of channel c is
+/// kept at slot i mod capacity, and the first `slack` slots again after the last, so any span of
+/// up to `slack` samples is contiguous for an interpolator (a whole second copy, as this was,
+/// doubled the memory for reads that never span more than the widest table's taps). The live
+/// dry path and the transient splice read it.
 ///
 /// Made by `PitchShifter.prepare` (control side; all memory allocated then); `reset`, `write` and
 /// the reads on the render side. One thread at a time.
@@ -8,19 +10,22 @@ final class InputHistory {
     /// Slots per copy, a power of two.
     let capacity: Int
     let mask: Int
-    /// Floats from one channel's ring to the next: both copies plus `slack` for an
-    /// interpolator's reach past the end.
+    /// Floats from one channel's ring to the next: the ring plus the `slack` mirrored slots.
     let stride: Int
+    /// Slots mirrored after the ring: the longest contiguous read.
+    let slack: Int
     let channelCount: Int
     /// Channel 0's ring; channel c's starts `c · stride` later.
     let base: UnsafeMutablePointer<Float>
 
-    /// A ring holding at least `frames` frames; `slack` floats are kept past the second copy.
+    /// A ring holding at least `frames` frames, contiguous for reads of up to `slack` samples
+    /// (plus 8, for eight-lane loads that reach past a table's taps).
     init(channelCount: Int, frames: Int, slack: Int) {
         self.channelCount = channelCount
         capacity = powerOfTwo(atLeast: frames)
         mask = capacity - 1
-        stride = 2 * capacity + slack
+        self.slack = min(slack + 8, capacity)
+        stride = capacity + self.slack
         base = .allocate(capacity: channelCount * stride)
         reset()
     }
@@ -42,7 +47,9 @@ final class InputHistory {
                 let slot = (time + done) & mask
                 let n = min(frameCount - done, capacity - slot)
                 (ring + slot).update(from: src + done, count: n)
-                (ring + slot + capacity).update(from: src + done, count: n)
+                if slot < slack {   // the head again, after the ring
+                    (ring + capacity + slot).update(from: src + done, count: min(n, slack - slot))
+                }
                 done += n
             }
         }
