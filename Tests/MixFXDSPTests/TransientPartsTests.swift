@@ -5,11 +5,12 @@ import TestSupport
 
 /// The shifter's parts on their own: `InputHistory`, `TransientGate`, `TransientSplice`.
 @Suite struct TransientPartsTests {
-    /// Any span of up to `capacity` samples ending at the newest is contiguous in the mirrored
-    /// ring, across the wrap, for both channels.
+    /// Every sample of the last `capacity` is at its slot, and any span of up to `slack`
+    /// samples starting in the ring is contiguous (the head is mirrored after the ring), across
+    /// the wrap, for both channels.
     @Test func inputHistoryIsContiguousAcrossTheWrap() {
         let h = InputHistory(channelCount: 2, frames: 1000, slack: 16)
-        #expect(h.capacity == 1024)
+        #expect(h.capacity == 1024 && h.slack == 24 && h.stride == 1024 + 24)
         let x = Signals.noise(frames: 5000, seed: 3), y = Signals.noise(frames: 5000, seed: 4)
         var time = 0
         for size in [700, 333, 1024, 1, 999, 1943] {
@@ -20,10 +21,16 @@ import TestSupport
             }
             time += size
             guard time >= 1024 else { continue }
-            let from = time - 1024
-            let start = from & h.mask
-            for k in 0..<1024 {
-                #expect(h.base[start + k] == x[from + k] && h.base[h.stride + start + k] == y[from + k])
+            // each of the last 1024 samples at its slot
+            for i in (time - 1024)..<time {
+                #expect(h.base[i & h.mask] == x[i] && h.base[h.stride + (i & h.mask)] == y[i])
+            }
+            // a read of `slack` samples from any of the last 1024 - slack, wrap included
+            for from in (time - 1024)..<(time - h.slack) {
+                let start = from & h.mask
+                var same = true
+                for k in 0..<h.slack where h.base[start + k] != x[from + k] || h.base[h.stride + start + k] != y[from + k] { same = false }
+                #expect(same, "a span from \(from) (slot \(start))")
             }
         }
     }
