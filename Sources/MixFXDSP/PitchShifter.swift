@@ -111,39 +111,36 @@ public final class PitchShifter: @unchecked Sendable {
             spliceTables = Array(repeating: SincTableCache.table(index: g), count: g + 1)
         }
         let maxHalfTaps = (tables + spliceTables).map { $0.taps / 2 }.max()!
-        // L = N/2 + ⌈(N/2 + taps/2 + 2)/r⌉ + 1 for each ratio the shifter may meet: live, every
-        // grid index (with the smallest ratio of its cell); offline, the one fixed ratio.
-        func latency(_ table: SincTable, _ r: Double) -> Int {
-            n / 2 + Int((Double(n / 2 + table.taps / 2 + 2) / r).rounded(.up)) + 1
+        // L, the latency bound for each ratio the shifter may meet: live, every grid index (with
+        // the smallest ratio of its cell) at tempo R (the stretch r/R); offline, the one fixed ratio.
+        func worstBound(tempo: Double) -> Int {
+            tables.enumerated().map { i, t in
+                let r = i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents))
+                return Self.latencyBound(fftSize: n, taps: t.taps, stretch: r / tempo)
+            }.max()!
         }
         if live {
-            latencyFrames = tables.enumerated().map { i, t in
-                latency(t, i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents)))
-            }.max()!
+            latencyFrames = worstBound(tempo: 1)
         } else {
-            latencyFrames = latency(tables[tables.count - 1], settings.ratio)
+            latencyFrames = Self.latencyBound(fftSize: n, taps: tables[tables.count - 1].taps, stretch: settings.ratio)
         }
         let maxFrames = spec.maximumFrameCount
         let splice = TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: latencyFrames,
                                      halfTaps: maxHalfTaps)
-        // Live, the tempo may change (`setTempo`, within `liveTempoRange`): the input is pulled
-        // up to `liveAheadFrames(R)` past the output's input time, the stretch σ = r/R spans
-        // r_min/R_max…r_max/R_min, and the buffers hold the largest of those spans.
+        // Live, the tempo may change (`setTempo`, within `liveTempoRange`): a streaming shifter
+        // pulls its input up to the latency bound for the stretch σ = r/R past the output's input
+        // time, σ spans r_min/R_max…r_max/R_min, and the buffers hold the largest of those spans.
         var stretchSizing = latencyFrames, minStretch = minRatio, maxStretch = maxRatio, reach = latencyFrames
         if live {
-            halfFrame = n / 2
-            aheadCoefficient = tables.enumerated().map { i, t in
-                Double(n / 2 + t.taps / 2 + 2) / (i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents)))
-            }.max()!
+            frameLength = n
             let slow = PitchShifterSettings.liveTempoRange.lowerBound, fast = PitchShifterSettings.liveTempoRange.upperBound
             minStretch = minRatio / fast
             maxStretch = maxRatio / slow
             let blockInput = Int((Double(maxFrames) * fast).rounded(.up)) + 2
-            latencyBoundFrames = latencyFrames
-            reach = max(latencyFrames, liveAheadFrames(tempo: fast)) + blockInput + maxFrames
+            reach = max(latencyFrames, worstBound(tempo: fast)) + blockInput + maxFrames
                 + Int(TransientSplice.lengthSeconds * spec.sampleRate * maxRatio)
             // the stretched span: what is pulled ahead of the read position, stretched
-            let span = max(Double(latencyFrames) * maxRatio, Double(liveAheadFrames(tempo: slow)) * maxStretch)
+            let span = max(Double(latencyFrames) * maxRatio, Double(worstBound(tempo: slow)) * maxStretch)
                 + Double(blockInput) * maxStretch
             stretchSizing = Int((span / maxStretch).rounded(.up))
         }
@@ -162,26 +159,24 @@ public final class PitchShifter: @unchecked Sendable {
             tableIndices: .allocate(capacity: max(1, maxFrames)),
             inputTimes: .allocate(capacity: live ? max(1, maxFrames) : 1),
             times: live ? .allocate(capacity: max(1, maxFrames)) : nil)
-        // streaming: no latency (the input is read ahead instead; `latencyBoundFrames` keeps L)
-        latencyBoundFrames = latencyFrames
+        // streaming: no latency (the input is read ahead instead)
         if mode == .streaming { latencyFrames = 0 }
         reset()
     }
 
-    /// Live: max over the ratio grid of (N/2 + taps/2 + 2)/r_i, r_i the least ratio of cell i
-    /// (the latency bound's term, so L = N/2 + ⌈this⌉ + 1).
-    private var aheadCoefficient = 0.0
-    private var halfFrame = 0
-    /// Live and streaming: L, the latency bound over the whole pitch range at tempo 1 (the
-    /// buffers are sized from it; `latencyFrames` is 0 when streaming).
-    private var latencyBoundFrames = 0
+    /// N (streaming: the look-ahead's bound is computed per block).
+    private var frameLength = 0
 
-    /// Live: how far past the output's input time the input must be pulled at tempos up to
-    /// `tempo`: N/2 + ⌈c·R⌉ + 1 (the latency bound with the stretch r/R), and never less than L
-    /// at tempo 1 (where the exact path runs, and the splice's room counts on L).
-    private func liveAheadFrames(tempo: Double) -> Int {
-        let bound = halfFrame + Int((aheadCoefficient * tempo).rounded(.up)) + 1
-        return tempo >= 1 ? max(latencyBoundFrames, bound) : bound
+    /// The latency bound: how many input frames past an output's input time the vocoder must
+    /// have taken so that the stretched signal is final where the output reads it, for a reader
+    /// of `taps` taps and the stretch σ (r, or r/R with a tempo). After input t + a arrived,
+    /// frames with A_m + N/2 ≤ t + a ran, so the signal is final up to σ·(t + a − N/2) − N/2;
+    /// the read reaches σ·t + taps/2 + 1, hence a = N/2 + ⌈(N/2 + taps/2 + 2)/σ⌉ + 1. The one
+    /// formula for the offline latency, the tempo's look-ahead, the live L and the streaming
+    /// look-ahead.
+    @inline(__always)
+    static func latencyBound(fftSize n: Int, taps: Int, stretch sigma: Double) -> Int {
+        n / 2 + Int((Double(n / 2 + taps / 2 + 2) / sigma).rounded(.up)) + 1
     }
 
     /// With a tempo R (offline): the vocoder stretches by σ = r/R, the reader reads r times
@@ -195,7 +190,7 @@ public final class PitchShifter: @unchecked Sendable {
         let tables = Array(repeating: SincTableCache.interpolator(index: g), count: g + 1)
         let spliceTables = Array(repeating: SincTableCache.table(index: g), count: g + 1)
         let halfTaps = max(tables[g].taps, spliceTables[g].taps) / 2
-        inputAheadFrames = n / 2 + Int((Double(n / 2 + tables[g].taps / 2 + 2) / sigma).rounded(.up)) + 1
+        inputAheadFrames = Self.latencyBound(fftSize: n, taps: tables[g].taps, stretch: sigma)
         latencyFrames = 0
         let maxFrames = spec.maximumFrameCount
         let blockInput = Int((Double(maxFrames) * tempo).rounded(.up)) + 2
@@ -258,8 +253,8 @@ public final class PitchShifter: @unchecked Sendable {
     }
 
     /// Sets the tempo while running (live mode; the render side calls it once per block),
-    /// clamped to `liveTempoRange`. The frames glide to it over about 20 ms; it is heard once
-    /// the input they analyse is played (within the latency). From 0 cents and tempo 1 the
+    /// clamped to `liveTempoRange`. The frames glide to it (τ = 100 ms); it is heard once they are
+    /// read (a streaming shifter: within its look-ahead). From 0 cents and tempo 1 the
     /// output first fades from the exact dry input to the wet signal, and only then the tempo
     /// moves.
     @inline(__always)
@@ -269,7 +264,7 @@ public final class PitchShifter: @unchecked Sendable {
         settings.tempo = tempo.isNaN ? 1 : min(max(tempo, range.lowerBound), range.upperBound)
     }
 
-    /// Live, any tempo: writes `frameCount` output frames into `left` (and `right`), asking
+    /// Streaming, any tempo: writes `frameCount` output frames into `left` (and `right`), asking
     /// `pull(k)` for the next k input frames (at most `maximumPull` at a time) as the output's
     /// input time advances. Output frame n is at input time t_n, t_{n+1} = t_n + R_m (the tempo
     /// of the frame it reads), from t_0 = −L·R after `reset`. While the tempo is 1 and t_n whole
@@ -278,6 +273,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// frame within a block so that it is again. Never allocates.
     public func process(live left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                         maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
+        precondition(mode == .streaming, "process(live:) is for a streaming shifter")
         guard let parts, let times = parts.times else { return }
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
@@ -296,7 +292,7 @@ public final class PitchShifter: @unchecked Sendable {
         let whole = inputTime == inputTime.rounded(.down)
         let nudge = allAtOne && !whole ? (inputTime.rounded() - inputTime) / Double(frameCount) : 0
         let exact = allAtOne && whole
-        let ahead = mode == .streaming ? streamingAheadFrames(parts) : liveAheadFrames(tempo: high)
+        let ahead = streamingAheadFrames(parts)
         let needed = floorToInt(inputTime + Double(frameCount - 1) * high) + 1 + ahead
         while vocoder.inputEnd < needed {
             let n = min(maximumPull, needed - vocoder.inputEnd)
@@ -311,11 +307,9 @@ public final class PitchShifter: @unchecked Sendable {
         if nudge != 0 { inputTime = inputTime.rounded() }
         if exact {
             let first = Int(t0)
-            if mode == .streaming {
-                // the input held past t is `ahead`, as an offline shifter's latency at this ratio
-                let g = SincTableCache.index(forRatio: settings.ratio)
-                parts.splice.setRoom(aheadFrames: ahead, halfTaps: max(parts.reader.tables[g].taps, parts.splice.tables[g].taps) / 2)
-            }
+            // the input held past t is `ahead`, as an offline shifter's latency at this ratio
+            let g = SincTableCache.index(forRatio: settings.ratio)
+            parts.splice.setRoom(aheadFrames: ahead, halfTaps: max(parts.reader.tables[g].taps, parts.splice.tables[g].taps) / 2)
             parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: first)
             parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: first,
                                  ratios: parts.ratios, tableIndices: parts.tableIndices, gate: parts.gate, input: parts.history)
@@ -338,7 +332,7 @@ public final class PitchShifter: @unchecked Sendable {
         let vocoder = parts.vocoder, tables = parts.reader.tables
         func bound(ratio r: Double, tempo: Double) -> Int {
             let table = tables[min(tables.count - 1, SincTableCache.index(forRatio: r))]
-            return halfFrame + Int((Double(halfFrame + table.taps / 2 + 2) / (r / tempo)).rounded(.up)) + 1
+            return Self.latencyBound(fftSize: frameLength, taps: table.taps, stretch: r / tempo)
         }
         func ratio(cents: Double) -> Double { cents == 0 ? 1 : PitchShifterSettings.ratio(cents: cents) }
         var ahead = max(bound(ratio: ratio(cents: vocoder.currentCents), tempo: vocoder.tempo),
