@@ -147,7 +147,8 @@ public final class PitchShifter: @unchecked Sendable {
         parts = Parts(
             vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
                                   overlap: settings.overlap, minRatio: minStretch, maxRatio: maxStretch,
-                                  latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, tempo: settings.tempo),
+                                  latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, tempo: settings.tempo,
+                                  formants: mode != .offline || settings.preserveFormants),
             reader: StretchReader(tables: tables),
             gate: TransientGate(sampleRate: spec.sampleRate,
                                 reachFrames: reach + maxFrames + splice.onsetLookaheadFrames + splice.onsetBackFrames),
@@ -198,7 +199,8 @@ public final class PitchShifter: @unchecked Sendable {
         parts = Parts(
             vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
                                   overlap: settings.overlap, minRatio: sigma, maxRatio: sigma,
-                                  latencyFrames: inputAheadFrames + blockInput, readHalfTaps: halfTaps, tempo: tempo),
+                                  latencyFrames: inputAheadFrames + blockInput, readHalfTaps: halfTaps, tempo: tempo,
+                                  formants: settings.preserveFormants),
             reader: StretchReader(tables: tables),
             gate: TransientGate(sampleRate: spec.sampleRate, reachFrames: inputAheadFrames + blockInput + maxFrames + 64),
             splice: splice,
@@ -236,9 +238,12 @@ public final class PitchShifter: @unchecked Sendable {
         parts.history.reset()
     }
 
-    /// Turns formant preservation on or off while running (render side, once per block).
+    /// Turns formant preservation on or off while running (render side, once per block; live
+    /// and streaming shifters: an offline shifter made its formant buffers only if prepared with
+    /// formants on, and keeps that setting).
     @inline(__always)
     public func setPreserveFormants(_ on: Bool) {
+        guard mode != .offline else { return }
         settings.preserveFormants = on
         parts?.vocoder.preserveFormants = on
     }
@@ -355,7 +360,7 @@ public final class PitchShifter: @unchecked Sendable {
         parts.vocoder.append(left: left, right: inR, frameCount: frameCount, readPosition: parts.reader.lastReadPosition)
         // the input is kept: the block now receives the output, input time t0 + k at frame k
         let t0 = outIndex - latencyFrames
-        parts.reader.read(into: left, right, frameCount: frameCount, firstTime: Double(t0),
+        parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: t0,
                           ratios: parts.ratios, tableIndices: parts.tableIndices, from: parts.vocoder)
         parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: t0)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
@@ -373,8 +378,8 @@ public final class PitchShifter: @unchecked Sendable {
                         maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         guard let parts else { return }
         let tempo = settings.tempo
-        let t0 = Double(outIndex) * tempo
-        let needed = Int((t0 + Double(frameCount - 1) * tempo).rounded(.up)) + inputAheadFrames
+        // frame n at input time n·R, from its absolute index (the same times in any blocks)
+        let needed = Int((Double(outIndex + frameCount - 1) * tempo).rounded(.up)) + inputAheadFrames
         while parts.vocoder.inputEnd < needed {
             let n = min(maximumPull, needed - parts.vocoder.inputEnd)
             let (l, r) = try pull(n)
@@ -382,8 +387,8 @@ public final class PitchShifter: @unchecked Sendable {
             parts.history.write(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
             parts.vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
-        for k in 0..<frameCount { parts.inputTimes[k] = floorToInt(t0 + Double(k) * tempo) }
-        parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0,
+        for k in 0..<frameCount { parts.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
+        parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: outIndex,
                           ratios: parts.ratios, tableIndices: parts.tableIndices, from: parts.vocoder)
         parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: parts.inputTimes)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, tempo: tempo,

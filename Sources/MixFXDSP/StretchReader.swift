@@ -35,18 +35,20 @@ final class StretchReader {
         lastReadPosition = 0
     }
 
-    /// Reads `frameCount` output samples (frame k at input time `firstTime + k·step`, step the
-    /// vocoder's tempo) into `left` (and `right` for stereo), with each one's pitch ratio and grid
+    /// Reads `frameCount` output samples (frame k at input time `(firstFrame + k)·step`, step the
+    /// vocoder's tempo: a product of the frame's absolute index, so that the times, and the
+    /// output, do not depend on how the output is cut into blocks) into `left` (and `right` for stereo), with each one's pitch ratio and grid
     /// index into `ratios`/`tableIndices` (1 and the last index before time 0, where the output
     /// is silence).
     ///
-    /// With `times` (a tempo that changes, live): frame k+1's input time is frame k's plus the
+    /// With `times` (a tempo that changes, live): frame 0 is at `firstTime` (`firstFrame` is not
+    /// used), frame k+1's input time is frame k's plus the
     /// tempo R_m of the segment it read (before time 0, the vocoder's tempo) plus `nudge`, each
     /// frame's time goes into `times`, and p therefore advances r_m (plus σ·nudge) per output
     /// sample. Returns the input time of the frame after the block.
     @inline(__always) @discardableResult
-    func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Double,
-              ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder,
+    func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+              firstFrame: Int = 0, firstTime: Double = 0, ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder,
               times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
         let fixedStep = vocoder.tempo, variable = times != nil, earlyStep = vocoder.tempo
         var next = firstTime
@@ -64,8 +66,7 @@ final class StretchReader {
             starvedFrames = starved
         }
         for k in 0..<frameCount {
-            // (at tempo 1: firstTime + k exactly, either way)
-            let t = variable ? next : firstTime + Double(k) * fixedStep
+            let t = variable ? next : Double(firstFrame + k) * fixedStep
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
             var step = earlyStep
@@ -105,6 +106,6 @@ final class StretchReader {
             times?[k] = t
             next = t + step + nudge
         }
-        return variable ? next : firstTime + Double(frameCount) * fixedStep
+        return variable ? next : Double(firstFrame + frameCount) * fixedStep
     }
 }

@@ -24,7 +24,7 @@ public protocol PitchShifting: AnyObject, Sendable {
     func setPitchCents(_ cents: Double)
     /// Live: the tempo to glide to.
     func setTempo(_ tempo: Double)
-    /// Formant preservation on or off.
+    /// Formant preservation on or off (live; an offline shifter keeps what it was prepared with).
     func setPreserveFormants(_ on: Bool)
     /// Shifts in place with latency `latencyFrames` (no tempo).
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int)

@@ -135,7 +135,7 @@ public struct OfflineRenderer {
     /// either way). Off where several renders run at once and share the cores.
     public var kernelParallelTracks = true
     /// Frames per block (the result does not depend on it).
-    public var blockFrames = 4096
+    public var blockFrames = 2048
     /// Called after each block with (frames done, total frames), on the rendering thread.
     public var progress: ((Int, Int) -> Void)?
     /// Polled after each block; true stops the render (`RenderError.cancelled`).
