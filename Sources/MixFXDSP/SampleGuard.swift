@@ -10,24 +10,32 @@ public enum SampleGuard {
     public static let limit: Float = 1e6
 
     /// Replaces every bad sample of `samples[0..<count]` by 0; returns how many there were.
-    /// Scans eight samples at a time on their bit patterns (|x| > limit, ∞ and NaN all compare
-    /// above the limit's bits once the sign is masked off), so a clean block costs a compare per
-    /// eight samples.
+    /// One pass on the bit patterns, eight samples at a time, with no reduction inside the loop:
+    /// with m = bits & 0x7FFF_FFFF (|x| > limit, ∞ and NaN all give m above the limit's bits),
+    /// limitBits − m, as a signed 32-bit lane, is negative exactly for a bad sample (both lie in
+    /// 0…2³¹ − 1, so the difference cannot overflow), and the lanes are OR-ed together. Only if
+    /// a sign bit is set at the end is the block scanned again to replace the bad samples. (An
+    /// `any` on a SIMD8 mask per eight samples compiled to a store and a scalar loop per lane on
+    /// the baseline copy: 7.6 % of a two-track render's CPU.)
     @_noAllocation @_noLocks
     public static func sanitize(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
         let limitBits = limit.bitPattern
         let raw = UnsafeMutableRawPointer(samples)
-        var replaced = 0
+        let limitLanes = SIMD8<Int32>(repeating: Int32(bitPattern: limitBits))
+        var flags = SIMD8<Int32>(repeating: 0)
         var i = 0
         while i + 8 <= count {
-            let bits = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<UInt32>.self)
-            if any((bits & 0x7FFF_FFFF) .> SIMD8(repeating: limitBits)) {
-                replaced += fix(samples + i, count: 8, limitBits: limitBits)
-            }
+            let bits = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Int32>.self)
+            flags |= limitLanes &- (bits & 0x7FFF_FFFF)
             i += 8
         }
-        if i < count { replaced += fix(samples + i, count: count - i, limitBits: limitBits) }
-        return replaced
+        var bad = false
+        for lane in 0..<8 where flags[lane] < 0 { bad = true }
+        while i < count {
+            if samples[i].bitPattern & 0x7FFF_FFFF > limitBits { bad = true }
+            i += 1
+        }
+        return bad ? fix(samples, count: count, limitBits: limitBits) : 0
     }
 
     @inline(__always) @_noAllocation @_noLocks

@@ -60,6 +60,16 @@ import Synchronization
             let m = y.withUnsafeMutableBufferPointer { SampleGuard.sanitize($0.baseAddress!, count: $0.count) }
             #expect(m == (count > 5 ? 1 : 0) && y.allSatisfy(\.isFinite))
         }
+        // one bad sample at every lane and in the tail, among samples at the limit either side
+        let bad: [Float] = [.nan, -.infinity, Float(bitPattern: SampleGuard.limit.bitPattern + 1), -Float(bitPattern: SampleGuard.limit.bitPattern + 1)]
+        for count in 1..<20 {
+            for at in 0..<count {
+                var y = (0..<count).map { $0 % 2 == 0 ? SampleGuard.limit : -SampleGuard.limit }
+                y[at] = bad[at % bad.count]
+                let m = y.withUnsafeMutableBufferPointer { SampleGuard.sanitize($0.baseAddress!, count: $0.count) }
+                #expect(m == 1 && y[at] == 0 && y.filter { abs($0) == SampleGuard.limit }.count == count - 1, "\(count) samples, bad at \(at)")
+            }
+        }
     }
 }
 
