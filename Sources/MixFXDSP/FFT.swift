@@ -449,43 +449,42 @@ public final class RealFFT: @unchecked Sendable {
         let l = columns
         let zrr = UnsafeMutableRawPointer(zr), zri = UnsafeMutableRawPointer(zi)
         var k1 = 0
+        // the real and imaginary parts side by side in one eight-lane vector (r | i): the
+        // butterflies on whole vectors, ∓i·d13 a swap of the halves with a sign per half (exact:
+        // x + (−1·y) is x − y), and the interleaved output one permutation of a vector
+        let sign = inverse ? SIMD8<Float>(-1, -1, -1, -1, 1, 1, 1, 1) : SIMD8<Float>(1, 1, 1, 1, -1, -1, -1, -1)
+        let s = SIMD8<Float>(repeating: scale)
         while k1 < l {
             // (the lane twiddles were applied by the last radix-4 stage)
             let (t0r, t1r, t2r, t3r) = transposed(UnsafeRawPointer(vr + k1).loadUnaligned(as: SIMD16<Float>.self))
             let (t0i, t1i, t2i, t3i) = transposed(UnsafeRawPointer(vi + k1).loadUnaligned(as: SIMD16<Float>.self))
-            let s02r = t0r + t2r, s02i = t0i + t2i, d02r = t0r - t2r, d02i = t0i - t2i
-            let s13r = t1r + t3r, s13i = t1i + t3i, d13r = t1r - t3r, d13i = t1i - t3i
-            var y0r = s02r + s13r, y0i = s02i + s13i
-            var y2r = s02r - s13r, y2i = s02i - s13i
-            var y1r: SIMD4<Float>, y1i: SIMD4<Float>, y3r: SIMD4<Float>, y3i: SIMD4<Float>
-            if inverse {
-                y1r = d02r - d13i; y1i = d02i + d13r; y3r = d02r + d13i; y3i = d02i - d13r
-            } else {
-                y1r = d02r + d13i; y1i = d02i - d13r; y3r = d02r - d13i; y3i = d02i + d13r
-            }
+            let t0 = SIMD8(lowHalf: t0r, highHalf: t0i), t1 = SIMD8(lowHalf: t1r, highHalf: t1i)
+            let t2 = SIMD8(lowHalf: t2r, highHalf: t2i), t3 = SIMD8(lowHalf: t3r, highHalf: t3i)
+            let s02 = t0 + t2, d02 = t0 - t2, s13 = t1 + t3, d13 = t1 - t3
+            let turned = SIMD8(lowHalf: d13.highHalf, highHalf: d13.lowHalf) * sign
+            var y0 = s02 + s13, y2 = s02 - s13, y1 = d02 + turned, y3 = d02 - turned
             if let out = interleavedOutput {
-                let s = SIMD4<Float>(repeating: scale)
-                y0r *= s; y0i *= s; y1r *= s; y1i *= s; y2r *= s; y2i *= s; y3r *= s; y3i *= s
+                y0 *= s; y1 *= s; y2 *= s; y3 *= s
                 let o = UnsafeMutableRawPointer(out)
-                @inline(__always) func put(_ v: SIMD8<Float>, _ offset: Int) {
-                    var v = v
+                @inline(__always) func put(_ y: SIMD8<Float>, _ offset: Int) {
+                    var v = SIMD8(y[0], y[4], y[1], y[5], y[2], y[6], y[3], y[7])
                     if let window { v *= UnsafeRawPointer(window).loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
                     if accumulate { v += o.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
                     o.storeBytes(of: v, toByteOffset: offset, as: SIMD8<Float>.self)
                 }
-                put(interleave(y0r, y0i), 8 * k1)
-                put(interleave(y1r, y1i), 8 * (k1 + l))
-                put(interleave(y2r, y2i), 8 * (k1 + 2 * l))
-                put(interleave(y3r, y3i), 8 * (k1 + 3 * l))
+                put(y0, 8 * k1)
+                put(y1, 8 * (k1 + l))
+                put(y2, 8 * (k1 + 2 * l))
+                put(y3, 8 * (k1 + 3 * l))
             } else {
-                zrr.storeBytes(of: y0r, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
-                zri.storeBytes(of: y0i, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
-                zrr.storeBytes(of: y1r, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
-                zri.storeBytes(of: y1i, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
-                zrr.storeBytes(of: y2r, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
-                zri.storeBytes(of: y2i, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
-                zrr.storeBytes(of: y3r, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
-                zri.storeBytes(of: y3i, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y0.lowHalf, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
+                zri.storeBytes(of: y0.highHalf, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y1.lowHalf, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y1.highHalf, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y2.lowHalf, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y2.highHalf, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y3.lowHalf, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y3.highHalf, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
             }
             k1 += 4
         }
