@@ -65,7 +65,8 @@ final class StretchReader {
             segment = seg; lastReadPosition = lastRead; table = segTable; tableRatio = segTableRatio
             starvedFrames = starved
         }
-        for k in 0..<frameCount {
+        var k = 0
+        while k < frameCount {
             let t = variable ? next : Double(firstFrame + k) * fixedStep
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
@@ -97,6 +98,29 @@ final class StretchReader {
                     } else {
                         wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
                     }
+                    if !variable, let right {
+                        // A fixed step, stereo (offline): the rest of this segment's samples
+                        // without the segment search, the table choice and the frame map's
+                        // loads, each the same arithmetic as above, until the segment or the
+                        // readable span ends.
+                        left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
+                        let s = Double(historyS[seg & mask])
+                        var kk = k + 1
+                        while kk < frameCount {
+                            let t = Double(firstFrame + kk) * fixedStep
+                            guard t < nextAOfSegment else { break }
+                            let p = s + (t - a) * sigma
+                            let i = floorToInt(p)
+                            guard i + half < yFinal else { break }
+                            lastRead = p
+                            (left[kk], right[kk]) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0,
+                                                                      fraction: p - Double(i))
+                            ratios[kk] = r; tableIndices[kk] = segTable
+                            kk += 1
+                        }
+                        k = kk
+                        continue
+                    }
                 }
             }
             left[k] = wetL
@@ -105,6 +129,7 @@ final class StretchReader {
             tableIndices[k] = segTable
             times?[k] = t
             next = t + step + nudge
+            k += 1
         }
         return variable ? next : Double(firstFrame + frameCount) * fixedStep
     }
