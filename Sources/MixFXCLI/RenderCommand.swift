@@ -462,11 +462,36 @@ struct RenderCommand {
     }
 }
 
-/// The process's peak resident memory so far (getrusage: ru_maxrss is in KiB on Linux).
+/// The process's own peak resident memory so far, in MiB: VmHWM of /proc/self/status (the
+/// high-water mark of this program's address space). Not getrusage's ru_maxrss: Linux carries
+/// that across fork and exec, so a mixfx started by a large process reported the parent's size
+/// (seen: 107 MB for every render started by the test runner). ru_maxrss only where /proc is
+/// not mounted.
 func peakMemoryMB() -> Double {
+    if let status = procStatus(),
+       let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+       let kB = Double(line.dropFirst("VmHWM:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") {
+        return kB / 1024
+    }
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Double(usage.ru_maxrss) / 1024
+}
+
+/// /proc/self/status read to its end (its size reads as 0, so Foundation's file readers return
+/// nothing), or nil.
+private func procStatus() -> String? {
+    let fd = open("/proc/self/status", O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
+        if n <= 0 { break }
+        bytes += chunk[..<n]
+    }
+    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
 }
 
 func printJSON(_ obj: [String: Any]) { print(jsonText(obj)) }
