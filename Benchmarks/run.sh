@@ -101,7 +101,7 @@ bash Benchmarks/recordings.sh "$W/recordings" >/dev/null
 .build/release/mixfx-bench --quality --recordings "$W/recordings" \
   --band-times "mixfx=$m;sox pitch=$s;soundstretch=$ss;rubberband -2=$rb2;rubberband -3=$rb3"
 echo
-echo "FFT: ns per real forward transform, mixfx RealFFT vs FFTW (fftwf r2c, FFTW_MEASURE)"
+echo "FFT: ns per real forward transform, mixfx RealFFT (the DSP copy renders use on this CPU) vs FFTW (fftwf r2c, FFTW_MEASURE)"
 gcc -O2 -o "$W/fftw_bench" Benchmarks/fftw_bench.c -lfftw3f -lm
 paste <(.build/release/mixfx-bench --fft) <("$W/fftw_bench") | awk '{printf "  %5d points: mixfx %8.1f ns, FFTW %8.1f ns, ratio %.2f\n", $1, $2, $4, $2/$4}'
 

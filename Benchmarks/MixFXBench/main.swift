@@ -60,18 +60,9 @@ func report(_ name: String, audioSeconds: Double, wall: Double) {
 
 let args = CommandLine.arguments
 if args.count == 2 && args[1] == "--fft" {
-    // ns per real forward transform, as Benchmarks/fftw_bench.c prints FFTW's
-    var n = 256
-    while n <= 8192 {
-        let fft = RealFFT(size: n)
-        let x = (0..<n).map { _ in Float.random(in: -0.5...0.5) }
-        var re = [Float](repeating: 0, count: n / 2 + 1), im = re
-        let reps = 20_000_000 / n
-        fft.forward(x, re: &re, im: &im)
-        let t = timeIt { for _ in 0..<reps { fft.forward(x, re: &re, im: &im) } }
-        print("\(n) \(String(format: "%.1f", t / Double(reps) * 1e9))")
-        n *= 2
-    }
+    // ns per real forward transform, as Benchmarks/fftw_bench.c prints FFTW's, of the DSP copy
+    // a render runs on this CPU (FFTBench.swift)
+    fftBench()
     exit(0)
 }
 if args.count >= 2 && args[1] == "--quality" {
