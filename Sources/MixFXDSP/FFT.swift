@@ -632,12 +632,6 @@ extension SIMD8<Float>: SplitLanes {
     }
 }
 
-/// (r0, i0, r1, i1, r2, i2, r3, i3).
-@inline(__always)
-private func interleave(_ r: SIMD4<Float>, _ i: SIMD4<Float>) -> SIMD8<Float> {
-    SIMD8(r[0], i[0], r[1], i[1], r[2], i[2], r[3], i[3])
-}
-
 /// The 4×4 transpose of four vectors held as one (a | b | c | d): result c holds lane c of
 /// each. Two perfect unshuffles (each rotates the four bits of the index right by one). From
 /// one 16-lane load the compiler makes fewer instructions than from four vectors gathered lane
@@ -648,4 +642,3 @@ private func transposed(_ v: SIMD16<Float>) -> (SIMD4<Float>, SIMD4<Float>, SIMD
     let w = SIMD16(lowHalf: u.evenHalf, highHalf: u.oddHalf)
     return (w.lowHalf.lowHalf, w.lowHalf.highHalf, w.highHalf.lowHalf, w.highHalf.highHalf)
 }
-
