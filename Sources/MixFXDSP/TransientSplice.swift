@@ -157,8 +157,30 @@ final class TransientSplice {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
-        for k in min(frameCount, max(0, -firstTime))..<frameCount where ratios[k] != 1 {
+        let riseLanes = SIMD8<Float>(repeating: rise), floorLanes = SIMD8<Float>(repeating: floor)
+        let envRaw = UnsafeRawPointer(env)
+        var k = min(frameCount, max(0, -firstTime))
+        while k < frameCount {
             let now = firstTime + k
+            // Between splices, eight frames at once when none of them starts one: the same
+            // onset test on eight probes (the envelope's slots contiguous, no frame at ratio 1,
+            // which the test skips), so a quiet stretch costs a vector compare per eight frames.
+            if now >= end && now >= holdoffEnd && k + 8 <= frameCount {
+                let probe = now + lookahead, slot = probe & envMask, backSlot = (probe - back) & envMask
+                if probe - back >= 0 && slot + 8 <= envMask + 1 && backSlot + 8 <= envMask + 1 {
+                    let eNow = envRaw.loadUnaligned(fromByteOffset: 4 * slot, as: SIMD8<Float>.self)
+                    let eBefore = envRaw.loadUnaligned(fromByteOffset: 4 * backSlot, as: SIMD8<Float>.self)
+                    let onsets = (eNow .> riseLanes * eBefore) .& (eNow .> floorLanes)
+                    var unshifted = true
+                    for j in 0..<8 where ratios[k + j] == 1 { unshifted = false }
+                    if unshifted && !any(onsets) {
+                        k += 8
+                        continue
+                    }
+                }
+            }
+            defer { k += 1 }
+            guard ratios[k] != 1 else { continue }
             if now >= end && now >= holdoffEnd {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
