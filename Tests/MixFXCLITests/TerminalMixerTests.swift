@@ -24,7 +24,7 @@ import TestSupport
         cd \(dir.path) && stty -a > before.txt && \
         env ALSA_CONFIG_PATH=\(ALSARig.configPath) PULSE_SERVER=\(pulse) PULSE_COOKIE=\(env["PULSE_COOKIE"] ?? "") \
         \(MixFXBinary.path) play t1.wav t2.wav --device mixfx_pulse --loop 2> stderr.txt; \
-        echo "exit=$?" > status.txt; stty -a > after.txt; sleep 60
+        echo "exit=$?" > status.txt; stty -a > after.tmp && mv after.tmp after.txt; sleep 60
         """
         // The tmux server keeps its inherited descriptors: start it with none of our pipes.
         let quoted = script.replacingOccurrences(of: "'", with: "'\\''")
@@ -74,6 +74,8 @@ import TestSupport
         #expect(saved.masterVolume == 0.95 && saved.tracks[0][.pitchCents] == 0)
         #expect(saved.tracks[0][.tempo] == 0.95 && saved.tracks[1][.tempo] == 0.9)
         _ = try tm(["send-keys", "-t", "t", "q"])
+        // after.txt appears only once complete (written as after.tmp, then renamed): read as soon
+        // as the shell created it, it was once empty in a full CI run
         let end = Date() + 5
         while !FileManager.default.fileExists(atPath: dir.file("after.txt")) && Date() < end { usleep(50_000) }
         #expect(try String(contentsOfFile: dir.file("status.txt"), encoding: .utf8).contains("exit=0"))
