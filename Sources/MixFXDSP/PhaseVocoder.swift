@@ -66,7 +66,10 @@ final class PhaseVocoder {
     /// The stretched signal, channel c at c · `stretchedCapacity`, from `stretchedStart`.
     let stretched: UnsafeMutablePointer<Float>
     let stretchedCapacity: Int
-    private let norm: UnsafeMutablePointer<Float>         // Σ_m w²(s − S_m) beside `stretched`, until final
+    /// Σ_m w²(s − S_m) for the N stretched positions not yet final, at s mod N (a ring: a frame
+    /// adds to the N positions from its start, and the hop before the next frame's start is
+    /// divided and cleared before that frame runs).
+    private let norm: UnsafeMutablePointer<Float>
     private var prevRe: UnsafeMutablePointer<Float>       // previous analysis spectra, per channel
     private var prevIm: UnsafeMutablePointer<Float>
     private var re: UnsafeMutablePointer<Float>           // spectra of this frame, per channel
@@ -147,7 +150,7 @@ final class PhaseVocoder {
             + 2 * n + 4 * readHalfTaps + 2 * hopFrames + 64
         input = .allocate(capacity: inCapacity * ch)
         stretched = .allocate(capacity: stretchedCapacity * ch)
-        norm = .allocate(capacity: stretchedCapacity)
+        norm = .allocate(capacity: n)
         prevRe = .allocate(capacity: bins * ch)
         prevIm = .allocate(capacity: bins * ch)
         re = .allocate(capacity: bins * ch)
@@ -179,7 +182,7 @@ final class PhaseVocoder {
         tempo = targetTempo
         input.update(repeating: 0, count: inCapacity * ch)
         stretched.update(repeating: 0, count: stretchedCapacity * ch)
-        norm.update(repeating: 0, count: stretchedCapacity)
+        norm.update(repeating: 0, count: fftSize)
         prevRe.update(repeating: 0, count: bins * ch)
         prevIm.update(repeating: 0, count: bins * ch)
         locking.reset()
@@ -278,8 +281,6 @@ final class PhaseVocoder {
                 base.update(from: base + drop, count: held + fftSize - drop)
                 (base + held + fftSize - drop).update(repeating: 0, count: drop)
             }
-            norm.update(from: norm + drop, count: held + fftSize - drop)
-            (norm + held + fftSize - drop).update(repeating: 0, count: drop)
             stretchedStart += drop
         }
         precondition(end - stretchedStart <= stretchedCapacity, "PhaseVocoder stretch overflow")
@@ -336,11 +337,19 @@ final class PhaseVocoder {
         }
         // Weighted overlap-add with a running normalisation: Σ w·frame / Σ w², which is unity
         // gain for any sequence of hops. Output before S_{m+1} − N/2 gets no more frames, so it
-        // is divided now.
-        let w2 = norm + (frameStartY - stretchedStart)
-        vadd(windowSquared, into: w2, n)
+        // is divided now, and its norm slots cleared for the positions N later. The ring's N
+        // slots from this frame's start wrap at most once: two runs each.
+        let start = frameStartY & (n - 1), tail = n - start
+        vadd(windowSquared, into: norm + start, tail)
+        vadd(windowSquared + tail, into: norm, start)
         let y0 = stretched + (frameStartY - stretchedStart), y1 = ch > 1 ? y0 + stretchedCapacity : nil
-        vdivideByNorm(y0, y1, w2, hop)
+        let first = min(hop, tail)
+        vdivideByNorm(y0, y1, norm + start, first)
+        (norm + start).update(repeating: 0, count: first)
+        if hop > first {
+            vdivideByNorm(y0 + first, y1.map { $0 + first }, norm, hop - first)
+            norm.update(repeating: 0, count: hop - first)
+        }
         lastSynthesisCentre = s
         swap(&prevRe, &re)
         swap(&prevIm, &im)
