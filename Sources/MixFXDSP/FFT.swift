@@ -29,8 +29,8 @@ import Glibc
 /// butterfly: the same arithmetic on every value, so the same bits. The buffers are allocated in
 /// `init`, the tables taken from a process-wide cache there (`Tables`); `forward`/`inverse`
 /// never allocate.
-/// `@unchecked Sendable`: it keeps scratch buffers, so one thread at a time (each shifter has
-/// its own).
+/// `@unchecked Sendable`: it works in scratch buffers (its own, or a shifter's workspace), so
+/// one thread at a time.
 public final class RealFFT: @unchecked Sendable {
     /// Points per transform (a power of two).
     public let size: Int
@@ -59,10 +59,12 @@ public final class RealFFT: @unchecked Sendable {
     private let laneImInverse: UnsafeMutablePointer<SIMD4<Float>>
     private let splitRe: UnsafeMutablePointer<Float>
     private let splitIm: UnsafeMutablePointer<Float>
-    private let zr: UnsafeMutablePointer<Float>            // m complex values, natural order
-    private let zi: UnsafeMutablePointer<Float>
-    private let vr: UnsafeMutablePointer<SIMD4<Float>>     // L vectors, the lane transforms
-    private let vi: UnsafeMutablePointer<SIMD4<Float>>
+    // The work buffers: its own (`ownedWork`), or a shared workspace's (`bindScratch`).
+    private var zr: UnsafeMutablePointer<Float>            // m complex values, natural order
+    private var zi: UnsafeMutablePointer<Float>
+    private var vr: UnsafeMutablePointer<SIMD4<Float>>     // L vectors, the lane transforms
+    private var vi: UnsafeMutablePointer<SIMD4<Float>>
+    private let ownedWork: UnsafeMutableRawPointer?
 
     /// The read-only tables of one size and width, built once per process on the control side.
     /// `@unchecked Sendable`: written only in `init`, read by any thread after.
@@ -148,8 +150,9 @@ public final class RealFFT: @unchecked Sendable {
         self.init(size: size, wideVectors: RealFFT.defaultWideVectors)
     }
 
-    /// The same, with the radix-4 stages' vector width chosen (tests run both).
-    init(size: Int, wideVectors: Bool) {
+    /// The same, with the radix-4 stages' vector width chosen (tests run both); with
+    /// `sharedWork`, no work buffers of its own: `bindScratch` must give it some before it runs.
+    init(size: Int, wideVectors: Bool, sharedWork: Bool = false) {
         precondition(size >= 4 && size & (size - 1) == 0, "FFT size must be a power of two ≥ 4")
         self.size = size
         self.wideVectors = wideVectors
@@ -161,14 +164,26 @@ public final class RealFFT: @unchecked Sendable {
         stageForward = tables.stageForward; stageInverse = tables.stageInverse
         laneRe = tables.laneRe; laneIm = tables.laneIm; laneImInverse = tables.laneImInverse
         splitRe = tables.splitRe; splitIm = tables.splitIm
-        zr = .allocate(capacity: half)
-        zi = .allocate(capacity: half)
-        vr = .allocate(capacity: l)
-        vi = .allocate(capacity: l)
+        var measure = ScratchCarver(nil)
+        (zr, zi, vr, vi) = Self.workBuffers(&measure, half: half, columns: l)
+        ownedWork = sharedWork ? nil : .allocate(byteCount: measure.byteCount, alignment: 64)
+        if let ownedWork {
+            var own = ScratchCarver(ownedWork)
+            (zr, zi, vr, vi) = Self.workBuffers(&own, half: half, columns: l)
+        }
     }
 
-    deinit {
-        zr.deallocate(); zi.deallocate(); vr.deallocate(); vi.deallocate()
+    deinit { ownedWork?.deallocate() }
+
+    private static func workBuffers(_ c: inout ScratchCarver, half: Int, columns l: Int)
+        -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<SIMD4<Float>>, UnsafeMutablePointer<SIMD4<Float>>) {
+        (c.take(Float.self, half), c.take(Float.self, half), c.take(SIMD4<Float>.self, l), c.take(SIMD4<Float>.self, l))
+    }
+
+    /// Takes the work buffers from `carver` (a transform made with `sharedWork`; render side:
+    /// no allocation). Measured the same way with a counting carver.
+    func bindScratch(_ carver: inout ScratchCarver) {
+        (zr, zi, vr, vi) = Self.workBuffers(&carver, half: half, columns: max(columns, 1))
     }
 
     /// `input` holds `size` real samples; `re`/`im` receive `size/2 + 1` bins.

@@ -11,8 +11,8 @@
 ///     U[p] = U'[p] · e^{iθ},   θ = ω_p·(Hs − Ha) + dφ·(Hs/Ha − 1)
 ///
 /// (primes: previous frame), which advances the synthesis phase by ω_inst·Hs with
-/// ω_inst = ω_p + dφ/Ha. All buffers are allocated in `init`; `advance` never allocates.
-/// Scratch state: one thread at a time (the vocoder that owns it).
+/// ω_inst = ω_p + dφ/Ha. The phasors are allocated in `init`, the scratch is the shifter's
+/// workspace; `advance` never allocates. One thread at a time (the vocoder that owns it).
 final class PhaseLocking {
     /// Bins per spectrum, N/2 + 1.
     let fullBins: Int
@@ -22,30 +22,39 @@ final class PhaseLocking {
     /// U[k], the phasor each bin turns by (8 bins of slack for whole-vector fills).
     let rotRe: UnsafeMutablePointer<Float>
     let rotIm: UnsafeMutablePointer<Float>
-    private let peaks: UnsafeMutablePointer<Int32>        // peak bins (padded to a multiple of 8)
-    private let peakRotRe: UnsafeMutablePointer<Float>    // the peaks' new phasors
-    private let peakRotIm: UnsafeMutablePointer<Float>
-    private let crossRe: UnsafeMutablePointer<Float>      // Σ_c X_c·conj X'_c
-    private let crossIm: UnsafeMutablePointer<Float>
+    // Scratch, from the shifter's workspace (`bindScratch`):
+    private var peaks: UnsafeMutablePointer<Int32>        // peak bins (padded to a multiple of 8)
+    private var peakRotRe: UnsafeMutablePointer<Float>    // the peaks' new phasors
+    private var peakRotIm: UnsafeMutablePointer<Float>
+    private var crossRe: UnsafeMutablePointer<Float>      // Σ_c X_c·conj X'_c
+    private var crossIm: UnsafeMutablePointer<Float>
 
-    /// Buffers for frames of `fftSize` points (control side).
+    /// Phasors for frames of `fftSize` points (control side); the scratch comes later
+    /// (`bindScratch`).
     init(fftSize: Int) {
         self.fftSize = fftSize
         fullBins = fftSize / 2 + 1
         bins = fullBins
         rotRe = .allocate(capacity: fullBins + 8)
         rotIm = .allocate(capacity: fullBins + 8)
-        peaks = .allocate(capacity: fullBins + 8)
-        peakRotRe = .allocate(capacity: fullBins + 8)
-        peakRotIm = .allocate(capacity: fullBins + 8)
-        crossRe = .allocate(capacity: fullBins)
-        crossIm = .allocate(capacity: fullBins)
+        var measure = ScratchCarver(nil)
+        (peaks, peakRotRe, peakRotIm, crossRe, crossIm) = Self.scratch(&measure, fullBins: fullBins)
         reset()
     }
 
     deinit {
-        for p in [rotRe, rotIm, peakRotRe, peakRotIm, crossRe, crossIm] { p.deallocate() }
-        peaks.deallocate()
+        rotRe.deallocate(); rotIm.deallocate()
+    }
+
+    private static func scratch(_ c: inout ScratchCarver, fullBins: Int) -> (UnsafeMutablePointer<Int32>,
+        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
+        (c.take(Int32.self, fullBins + 8), c.take(Float.self, fullBins + 8), c.take(Float.self, fullBins + 8),
+         c.take(Float.self, fullBins), c.take(Float.self, fullBins))
+    }
+
+    /// Takes the scratch buffers from `carver` (render side: no allocation).
+    func bindScratch(_ carver: inout ScratchCarver) {
+        (peaks, peakRotRe, peakRotIm, crossRe, crossIm) = Self.scratch(&carver, fullBins: fullBins)
     }
 
     /// Every phasor back to 1 (no turn).

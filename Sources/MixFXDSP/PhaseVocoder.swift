@@ -70,13 +70,14 @@ final class PhaseVocoder {
     /// adds to the N positions from its start, and the hop before the next frame's start is
     /// divided and cleared before that frame runs).
     private let norm: UnsafeMutablePointer<Float>
-    private var prevRe: UnsafeMutablePointer<Float>       // previous analysis spectra, per channel
-    private var prevIm: UnsafeMutablePointer<Float>
+    private let prevRe: UnsafeMutablePointer<Float>       // previous analysis spectra, per channel
+    private let prevIm: UnsafeMutablePointer<Float>
+    // Scratch, from the shifter's workspace (`bindScratch`):
     private var re: UnsafeMutablePointer<Float>           // spectra of this frame, per channel
     private var im: UnsafeMutablePointer<Float>
-    private let power: UnsafeMutablePointer<Float>
-    private let outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
-    private let outIm: UnsafeMutablePointer<Float>
+    private var power: UnsafeMutablePointer<Float>
+    private var outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
+    private var outIm: UnsafeMutablePointer<Float>
     private let locking: PhaseLocking
     private let formant: FormantCorrection?           // nil where formants cannot be asked for
     /// How far either side of a read position the reader reaches (kept when compacting).
@@ -128,7 +129,7 @@ final class PhaseVocoder {
         self.maximumFrameCount = maximumFrameCount
         self.readHalfTaps = readHalfTaps
         let bins = n / 2 + 1
-        fft = RealFFT(size: n)
+        fft = RealFFT(size: n, wideVectors: RealFFT.defaultWideVectors, sharedWork: true)
         let windows = Windows.shared(fftSize: n)
         window = windows.window
         windowSquared = windows.windowSquared
@@ -153,13 +154,10 @@ final class PhaseVocoder {
         norm = .allocate(capacity: n)
         prevRe = .allocate(capacity: bins * ch)
         prevIm = .allocate(capacity: bins * ch)
-        re = .allocate(capacity: bins * ch)
-        im = .allocate(capacity: bins * ch)
         locking = PhaseLocking(fftSize: n)
         formant = formants ? FormantCorrection(bins: bins) : nil
-        power = .allocate(capacity: bins + 8)
-        outRe = .allocate(capacity: bins)
-        outIm = .allocate(capacity: bins)
+        var measure = ScratchCarver(nil)
+        (re, im, power, outRe, outIm) = Self.scratch(&measure, bins: bins, channels: ch)
         historyA = .allocate(capacity: Self.historyCapacity)
         historyR = .allocate(capacity: Self.historyCapacity)
         historyS = .allocate(capacity: Self.historyCapacity)
@@ -167,10 +165,22 @@ final class PhaseVocoder {
     }
 
     deinit {
-        for p in [input, stretched, norm, prevRe, prevIm, re, im, power, outRe, outIm] {
-            p.deallocate()
-        }
+        for p in [input, stretched, norm, prevRe, prevIm] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
+    }
+
+    private static func scratch(_ c: inout ScratchCarver, bins: Int, channels ch: Int) -> (UnsafeMutablePointer<Float>,
+        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
+        (c.take(Float.self, bins * ch), c.take(Float.self, bins * ch), c.take(Float.self, bins + 8),
+         c.take(Float.self, bins), c.take(Float.self, bins))
+    }
+
+    /// Takes its scratch, its FFT's and its phase locking's from `carver` (render side: no
+    /// allocation; a counting carver measures it).
+    func bindScratch(_ carver: inout ScratchCarver) {
+        (re, im, power, outRe, outIm) = Self.scratch(&carver, bins: fftSize / 2 + 1, channels: channelCount)
+        fft.bindScratch(&carver)
+        locking.bindScratch(&carver)
     }
 
     /// Clears every signal; the next input is time 0 (input before it is silence), at
@@ -314,7 +324,7 @@ final class PhaseVocoder {
                             channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre, activeBins: activeBins)
         }
         // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,
-        // overlap-add. This frame's spectra then become the previous ones (the buffers swap).
+        // overlap-add. This frame's spectra then become the previous ones.
         let taperBins = Self.taperBins(fftSize: n)
         for c in 0..<ch {
             vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, edge)
@@ -351,8 +361,8 @@ final class PhaseVocoder {
             norm.update(repeating: 0, count: hop - first)
         }
         lastSynthesisCentre = s
-        swap(&prevRe, &re)
-        swap(&prevIm, &im)
+        prevRe.update(from: re, count: bins * ch)
+        prevIm.update(from: im, count: bins * ch)
         lastCentre = a
     }
 }

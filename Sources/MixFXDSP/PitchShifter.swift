@@ -57,15 +57,33 @@ public final class PitchShifter: @unchecked Sendable {
         let gate: TransientGate
         let splice: TransientSplice
         let history: InputHistory
-        /// Per output sample of a block: the segment's ratio and its grid index.
-        let ratios: UnsafeMutablePointer<Double>
-        let tableIndices: UnsafeMutablePointer<Int>
-        /// With a tempo: each output frame's input time, rounded down (for the gate).
-        let inputTimes: UnsafeMutablePointer<Int>
-        /// Live: each output frame's input time.
-        let times: UnsafeMutablePointer<Double>?
     }
     private var parts: Parts?
+
+    /// The tables of one block, from the workspace: per output frame the segment's ratio and its
+    /// grid index; with a tempo, its input time rounded down (for the gate); live, its input time.
+    private struct BlockTables {
+        var ratios: UnsafeMutablePointer<Double>
+        var tableIndices: UnsafeMutablePointer<Int>
+        var inputTimes: UnsafeMutablePointer<Int>
+        var times: UnsafeMutablePointer<Double>
+
+        init(_ c: inout ScratchCarver, frames: Int) {
+            ratios = c.take(Double.self, frames)
+            tableIndices = c.take(Int.self, frames)
+            inputTimes = c.take(Int.self, frames)
+            times = c.take(Double.self, frames)
+        }
+    }
+    private var tables: BlockTables = {
+        var measure = ScratchCarver(nil)
+        return BlockTables(&measure, frames: 1)
+    }()
+    /// Bytes of scratch memory this shifter needs (`use(_:)`), from `prepare`.
+    public private(set) var workspaceByteCount = 0
+    private var ownWorkspace: PitchShifterWorkspace?
+    private var boundWorkspace: UnsafeMutableRawPointer?
+    private var maximumFrameCount = 0
     private var sampleRate = 48_000.0
     private var outIndex = 0
     private var wet: Float = 1   // live: the wet share (see `crossfadeToDry`)
@@ -78,16 +96,47 @@ public final class PitchShifter: @unchecked Sendable {
     /// An unprepared shifter; call `prepare` (control side) before `process`.
     public init() {}
 
-    deinit { deallocateScratch() }
-
     /// Allocates for `spec`, `settings` and `mode`. The FFT size follows the sample rate (≈ 85 ms:
-    /// 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). Control side.
-    public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline) {
+    /// 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). With `sharesWorkspace`, its scratch memory is
+    /// not its own: hand it a `PitchShifterWorkspace` of `workspaceByteCount` bytes or more
+    /// (`use(_:)`) before it processes. Control side.
+    public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline,
+                        sharesWorkspace: Bool = false) {
+        prepareParts(spec, settings: settings, mode: mode)
+        maximumFrameCount = max(1, spec.maximumFrameCount)
+        ownWorkspace = nil
+        bind(nil)
+        if !sharesWorkspace && parts != nil {
+            let own = PitchShifterWorkspace(byteCount: workspaceByteCount)
+            ownWorkspace = own
+            use(own)
+        }
+    }
+
+    /// Takes its scratch memory from `workspace` from now on (render side: no allocation). A
+    /// workspace may serve any number of shifters that never process at the same time.
+    @inline(__always)
+    public func use(_ workspace: PitchShifterWorkspace) {
+        guard workspace.base != boundWorkspace else { return }
+        precondition(workspace.byteCount >= workspaceByteCount, "workspace of \(workspace.byteCount) bytes, \(workspaceByteCount) needed")
+        bind(workspace.base)
+    }
+
+    /// Carves the scratch of the block tables and the vocoder from `base` (nil: measures it into
+    /// `workspaceByteCount`, and nothing is bound).
+    private func bind(_ base: UnsafeMutableRawPointer?) {
+        var carver = ScratchCarver(base)
+        tables = BlockTables(&carver, frames: maximumFrameCount)
+        parts?.vocoder.bindScratch(&carver)
+        if base == nil { workspaceByteCount = parts == nil ? 0 : carver.byteCount }
+        boundWorkspace = base
+    }
+
+    private func prepareParts(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode) {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
         precondition(PitchShifterSettings.overlapRange.contains(settings.overlap))
         precondition(PitchShifterSettings.tempoRange.contains(settings.tempo))
         precondition(mode == .offline || PitchShifterSettings.liveTempoRange.contains(settings.tempo))
-        deallocateScratch()
         parts = nil
         self.settings = settings
         self.mode = mode
@@ -155,11 +204,7 @@ public final class PitchShifter: @unchecked Sendable {
             splice: splice,
             history: InputHistory(channelCount: spec.channelCount,
                                   frames: reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
-                                  slack: 2 * maxHalfTaps),
-            ratios: .allocate(capacity: max(1, maxFrames)),
-            tableIndices: .allocate(capacity: max(1, maxFrames)),
-            inputTimes: .allocate(capacity: live ? max(1, maxFrames) : 1),
-            times: live ? .allocate(capacity: max(1, maxFrames)) : nil)
+                                  slack: 2 * maxHalfTaps))
         // streaming: no latency (the input is read ahead instead)
         if mode == .streaming { latencyFrames = 0 }
         reset()
@@ -207,19 +252,8 @@ public final class PitchShifter: @unchecked Sendable {
             history: InputHistory(channelCount: spec.channelCount,
                                   frames: inputAheadFrames + blockInput + maxFrames + 4 * halfTaps + 2 * splice.onsetLookaheadFrames
                                       + Int(TransientSplice.lengthSeconds * spec.sampleRate * max(1, r)) + 64,
-                                  slack: 2 * halfTaps),
-            ratios: .allocate(capacity: max(1, maxFrames)),
-            tableIndices: .allocate(capacity: max(1, maxFrames)),
-            inputTimes: .allocate(capacity: max(1, maxFrames)),
-            times: nil)
+                                  slack: 2 * halfTaps))
         reset()
-    }
-
-    private func deallocateScratch() {
-        parts?.ratios.deallocate()
-        parts?.tableIndices.deallocate()
-        parts?.inputTimes.deallocate()
-        parts?.times?.deallocate()
     }
 
     /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
@@ -279,7 +313,9 @@ public final class PitchShifter: @unchecked Sendable {
     public func process(live left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                         maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         precondition(mode == .streaming, "process(live:) is for a streaming shifter")
-        guard let parts, let times = parts.times else { return }
+        guard let parts else { return }
+        precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
+        let times = tables.times
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
         vocoder.targetTempo = wet == 1 ? settings.tempo : 1
@@ -307,8 +343,8 @@ public final class PitchShifter: @unchecked Sendable {
             vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
         let t0 = inputTime
-        inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: parts.ratios,
-                                      tableIndices: parts.tableIndices, from: vocoder, times: times, nudge: nudge)
+        inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: tables.ratios,
+                                      tableIndices: tables.tableIndices, from: vocoder, times: times, nudge: nudge)
         if nudge != 0 { inputTime = inputTime.rounded() }
         if exact {
             let first = Int(t0)
@@ -317,13 +353,13 @@ public final class PitchShifter: @unchecked Sendable {
             parts.splice.setRoom(aheadFrames: ahead, halfTaps: max(parts.reader.tables[g].taps, parts.splice.tables[g].taps) / 2)
             parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: first)
             parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: first,
-                                 ratios: parts.ratios, tableIndices: parts.tableIndices, gate: parts.gate, input: parts.history)
+                                 ratios: tables.ratios, tableIndices: tables.tableIndices, gate: parts.gate, input: parts.history)
             crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
         } else {
-            for k in 0..<frameCount { parts.inputTimes[k] = max(-1, floorToInt(times[k])) }
-            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: parts.inputTimes)
+            for k in 0..<frameCount { tables.inputTimes[k] = max(-1, floorToInt(times[k])) }
+            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: tables.inputTimes)
             parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, times: times,
-                                 tempo: vocoder.tempo, ratios: parts.ratios, tableIndices: parts.tableIndices,
+                                 tempo: vocoder.tempo, ratios: tables.ratios, tableIndices: tables.tableIndices,
                                  gate: parts.gate, input: parts.history)
         }
         outIndex += frameCount
@@ -353,6 +389,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// input by `latencyFrames`. Never allocates.
     public func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
         guard let parts else { return }
+        precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
         let time = parts.vocoder.inputEnd
         let inR = right.map { UnsafePointer($0) }
         parts.gate.recordInput(left: left, right: inR, frameCount: frameCount, at: time)
@@ -361,10 +398,10 @@ public final class PitchShifter: @unchecked Sendable {
         // the input is kept: the block now receives the output, input time t0 + k at frame k
         let t0 = outIndex - latencyFrames
         parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: t0,
-                          ratios: parts.ratios, tableIndices: parts.tableIndices, from: parts.vocoder)
+                          ratios: tables.ratios, tableIndices: tables.tableIndices, from: parts.vocoder)
         parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: t0)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
-                             ratios: parts.ratios, tableIndices: parts.tableIndices, gate: parts.gate, input: parts.history)
+                             ratios: tables.ratios, tableIndices: tables.tableIndices, gate: parts.gate, input: parts.history)
         if mode == .live { crossfadeToDry(left, right, frameCount: frameCount, firstTime: t0, parts: parts) }
         outIndex += frameCount
     }
@@ -377,6 +414,7 @@ public final class PitchShifter: @unchecked Sendable {
     public func process(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                         maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         guard let parts else { return }
+        precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
         let tempo = settings.tempo
         // frame n at input time n·R, from its absolute index (the same times in any blocks)
         let needed = Int((Double(outIndex + frameCount - 1) * tempo).rounded(.up)) + inputAheadFrames
@@ -387,10 +425,10 @@ public final class PitchShifter: @unchecked Sendable {
             parts.history.write(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
             parts.vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
-        for k in 0..<frameCount { parts.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
+        for k in 0..<frameCount { tables.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
         parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: outIndex,
-                          ratios: parts.ratios, tableIndices: parts.tableIndices, from: parts.vocoder)
-        parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: parts.inputTimes)
+                          ratios: tables.ratios, tableIndices: tables.tableIndices, from: parts.vocoder)
+        parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: tables.inputTimes)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, tempo: tempo,
                              ratio: settings.ratio, table: SincTableCache.index(forRatio: settings.ratio),
                              gate: parts.gate, input: parts.history)
@@ -414,7 +452,7 @@ public final class PitchShifter: @unchecked Sendable {
                 dryL = history[slot]
                 dryR = right != nil ? history[stride + slot] : dryL
             }
-            let wantWet = !(parts.ratios[k] == 1 && atZero && tempoIsOne)
+            let wantWet = !(tables.ratios[k] == 1 && atZero && tempoIsOne)
             Smoother.linear(&w, toward: wantWet ? 1 : 0, step: step)
             let m = w
             if m == 0 {

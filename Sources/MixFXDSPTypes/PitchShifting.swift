@@ -16,8 +16,16 @@ public protocol PitchShifting: AnyObject, Sendable {
     /// Live: the tempo the frames run now have glided to.
     var currentTempo: Double { get }
 
-    /// Allocates for `spec`, `settings` and `mode` (control side).
-    func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode)
+    /// Bytes of scratch memory it needs (`use(_:)`), from `prepare`.
+    var workspaceByteCount: Int { get }
+
+    /// Allocates for `spec`, `settings` and `mode` (control side); with `sharesWorkspace`, all
+    /// but its scratch memory, which `use(_:)` then gives it.
+    func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode, sharesWorkspace: Bool)
+    /// Takes its scratch memory from `workspace` (at least `workspaceByteCount` bytes, render
+    /// side, no allocation): before a shifter prepared with `sharesWorkspace` first processes,
+    /// and whenever another thread's workspace is to serve it.
+    func use(_ workspace: PitchShifterWorkspace)
     /// Clears all signal state (render side; does not allocate).
     func reset()
     /// Live: the pitch to glide to.

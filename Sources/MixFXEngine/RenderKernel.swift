@@ -53,6 +53,12 @@ public final class RenderKernel: @unchecked Sendable {
                            _ gains: (left: Float, right: Float), _ frameCount: Int) -> Void)?
     private var trackPeak: [Float], trackSum: [Float]
     private let largestLatencyFrames: Int
+    /// The scratch memory of the shifters this thread runs (the render thread's; the pipeline's
+    /// workers have their own).
+    private let workspace: PitchShifterWorkspace
+    /// What a track renders into on this thread (one track at a time), indexed by its channel
+    /// count (1 or 2).
+    private let trackBuffers: [AudioBuffer?]
 
     init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
@@ -64,6 +70,9 @@ public final class RenderKernel: @unchecked Sendable {
                         maximumFrameCount: maximumFrameCount, mode: mode)
         }
         trackMeters = tracks.map(\.meter)
+        workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
+        let channelCounts = Set(tracks.map(\.channelCount))
+        trackBuffers = (0...2).map { channelCounts.contains($0) ? AudioBuffer(channelCount: $0, capacityFrames: maximumFrameCount) : nil }
         largestLatencyFrames = tracks.map(\.latencyFrames).max() ?? 0
         rampFrames = max(1, layout.sampleRate / 100)
         trackPeak = [Float](repeating: 0, count: tracks.count)
@@ -110,7 +119,7 @@ public final class RenderKernel: @unchecked Sendable {
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
-                try t.render(frameCount: n)
+                try t.render(frameCount: n, into: trackBuffers[t.channelCount]!, workspace: workspace)
                 left -= n
             }
             t.setGains(targetGains(t, anySolo: anySolo()))
@@ -118,7 +127,8 @@ public final class RenderKernel: @unchecked Sendable {
         let cores = TrackPipeline.availableCores()
         if mode == .offline && parallelTracks && tracks.count > 1 && cores > 1 && target < layout.frameCount {
             let p = TrackPipeline(tracks: tracks, blockFrames: maximumFrameCount,
-                                  totalFrames: layout.frameCount - target, workers: cores)
+                                  totalFrames: layout.frameCount - target, workers: cores,
+                                  workspaceByteCount: workspace.byteCount)
             if p.start() { pipeline = p }   // else the tracks render in `render`, one after another
         }
     }
@@ -185,12 +195,14 @@ public final class RenderKernel: @unchecked Sendable {
             }
             return finish(n, outChannels)
         }
-        for t in tracks { try t.render(frameCount: n) }
+        // One track after another: render it, mix it.
         for (k, t) in tracks.enumerated() {
+            let buffer = trackBuffers[t.channelCount]!
+            try t.render(frameCount: n, into: buffer, workspace: workspace)
             let target = targetGains(t, anySolo: solo)
             if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
-            let inL = t.buffer.channel(0)
-            let inR = t.channelCount > 1 ? t.buffer.channel(1) : inL
+            let inL = buffer.channel(0)
+            let inR = t.channelCount > 1 ? buffer.channel(1) : inL
             var peak: Float = 0, sum: Float = 0
             if t.left.stepsLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.

@@ -87,12 +87,12 @@ final class TrackKernel: @unchecked Sendable {
     let source: any AudioSource
     /// The track's channels from the downmix on: 1 for a mono source, else the mix's.
     let channelCount: Int
-    let buffer: AudioBuffer
     let meter = Meter()
     /// Samples of the source replaced by 0 because they were NaN, ±∞ or beyond ±10⁶
     /// (`SampleGuard`). Written by the rendering thread, read by any.
     let replacedSamples = Atomic<Int>(0)
-    private let readBuffer: AudioBuffer
+    /// With a resampler: the source's frames before it.
+    private let readBuffer: AudioBuffer?
     /// Sources with more channels than the track: the matrix, and the source's channels before it.
     private let downmix: Downmix?
     private let sourceBuffer: AudioBuffer?
@@ -144,11 +144,10 @@ final class TrackKernel: @unchecked Sendable {
         let matrix = Downmix(layout: f.channelLayout, outputChannels: channelCount, lfeGainDB: lfeGainDB)
         downmix = matrix.isIdentity ? nil : matrix
         sourceBuffer = matrix.isIdentity ? nil : AudioBuffer(channelCount: f.channelCount, capacityFrames: maximumFrameCount)
-        buffer = AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
-        readBuffer = AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
         resampler = rates.inRate == rates.outRate ? nil
             : Resampler(inRate: rates.inRate, outRate: rates.outRate, channelCount: channelCount,
                         maxWriteFrames: maximumFrameCount)
+        readBuffer = resampler == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
         let spec = ProcessSpec(sampleRate: Double(outputRate), maximumFrameCount: maximumFrameCount,
                                channelCount: channelCount)
         var latency = 0
@@ -161,7 +160,8 @@ final class TrackKernel: @unchecked Sendable {
             } else if let pitchNode = node as? TimePitchNode {
                 let shifter = DSPCopy.active.makePitchShifter()
                 // live: a streaming shifter (no latency; its input is read ahead as it needs it)
-                shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .streaming : .offline)
+                shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .streaming : .offline,
+                                sharesWorkspace: true)
                 latency += shifter.latencyFrames
                 if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
                 effects.append(.pitch(node: pitchNode, shifter: shifter))
@@ -226,10 +226,19 @@ final class TrackKernel: @unchecked Sendable {
         }
     }
 
-    /// Renders the next `frameCount` frames of this track into `out` (default `buffer`; silence
-    /// after the end).
-    func render(frameCount: Int, into out: AudioBuffer? = nil) throws {
-        let buffer = out ?? self.buffer
+    /// The scratch memory its shifters need from the thread that renders it (`render`).
+    var workspaceByteCount: Int {
+        effects.reduce(0) { bytes, e in
+            if case .pitch(_, let s) = e { return max(bytes, s.workspaceByteCount) }
+            return bytes
+        }
+    }
+
+    /// Renders the next `frameCount` frames of this track into `buffer` (`channelCount`
+    /// channels; silence after the end), its shifters working in `workspace` (the rendering
+    /// thread's, of at least `workspaceByteCount` bytes).
+    func render(frameCount: Int, into buffer: AudioBuffer, workspace: PitchShifterWorkspace) throws {
+        for e in effects { if case .pitch(_, let s) = e { s.use(workspace) } }
         let left = buffer.channel(0)
         let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
         framesSinceReset += frameCount
@@ -278,7 +287,7 @@ final class TrackKernel: @unchecked Sendable {
 
     private func pull(frameCount: Int, into buffer: AudioBuffer) throws {
         var done = 0
-        if let resampler {
+        if let resampler, let readBuffer {
             while done < frameCount {
                 done += resampler.read(into: { buffer.channel($0) }, offset: done, maxFrames: frameCount - done)
                 guard done < frameCount else { break }
@@ -288,7 +297,7 @@ final class TrackKernel: @unchecked Sendable {
                     if n == 0 {
                         resampler.finish()
                     } else {
-                        resampler.write(frameCount: n) { UnsafePointer(self.readBuffer.channel($0)) }
+                        resampler.write(frameCount: n) { UnsafePointer(readBuffer.channel($0)) }
                     }
                 }
             }

@@ -40,6 +40,8 @@ final class TrackPipeline: @unchecked Sendable {
     private let owner: [Int]                 // the worker each track belongs to
     private let workerCount: Int
     private let slots: [[AudioBuffer]]       // [track][slot]
+    /// Per worker, the scratch memory of the shifters it runs (`PitchShifterWorkspace`).
+    private let workspaces: [PitchShifterWorkspace]
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     private let workReady: UnsafeMutablePointer<pthread_cond_t>    // workers wait on it
     private let blockReady: UnsafeMutablePointer<pthread_cond_t>   // the render thread waits on it
@@ -57,8 +59,9 @@ final class TrackPipeline: @unchecked Sendable {
     private var block = 0, offset = 0, held = false
 
     /// A pipeline for `tracks`, `totalFrames` frames from their current position, on `workers`
-    /// threads (control side; call `start`).
-    init(tracks: [TrackKernel], blockFrames: Int, totalFrames: Int, workers: Int) {
+    /// threads, each with a workspace of `workspaceByteCount` bytes for their shifters (control
+    /// side; call `start`).
+    init(tracks: [TrackKernel], blockFrames: Int, totalFrames: Int, workers: Int, workspaceByteCount: Int) {
         self.tracks = tracks
         self.blockFrames = blockFrames
         self.totalFrames = totalFrames
@@ -68,6 +71,7 @@ final class TrackPipeline: @unchecked Sendable {
         for (w, list) in assignment.enumerated() { for k in list { owner[k] = w } }
         self.owner = owner
         workerCount = assignment.count
+        workspaces = (0..<workerCount).map { _ in PitchShifterWorkspace(byteCount: workspaceByteCount) }
         slots = tracks.map { t in
             (0..<TrackPipeline.depth).map { _ in AudioBuffer(channelCount: t.channelCount, capacityFrames: blockFrames) }
         }
@@ -152,7 +156,7 @@ final class TrackPipeline: @unchecked Sendable {
             let n = min(blockFrames, totalFrames - b * blockFrames)
             var failed: (any Error)?
             do {
-                try tracks[k].render(frameCount: n, into: slots[k][b % TrackPipeline.depth])
+                try tracks[k].render(frameCount: n, into: slots[k][b % TrackPipeline.depth], workspace: workspaces[w])
             } catch {
                 failed = error
             }
