@@ -24,9 +24,6 @@ import Glibc
 /// Made by `PitchShifter.prepare` (control side: every buffer is allocated then); `reset` and
 /// `append` on the render side. One thread at a time.
 final class PhaseVocoder {
-    /// Frames the frame map keeps.
-    static let historyCapacity = 1024
-    static let historyMask = historyCapacity - 1
     /// Time constant of the pitch glide.
     static let glideSeconds = 0.02
     /// A glide this close to its target (cents) is there.
@@ -82,6 +79,11 @@ final class PhaseVocoder {
     private let formant: FormantCorrection?           // nil where formants cannot be asked for
     /// How far either side of a read position the reader reaches (kept when compacting).
     private let readHalfTaps: Int
+    /// Frames the frame map keeps (a power of two): more than the frames whose synthesis can
+    /// lie in the stretched buffer (which is what the reader reads through the map), as every
+    /// hop is at least `hopFrames`.
+    let historyCapacity: Int
+    let historyMask: Int
     // The frame map: A_m, r_m and S_m by m & historyMask.
     let historyA: UnsafeMutablePointer<Double>
     let historyR: UnsafeMutablePointer<Double>
@@ -158,10 +160,15 @@ final class PhaseVocoder {
         formant = formants ? FormantCorrection(bins: bins) : nil
         var measure = ScratchCarver(nil)
         (re, im, power, outRe, outIm) = Self.scratch(&measure, bins: bins, channels: ch)
-        historyA = .allocate(capacity: Self.historyCapacity)
-        historyR = .allocate(capacity: Self.historyCapacity)
-        historyS = .allocate(capacity: Self.historyCapacity)
-        historyT = .allocate(capacity: Self.historyCapacity)
+        // (1024 frames before: 32 KB a shifter, where about 40 are read at +200 cents)
+        var frames = 16
+        while frames < stretchedCapacity / hopFrames + n / hopFrames + 8 { frames *= 2 }
+        historyCapacity = frames
+        historyMask = frames - 1
+        historyA = .allocate(capacity: frames)
+        historyR = .allocate(capacity: frames)
+        historyS = .allocate(capacity: frames)
+        historyT = .allocate(capacity: frames)
     }
 
     deinit {
@@ -255,10 +262,10 @@ final class PhaseVocoder {
         let sigma = r / tempo   // the stretch (exactly r at tempo 1)
         let a = nextAnalysisCentre, s = nextS
         let hs = synthesisHop(ratio: sigma)
-        historyA[framesRun & Self.historyMask] = a
-        historyR[framesRun & Self.historyMask] = sigma
-        historyS[framesRun & Self.historyMask] = s
-        historyT[framesRun & Self.historyMask] = tempo
+        historyA[framesRun & historyMask] = a
+        historyR[framesRun & historyMask] = sigma
+        historyS[framesRun & historyMask] = s
+        historyT[framesRun & historyMask] = tempo
         analyseAndSynthesise(centre: roundToInt(a), ratio: r, at: s, hop: hs, readPosition: readPosition)
         nextAnalysisCentre = a + Double(hs) / sigma
         nextS = s + hs

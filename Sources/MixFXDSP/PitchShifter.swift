@@ -324,7 +324,7 @@ public final class PitchShifter: @unchecked Sendable {
         var high = max(vocoder.tempo, vocoder.targetTempo)
         var allAtOne = vocoder.tempo == 1 && vocoder.targetTempo == 1
         for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
-            let r = vocoder.historyT[m & PhaseVocoder.historyMask]
+            let r = vocoder.historyT[m & vocoder.historyMask]
             high = max(high, r)
             allAtOne = allAtOne && r == 1
         }
@@ -379,7 +379,7 @@ public final class PitchShifter: @unchecked Sendable {
         var ahead = max(bound(ratio: ratio(cents: vocoder.currentCents), tempo: vocoder.tempo),
                         bound(ratio: ratio(cents: settings.pitchCents), tempo: vocoder.targetTempo))
         for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
-            let slot = m & PhaseVocoder.historyMask
+            let slot = m & vocoder.historyMask
             ahead = max(ahead, bound(ratio: vocoder.historyR[slot] * vocoder.historyT[slot], tempo: vocoder.historyT[slot]))
         }
         return ahead

@@ -54,8 +54,10 @@ final class StretchReader {
         var next = firstTime
         let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
         let historyT = vocoder.historyT
-        let mask = PhaseVocoder.historyMask
+        let mask = vocoder.historyMask
         let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
+        // the frames this block may read are all still in the map
+        precondition(framesRun - segment <= vocoder.historyCapacity, "PhaseVocoder frame map overflow")
         let yFinal = vocoder.finalStretchedEnd, yStart = vocoder.stretchedStart
         let y0 = vocoder.stretched, y1 = vocoder.stretched + vocoder.stretchedCapacity
         // the per-sample state in locals for the loop (stored back after it)

@@ -42,9 +42,10 @@ import TestSupport
 
     /// What one more track costs: 9 and then 33 two-second stereo tracks at +200 cents, the
     /// difference of their peaks over 24 (both many enough to run on the worker threads, whose
-    /// own memory then cancels). About 475 KB: the shifter's signals and state, its input
+    /// own memory then cancels). About 450 KB: the shifter's signals and state, its input
     /// history and four blocks of read-ahead; the shifters' scratch is the worker threads'
-    /// (`PitchShifterWorkspace`). Before the scratch was shared, 720 KB, and before the buffers
+    /// (`PitchShifterWorkspace`). Before the scratch was shared and the frame map sized to what it
+    /// holds, 720 KB, and before the buffers
     /// were sized to what they hold, 1160 KB, which this bound refuses.
     @Test(.disabled(if: Sanitizer.name != nil, Sanitizer.reason))
     func eachTrackCostsUnder600KB() throws {
