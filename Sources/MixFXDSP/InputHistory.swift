@@ -56,6 +56,23 @@ final class InputHistory {
     }
 }
 
+extension InputHistory {
+    /// Channel `c`'s samples of input times `time ..< time + count`: in place where they are
+    /// contiguous (a span that ends within the mirrored head), else copied into `scratch`
+    /// (`count` floats), as one span that wraps the ring. The times must be among the last
+    /// `capacity` written (or before the first write since `reset`: silence), `count` at most
+    /// `capacity`.
+    @inline(__always)
+    func samples(channel c: Int, from time: Int, count: Int, scratch: UnsafeMutablePointer<Float>) -> UnsafePointer<Float> {
+        let ring = base + c * stride, slot = time & mask
+        if slot + count <= capacity + slack { return UnsafePointer(ring + slot) }
+        let first = capacity - slot
+        scratch.update(from: ring + slot, count: first)
+        (scratch + first).update(from: ring, count: count - first)
+        return UnsafePointer(scratch)
+    }
+}
+
 /// The least power of two ≥ n.
 func powerOfTwo(atLeast n: Int) -> Int {
     var p = 1

@@ -58,8 +58,9 @@ final class PhaseVocoder {
     private let window: UnsafePointer<Float>          // the shared `Windows` of this N
     private let windowSquared: UnsafePointer<Float>
     private let taper: UnsafePointer<Float>
-    private let inCapacity: Int
-    private let input: UnsafeMutablePointer<Float>        // channel c at c · inCapacity
+    /// The input by time, written by the shifter before each `append`: the analysis windows
+    /// are read from it (it holds at least `inputFramesHeld`).
+    private let inputHistory: InputHistory
     /// The stretched signal, channel c at c · `stretchedCapacity`, from `stretchedStart`.
     let stretched: UnsafeMutablePointer<Float>
     let stretchedCapacity: Int
@@ -75,6 +76,7 @@ final class PhaseVocoder {
     private var power: UnsafeMutablePointer<Float>
     private var outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
     private var outIm: UnsafeMutablePointer<Float>
+    private var windowCopy: UnsafeMutablePointer<Float>    // an analysis window that wraps the history's ring
     private let locking: PhaseLocking
     private let formant: FormantCorrection?           // nil where formants cannot be asked for
     /// How far either side of a read position the reader reaches (kept when compacting).
@@ -91,7 +93,6 @@ final class PhaseVocoder {
     /// Frame m's tempo R_m (its stretch is r_m/R_m), by m & historyMask.
     let historyT: UnsafeMutablePointer<Double>
 
-    private var inStart = 0                    // absolute input index of input[0]
     /// Input frames taken so far: the next input time.
     private(set) var inputEnd = 0
     /// Absolute stretched index of `stretched[0]`.
@@ -116,11 +117,13 @@ final class PhaseVocoder {
     var preserveFormants = false
 
     /// A vocoder for `channelCount` channels at `sampleRate`, taking blocks of up to
-    /// `maximumFrameCount`, for stretches σ from `minRatio` to `maxRatio`, read `latencyFrames`
-    /// behind its input by a reader reaching `readHalfTaps` either side, at tempo `tempo`; with
-    /// `formants`, able to preserve formants (`preserveFormants`, else it is ignored).
+    /// `maximumFrameCount`, for stretches σ up to `maxRatio`, read `latencyFrames` behind its
+    /// input by a reader reaching `readHalfTaps` either side, its input in `inputHistory` (of at
+    /// least `inputFramesHeld` frames), at tempo `tempo`; with `formants`, able to preserve
+    /// formants (`preserveFormants`, else it is ignored).
     init(sampleRate: Double, maximumFrameCount: Int, channelCount: Int, overlap: Int,
-         minRatio: Double, maxRatio: Double, latencyFrames: Int, readHalfTaps: Int, tempo: Double = 1, formants: Bool = true) {
+         maxRatio: Double, latencyFrames: Int, readHalfTaps: Int, inputHistory: InputHistory, tempo: Double = 1,
+         formants: Bool = true) {
         self.tempo = tempo
         targetTempo = tempo
         let n = Self.fftSize(sampleRate: sampleRate)
@@ -138,11 +141,9 @@ final class PhaseVocoder {
         taper = windows.taper
 
         let ch = channelCount
-        let maxHa = Int((Double(hopFrames) / minRatio).rounded(.up)) + 2
-        // After a compaction less than N is held (every frame whose window the input completes has
-        // run, so the next window starts within N of the input's end); a block is appended to
-        // that, and another block's room (and a hop's) keeps compactions to at most one a block.
-        inCapacity = n + maxHa + 2 * maximumFrameCount + 64
+        precondition(inputHistory.capacity >= Self.inputFramesHeld(fftSize: n, maximumFrameCount: maximumFrameCount)
+                     && inputHistory.channelCount == channelCount)
+        self.inputHistory = inputHistory
         // What must stay after a compaction: from the reader's last position (less its reach) to
         // the end of the newest frame. The input is at most latencyFrames + a block past the
         // reader's input time, and frames run up to N/2 before the input's end, so that is at
@@ -151,7 +152,6 @@ final class PhaseVocoder {
         // (Measured at +200 cents, 2048-frame blocks: 6240 of 16 130 held after compacting.)
         stretchedCapacity = Int((Double(latencyFrames + maximumFrameCount) * max(1, maxRatio)).rounded(.up))
             + 2 * n + 4 * readHalfTaps + 2 * hopFrames + 64
-        input = .allocate(capacity: inCapacity * ch)
         stretched = .allocate(capacity: stretchedCapacity * ch)
         norm = .allocate(capacity: n)
         prevRe = .allocate(capacity: bins * ch)
@@ -159,7 +159,7 @@ final class PhaseVocoder {
         locking = PhaseLocking(fftSize: n)
         formant = formants ? FormantCorrection(bins: bins) : nil
         var measure = ScratchCarver(nil)
-        (re, im, power, outRe, outIm) = Self.scratch(&measure, bins: bins, channels: ch)
+        (re, im, power, outRe, outIm, windowCopy) = Self.scratch(&measure, fftSize: n, channels: ch)
         // (1024 frames before: 32 KB a shifter, where about 40 are read at +200 cents)
         var frames = 16
         while frames < stretchedCapacity / hopFrames + n / hopFrames + 8 { frames *= 2 }
@@ -172,20 +172,22 @@ final class PhaseVocoder {
     }
 
     deinit {
-        for p in [input, stretched, norm, prevRe, prevIm] { p.deallocate() }
+        for p in [stretched, norm, prevRe, prevIm] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
     }
 
-    private static func scratch(_ c: inout ScratchCarver, bins: Int, channels ch: Int) -> (UnsafeMutablePointer<Float>,
-        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
-        (c.take(Float.self, bins * ch), c.take(Float.self, bins * ch), c.take(Float.self, bins + 8),
-         c.take(Float.self, bins), c.take(Float.self, bins))
+    private static func scratch(_ c: inout ScratchCarver, fftSize n: Int, channels ch: Int) -> (UnsafeMutablePointer<Float>,
+        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
+        UnsafeMutablePointer<Float>) {
+        let bins = n / 2 + 1
+        return (c.take(Float.self, bins * ch), c.take(Float.self, bins * ch), c.take(Float.self, bins + 8),
+                c.take(Float.self, bins), c.take(Float.self, bins), c.take(Float.self, n))
     }
 
     /// Takes its scratch, its FFT's and its phase locking's from `carver` (render side: no
     /// allocation; a counting carver measures it).
     func bindScratch(_ carver: inout ScratchCarver) {
-        (re, im, power, outRe, outIm) = Self.scratch(&carver, bins: fftSize / 2 + 1, channels: channelCount)
+        (re, im, power, outRe, outIm, windowCopy) = Self.scratch(&carver, fftSize: fftSize, channels: channelCount)
         fft.bindScratch(&carver)
         locking.bindScratch(&carver)
     }
@@ -197,13 +199,11 @@ final class PhaseVocoder {
         targetCents = pitchCents
         currentCents = pitchCents
         tempo = targetTempo
-        input.update(repeating: 0, count: inCapacity * ch)
         stretched.update(repeating: 0, count: stretchedCapacity * ch)
         norm.update(repeating: 0, count: fftSize)
         prevRe.update(repeating: 0, count: bins * ch)
         prevIm.update(repeating: 0, count: bins * ch)
         locking.reset()
-        inStart = -fftSize / 2
         inputEnd = 0
         stretchedStart = -fftSize / 2 - 2 * readHalfTaps - 8
         framesRun = 0
@@ -220,15 +220,16 @@ final class PhaseVocoder {
     /// The stretched signal is final before this index (no frame will add to it).
     var finalStretchedEnd: Int { nextS - fftSize / 2 }
 
-    /// Takes `frameCount` input frames (`right` nil for mono) and runs every frame whose window
-    /// is then complete; the reader last read at `readPosition` (what lies before it, less its
-    /// reach, may go).
-    func append(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, readPosition: Double) {
-        compactInput()
-        for c in 0..<channelCount {
-            let src = c == 0 ? left : (right ?? left)
-            (input + c * inCapacity + (inputEnd - inStart)).update(from: src, count: frameCount)
-        }
+    /// The input frames the history must hold for the analysis windows: every frame whose
+    /// window the input completed has run, so the next window starts within N of the input's
+    /// end before a block of at most `maximumFrameCount` is appended.
+    static func inputFramesHeld(fftSize n: Int, maximumFrameCount: Int) -> Int { n + maximumFrameCount + 8 }
+
+    /// Takes the next `frameCount` input frames (at most the shifter's `maximumFrameCount`),
+    /// which the history already holds, and runs every frame whose window is then complete; the
+    /// reader last read at `readPosition` (what lies before it, less its reach, may go).
+    func append(frameCount: Int, readPosition: Double) {
+        precondition(frameCount <= maximumFrameCount)
         inputEnd += frameCount
         while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd {
             runFrame(readPosition: readPosition)
@@ -272,22 +273,6 @@ final class PhaseVocoder {
         framesRun += 1
     }
 
-    private func compactInput() {
-        let firstNeeded = roundToInt(nextAnalysisCentre) - fftSize / 2
-        let held = inputEnd - inStart
-        // (at a fast tempo the analysis hop passes N: the next window may start beyond the input
-        // held, which is then all dropped, never more)
-        let drop = min(firstNeeded - inStart, held)
-        if drop > 0 && held + maximumFrameCount > inCapacity - maximumFrameCount {
-            for c in 0..<channelCount {
-                let base = input + c * inCapacity
-                base.update(from: base + drop, count: held - drop)
-            }
-            inStart += drop
-        }
-        precondition(inputEnd - inStart + maximumFrameCount <= inCapacity, "PhaseVocoder input overflow")
-    }
-
     private func compactStretched(upTo end: Int, readPosition: Double) {
         let firstNeeded = floorToInt(readPosition) - readHalfTaps - 2
         let drop = min(firstNeeded, end - fftSize) - stretchedStart
@@ -309,9 +294,9 @@ final class PhaseVocoder {
         let n = fftSize, bins = n / 2 + 1, ch = channelCount
         let frameStartY = s - n / 2
         compactStretched(upTo: frameStartY + n, readPosition: readPosition)
-        // Analysis: all channels.
+        // Analysis: all channels, from the history (before time 0: silence).
         for c in 0..<ch {
-            let src = input + c * inCapacity + (a - n / 2 - inStart)
+            let src = inputHistory.samples(channel: c, from: a - n / 2, count: n, scratch: windowCopy)
             fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
         }
         // Raising the pitch, the bins above the band edge are cut before synthesis (below), so

@@ -179,11 +179,10 @@ public final class PitchShifter: @unchecked Sendable {
         // Live, the tempo may change (`setTempo`, within `liveTempoRange`): a streaming shifter
         // pulls its input up to the latency bound for the stretch σ = r/R past the output's input
         // time, σ spans r_min/R_max…r_max/R_min, and the buffers hold the largest of those spans.
-        var stretchSizing = latencyFrames, minStretch = minRatio, maxStretch = maxRatio, reach = latencyFrames
+        var stretchSizing = latencyFrames, maxStretch = maxRatio, reach = latencyFrames
         if live {
             frameLength = n
             let slow = PitchShifterSettings.liveTempoRange.lowerBound, fast = PitchShifterSettings.liveTempoRange.upperBound
-            minStretch = minRatio / fast
             maxStretch = maxRatio / slow
             let blockInput = Int((Double(maxFrames) * fast).rounded(.up)) + 2
             reach = max(latencyFrames, worstBound(tempo: fast)) + blockInput + maxFrames
@@ -193,18 +192,21 @@ public final class PitchShifter: @unchecked Sendable {
                 + Double(blockInput) * maxStretch
             stretchSizing = Int((span / maxStretch).rounded(.up))
         }
+        // the input by time, for the splice and the dry path, and the vocoder's analysis windows
+        let history = InputHistory(channelCount: spec.channelCount,
+                                   frames: max(reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
+                                               PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames)),
+                                   slack: 2 * maxHalfTaps)
         parts = Parts(
             vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
-                                  overlap: settings.overlap, minRatio: minStretch, maxRatio: maxStretch,
-                                  latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, tempo: settings.tempo,
-                                  formants: mode != .offline || settings.preserveFormants),
+                                  overlap: settings.overlap, maxRatio: maxStretch,
+                                  latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, inputHistory: history,
+                                  tempo: settings.tempo, formants: mode != .offline || settings.preserveFormants),
             reader: StretchReader(tables: tables),
             gate: TransientGate(sampleRate: spec.sampleRate,
                                 reachFrames: reach + maxFrames + splice.onsetLookaheadFrames + splice.onsetBackFrames),
             splice: splice,
-            history: InputHistory(channelCount: spec.channelCount,
-                                  frames: reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
-                                  slack: 2 * maxHalfTaps))
+            history: history)
         // streaming: no latency (the input is read ahead instead)
         if mode == .streaming { latencyFrames = 0 }
         reset()
@@ -241,18 +243,20 @@ public final class PitchShifter: @unchecked Sendable {
         let maxFrames = spec.maximumFrameCount
         let blockInput = Int((Double(maxFrames) * tempo).rounded(.up)) + 2
         let splice = TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: 0, halfTaps: halfTaps)
+        let history = InputHistory(channelCount: spec.channelCount,
+                                   frames: max(inputAheadFrames + blockInput + maxFrames + 4 * halfTaps + 2 * splice.onsetLookaheadFrames
+                                                   + Int(TransientSplice.lengthSeconds * spec.sampleRate * max(1, r)) + 64,
+                                               PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames)),
+                                   slack: 2 * halfTaps)
         parts = Parts(
             vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
-                                  overlap: settings.overlap, minRatio: sigma, maxRatio: sigma,
-                                  latencyFrames: inputAheadFrames + blockInput, readHalfTaps: halfTaps, tempo: tempo,
-                                  formants: settings.preserveFormants),
+                                  overlap: settings.overlap, maxRatio: sigma,
+                                  latencyFrames: inputAheadFrames + blockInput, readHalfTaps: halfTaps, inputHistory: history,
+                                  tempo: tempo, formants: settings.preserveFormants),
             reader: StretchReader(tables: tables),
             gate: TransientGate(sampleRate: spec.sampleRate, reachFrames: inputAheadFrames + blockInput + maxFrames + 64),
             splice: splice,
-            history: InputHistory(channelCount: spec.channelCount,
-                                  frames: inputAheadFrames + blockInput + maxFrames + 4 * halfTaps + 2 * splice.onsetLookaheadFrames
-                                      + Int(TransientSplice.lengthSeconds * spec.sampleRate * max(1, r)) + 64,
-                                  slack: 2 * halfTaps))
+            history: history)
         reset()
     }
 
@@ -336,11 +340,11 @@ public final class PitchShifter: @unchecked Sendable {
         let ahead = streamingAheadFrames(parts)
         let needed = floorToInt(inputTime + Double(frameCount - 1) * high) + 1 + ahead
         while vocoder.inputEnd < needed {
-            let n = min(maximumPull, needed - vocoder.inputEnd)
+            let n = min(maximumPull, maximumFrameCount, needed - vocoder.inputEnd)
             let (l, r) = try pull(n)
             parts.gate.recordInput(left: l, right: r, frameCount: n, at: vocoder.inputEnd)
             parts.history.write(left: l, right: r, frameCount: n, at: vocoder.inputEnd)
-            vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
+            vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
         let t0 = inputTime
         inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: tables.ratios,
@@ -394,7 +398,7 @@ public final class PitchShifter: @unchecked Sendable {
         let inR = right.map { UnsafePointer($0) }
         parts.gate.recordInput(left: left, right: inR, frameCount: frameCount, at: time)
         parts.history.write(left: left, right: inR, frameCount: frameCount, at: time)
-        parts.vocoder.append(left: left, right: inR, frameCount: frameCount, readPosition: parts.reader.lastReadPosition)
+        parts.vocoder.append(frameCount: frameCount, readPosition: parts.reader.lastReadPosition)
         // the input is kept: the block now receives the output, input time t0 + k at frame k
         let t0 = outIndex - latencyFrames
         parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: t0,
@@ -419,11 +423,11 @@ public final class PitchShifter: @unchecked Sendable {
         // frame n at input time n·R, from its absolute index (the same times in any blocks)
         let needed = Int((Double(outIndex + frameCount - 1) * tempo).rounded(.up)) + inputAheadFrames
         while parts.vocoder.inputEnd < needed {
-            let n = min(maximumPull, needed - parts.vocoder.inputEnd)
+            let n = min(maximumPull, maximumFrameCount, needed - parts.vocoder.inputEnd)
             let (l, r) = try pull(n)
             parts.gate.recordInput(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
             parts.history.write(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
-            parts.vocoder.append(left: l, right: r, frameCount: n, readPosition: parts.reader.lastReadPosition)
+            parts.vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
         for k in 0..<frameCount { tables.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
         parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: outIndex,
