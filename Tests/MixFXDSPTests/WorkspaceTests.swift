@@ -58,6 +58,24 @@ import TestSupport
         }
     }
 
+    /// A shifter that shares its workspace refuses to run without one, or with one too small:
+    /// it stops rather than write past the memory it was given.
+    @Test func aSharedShifterStopsWithoutAWorkspaceBigEnough() async {
+        await #expect(processExitsWith: .failure) {
+            let p = PitchShifter()
+            p.prepare(ProcessSpec(sampleRate: 44_100, maximumFrameCount: 256, channelCount: 1),
+                      settings: PitchShifterSettings(pitchCents: 300), sharesWorkspace: true)
+            var x = [Float](repeating: 0.1, count: 256)
+            x.withUnsafeMutableBufferPointer { p.process(left: $0.baseAddress!, right: nil, frameCount: 256) }
+        }
+        await #expect(processExitsWith: .failure) {
+            let p = PitchShifter()
+            p.prepare(ProcessSpec(sampleRate: 44_100, maximumFrameCount: 256, channelCount: 1),
+                      settings: PitchShifterSettings(pitchCents: 300), sharesWorkspace: true)
+            p.use(PitchShifterWorkspace(byteCount: p.workspaceByteCount - 64))
+        }
+    }
+
     /// The workspace a shifter measures is what it carves: a stereo shifter at 44.1 kHz and
     /// 2048-frame blocks needs its FFT's work buffers, this frame's spectra and power, a copy of
     /// an analysis window, the phase locking's peaks and the block's tables, about 190 KB; a
