@@ -75,7 +75,7 @@ public final class PitchShifter: @unchecked Sendable {
             times = c.take(Double.self, frames)
         }
     }
-    private var tables: BlockTables = {
+    private var blockTables: BlockTables = {
         var measure = ScratchCarver(nil)
         return BlockTables(&measure, frames: 1)
     }()
@@ -126,7 +126,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// `workspaceByteCount`, and nothing is bound).
     private func bind(_ base: UnsafeMutableRawPointer?) {
         var carver = ScratchCarver(base)
-        tables = BlockTables(&carver, frames: maximumFrameCount)
+        blockTables = BlockTables(&carver, frames: maximumFrameCount)
         parts?.vocoder.bindScratch(&carver)
         if base == nil { workspaceByteCount = parts == nil ? 0 : carver.byteCount }
         boundWorkspace = base
@@ -319,7 +319,7 @@ public final class PitchShifter: @unchecked Sendable {
         precondition(mode == .streaming, "process(live:) is for a streaming shifter")
         guard let parts else { return }
         precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
-        let times = tables.times
+        let times = blockTables.times
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
         vocoder.targetTempo = wet == 1 ? settings.tempo : 1
@@ -347,8 +347,8 @@ public final class PitchShifter: @unchecked Sendable {
             vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
         let t0 = inputTime
-        inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: tables.ratios,
-                                      tableIndices: tables.tableIndices, from: vocoder, times: times, nudge: nudge)
+        inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: blockTables.ratios,
+                                      tableIndices: blockTables.tableIndices, from: vocoder, times: times, nudge: nudge)
         if nudge != 0 { inputTime = inputTime.rounded() }
         if exact {
             let first = Int(t0)
@@ -357,13 +357,13 @@ public final class PitchShifter: @unchecked Sendable {
             parts.splice.setRoom(aheadFrames: ahead, halfTaps: max(parts.reader.tables[g].taps, parts.splice.tables[g].taps) / 2)
             parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: first)
             parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: first,
-                                 ratios: tables.ratios, tableIndices: tables.tableIndices, gate: parts.gate, input: parts.history)
+                                 ratios: blockTables.ratios, tableIndices: blockTables.tableIndices, gate: parts.gate, input: parts.history)
             crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
         } else {
-            for k in 0..<frameCount { tables.inputTimes[k] = max(-1, floorToInt(times[k])) }
-            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: tables.inputTimes)
+            for k in 0..<frameCount { blockTables.inputTimes[k] = max(-1, floorToInt(times[k])) }
+            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: blockTables.inputTimes)
             parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, times: times,
-                                 tempo: vocoder.tempo, ratios: tables.ratios, tableIndices: tables.tableIndices,
+                                 tempo: vocoder.tempo, ratios: blockTables.ratios, tableIndices: blockTables.tableIndices,
                                  gate: parts.gate, input: parts.history)
         }
         outIndex += frameCount
@@ -402,10 +402,10 @@ public final class PitchShifter: @unchecked Sendable {
         // the input is kept: the block now receives the output, input time t0 + k at frame k
         let t0 = outIndex - latencyFrames
         parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: t0,
-                          ratios: tables.ratios, tableIndices: tables.tableIndices, from: parts.vocoder)
+                          ratios: blockTables.ratios, tableIndices: blockTables.tableIndices, from: parts.vocoder)
         parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: t0)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
-                             ratios: tables.ratios, tableIndices: tables.tableIndices, gate: parts.gate, input: parts.history)
+                             ratios: blockTables.ratios, tableIndices: blockTables.tableIndices, gate: parts.gate, input: parts.history)
         if mode == .live { crossfadeToDry(left, right, frameCount: frameCount, firstTime: t0, parts: parts) }
         outIndex += frameCount
     }
@@ -429,10 +429,10 @@ public final class PitchShifter: @unchecked Sendable {
             parts.history.write(left: l, right: r, frameCount: n, at: parts.vocoder.inputEnd)
             parts.vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition)
         }
-        for k in 0..<frameCount { tables.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
+        for k in 0..<frameCount { blockTables.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
         parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: outIndex,
-                          ratios: tables.ratios, tableIndices: tables.tableIndices, from: parts.vocoder)
-        parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: tables.inputTimes)
+                          ratios: blockTables.ratios, tableIndices: blockTables.tableIndices, from: parts.vocoder)
+        parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: blockTables.inputTimes)
         parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, tempo: tempo,
                              ratio: settings.ratio, table: SincTableCache.index(forRatio: settings.ratio),
                              gate: parts.gate, input: parts.history)
@@ -456,7 +456,7 @@ public final class PitchShifter: @unchecked Sendable {
                 dryL = history[slot]
                 dryR = right != nil ? history[stride + slot] : dryL
             }
-            let wantWet = !(tables.ratios[k] == 1 && atZero && tempoIsOne)
+            let wantWet = !(blockTables.ratios[k] == 1 && atZero && tempoIsOne)
             Smoother.linear(&w, toward: wantWet ? 1 : 0, step: step)
             let m = w
             if m == 0 {
