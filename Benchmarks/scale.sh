@@ -6,6 +6,7 @@
 #   Benchmarks/scale.sh      (release build first: swift build -c release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+declare -A peak_kb
 source Benchmarks/common.sh
 command -v sox >/dev/null || install_missing sox
 M=$(pwd)/.build/release/mixfx
@@ -28,6 +29,7 @@ measure() {  # measure LABEL TRACKS SECONDS [taskset...]
   tracks "$n" "$s"
   /usr/bin/time -f "%e %U %S %M" -o "$S/t" "$@" "$M" render "${L[@]}" --bass 4 --pitch 200 -o "$S/out.wav" --force --quiet --sample-format s16
   read -r wall user sys rss < "$S/t"
+  peak_kb[$n]=$rss
   awk -v l="$label" -v n="$n" -v s="$s" -v w="$wall" -v u="$user" -v y="$sys" -v m="$rss" 'BEGIN{
     cpu = u + y; printf "%-22s wall %7.2f s  cpu %7.2f s  peak %7.1f MB  cpu per track-second %.2f ms  %.0f KB per track\n",
     l, w, cpu, m / 1024, 1000 * cpu / (n * s), m / n }'
@@ -41,3 +43,6 @@ measure "1 core" 4 60 taskset -c 0
 measure "2 cores" 4 60 taskset -c 0,1
 echo "many tracks"
 measure "300 tracks of 10 s" 300 10
+# what one more track costs: the peaks' difference over the tracks' (the process's own memory, the
+# worker threads' and the tables cancel; "KB per track" above divides them in)
+awk -v a="${peak_kb[16]}" -v b="${peak_kb[64]}" 'BEGIN{ printf "one more track (16 against 64 tracks): %.0f KB\n", (b - a) / 48 }'
