@@ -1,8 +1,8 @@
 /// The shifter's input by input time, in a ring with a mirrored head: sample i of channel c is
 /// kept at slot i mod capacity, and the first `slack` slots again after the last, so any span of
 /// up to `slack` samples is contiguous for an interpolator (a whole second copy, as this was,
-/// doubled the memory for reads that never span more than the widest table's taps). The live
-/// dry path and the transient splice read it.
+/// doubled the memory for reads that never span more than the widest table's taps). The
+/// vocoder's analysis windows, the live dry path and the transient splice read it.
 ///
 /// Made by `PitchShifter.prepare` (control side; all memory allocated then); `reset`, `write` and
 /// the reads on the render side. One thread at a time.

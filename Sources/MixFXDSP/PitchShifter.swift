@@ -11,9 +11,11 @@ import Glibc
 /// - `TransientGate`: keeps the vocoder's pre-echo out of the silence before a hit;
 /// - `TransientSplice`: puts a shifted hit's attack back in place;
 ///
-/// and `InputHistory`, the input by time, which the splice and the live dry path read. Live, at
-/// 0 cents the output crossfades (`wetFadeSeconds`) to the dry input delayed by L, so 0 cents is
-/// exact.
+/// and `InputHistory`, the input by time, which the vocoder's analysis, the splice and the live
+/// dry path read. Its scratch memory (FFT work buffers, the frame's spectra, the block's tables)
+/// comes from a `PitchShifterWorkspace`, its own or one shared with the other shifters a thread
+/// runs (`use(_:)`). Live, at 0 cents the output crossfades (`wetFadeSeconds`) to the dry input
+/// delayed by L, so 0 cents is exact.
 ///
 /// Output n holds input sample n − L: a fixed latency L = `latencyFrames`, which offline
 /// rendering removes by pre-rolling L frames and draining L frames. L must let the stretched
