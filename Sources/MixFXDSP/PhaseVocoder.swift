@@ -294,7 +294,9 @@ final class PhaseVocoder {
         let n = fftSize, bins = n / 2 + 1, ch = channelCount
         let frameStartY = s - n / 2
         compactStretched(upTo: frameStartY + n, readPosition: readPosition)
-        // Analysis: all channels, from the history (before time 0: silence).
+        // Analysis: all channels, from the history (before time 0: silence), whose ring still
+        // holds the window (it keeps `inputFramesHeld`; checked as the own buffer's overflow was)
+        precondition(inputEnd - (a - n / 2) <= inputHistory.capacity, "PhaseVocoder input overflow")
         for c in 0..<ch {
             let src = inputHistory.samples(channel: c, from: a - n / 2, count: n, scratch: windowCopy)
             fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
