@@ -89,7 +89,7 @@ def lsd(a, b):
 row = []
 for t in tools:
     dist = lsd(x, load(f"{w}/b-{t}.wav"))
-    err = frames(f"{w}/a-{t}.wav") - round(n / r)
+    err = frames(f"{w}/a-{t}.wav") - int(n / r + 0.5)   # round half up, as round(n/R) is meant (Python rounds half to even)
     row.append(f"{t} {dist:5.2f} dB ({err:+d})")
 best = min(float(s.split()[1]) for s in row[1:])
 print(f"{material:6s} R={r:<4}  " + "   ".join(row) + f"   mixfx/best peer {float(row[0].split()[1]) / best:.2f}")

@@ -306,7 +306,7 @@ final class PhaseVocoder {
         // there.
         let formant = preserveFormants && ratio != 1 ? self.formant : nil, formants = formant != nil
         let grid = SincTableCache.index(forRatio: ratio)
-        let edge = grid == 0 ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
+        let edge = grid < SincTableCache.firstRaisedIndex ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
         let activeBins = formants ? bins : min(bins, edge + 16)
         for c in 0..<ch {
             vaddPower(re + c * bins, im + c * bins, power, activeBins, accumulating: c > 0)

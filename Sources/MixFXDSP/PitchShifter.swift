@@ -166,7 +166,12 @@ public final class PitchShifter: @unchecked Sendable {
         // the smallest ratio of its cell) at tempo R (the stretch r/R); offline, the one fixed ratio.
         func worstBound(tempo: Double) -> Int {
             tables.enumerated().map { i, t in
-                let r = i == 0 ? min(minRatio, 1) : PitchShifterSettings.ratio(cents: Double((i - 1) * SincTableCache.stepCents))
+                let r: Double
+                switch i {
+                case SincTableCache.unitIndex: r = 1
+                case SincTableCache.loweredIndex: r = min(minRatio, 1)
+                default: r = PitchShifterSettings.ratio(cents: SincTableCache.cents(index: i - 1))
+                }
                 return Self.latencyBound(fftSize: n, taps: t.taps, stretch: r / tempo)
             }.max()!
         }

@@ -1,8 +1,16 @@
 /// Interpolation tables for the pitch shifter, shared by every shifter in the process and built
 /// once on the control side (in `prepare`), never on the render thread.
 ///
-/// Two families, by ratio grid index (ratios rounded *up* to a grid of 100 cents, so a cutoff is
-/// never above what the ratio needs, at most 5.9 % below it; every r ≤ 1 shares index 0):
+/// The tables are kept by grid index (`index(forRatio:)`):
+/// - 0, `unitIndex`: r = 1, a tempo with the pitch kept. The stretched signal is read at its own
+///   rate, so the interpolator is a fractional delay: nothing can alias or image, the cutoff is at
+///   Nyquist (exact at whole samples) and the whole band is kept.
+/// - 1, `loweredIndex`: r < 1. Reading slower images the band's top into the audible range (at
+///   r·(Fs − f)), so the cutoff is 0.92 of Nyquist.
+/// - 2 and up: raised, ratios rounded *up* to a grid of 100 cents (so a cutoff is never above what
+///   the ratio needs, at most 5.9 % below it): index 1 + ⌈cents/100⌉.
+///
+/// Two families:
 /// - `table(index:)` anti-aliases: reading a full-band signal r times faster needs a cutoff of
 ///   1/r of Nyquist, and a kernel r times wider. The transient splice reads the input with it.
 /// - `interpolator(index:)` only interpolates: the shifter cuts its synthesis frames at
@@ -12,25 +20,38 @@ public enum SincTableCache {
     public static let stepCents = 100
     /// The largest up-shift a table is kept for, cents.
     public static let maxCents = Int(PitchShifterSettings.centsRange.upperBound)
+    /// The grid index of r = 1 (a tempo alone).
+    public static let unitIndex = 0
+    /// The grid index of every r < 1.
+    public static let loweredIndex = 1
+    /// The first grid index of a raised pitch (up to +100 cents); the frames of these are cut
+    /// at `bandEdge`.
+    public static let firstRaisedIndex = 2
+    /// How close to 1 a ratio counts as 1: a stretch σ = r/R times R need not give 1 exactly.
+    static let unitTolerance = 1e-9
 
     private static let tables = ControlLock<[Int: SincTable]>([:])
     private static let interpolators = ControlLock<[Int: SincTable]>([:])
 
+    /// The upper ratio of grid `index`'s cell (raised indices), in cents.
+    static func cents(index: Int) -> Double { Double((index - 1) * stepCents) }
+
     /// Where a stretched frame for grid `index` is cut off, as a fraction of Nyquist: 0.92/r
-    /// (index 0: not cut). The shifter zeroes the bins above it before synthesis, so the
-    /// stretched signal needs no anti-aliasing when it is read r times faster.
+    /// for a raised pitch (unit and lowered: not cut). The shifter zeroes the bins above it
+    /// before synthesis, so the stretched signal needs no anti-aliasing when it is read r times
+    /// faster.
     public static func bandEdge(index: Int) -> Double {
-        index == 0 ? 1 : 0.92 / PitchShifterSettings.ratio(cents: Double(index * stepCents))
+        index < firstRaisedIndex ? 1 : 0.92 / PitchShifterSettings.ratio(cents: cents(index: index))
     }
 
-    /// For reading a stretched signal band-limited to `bandEdge(index)`·Nyquist (index ≥ 1): it
+    /// For reading a stretched signal band-limited to `bandEdge(index)`·Nyquist (raised): it
     /// only has to interpolate, not to anti-alias, so its transition can span everything from
     /// the band edge B to the first image at Fs − B (cutoff at Nyquist, which also makes it
     /// exact at whole samples), and it needs far fewer taps than the anti-aliasing table for
     /// the same ratio (Kaiser: taps ≈ (A − 8)/(14.36·Δf), Δf = 1 − 2B in units of Fs; 32 instead
-    /// of 72 at +200 cents, 8 at +2400). Index 0 is the full-band table of `table(index: 0)`.
+    /// of 72 at +200 cents, 8 at +2400). Unit and lowered: the full-band `table(index:)`.
     public static func interpolator(index: Int) -> SincTable {
-        guard index > 0 else { return table(index: 0) }
+        guard index >= firstRaisedIndex else { return table(index: index) }
         return cached(interpolators, index) {
             let edge = bandEdge(index: index) / 2                 // B in units of Fs
             let taps = (ResamplerQuality.shifter.kaiserBeta / 0.1102 + 8.7 - 8) / (14.36 * (1 - 2 * edge))
@@ -56,18 +77,30 @@ public enum SincTableCache {
         (0...index(forRatio: maxRatio)).map { interpolator(index: $0) }
     }
 
-    /// Grid index for a ratio: 0 for r ≤ 1, else ceil(cents/100).
+    /// Grid index for a ratio: `unitIndex` within 1e-9 of 1, `loweredIndex` below, else
+    /// 1 + ⌈cents/100⌉.
     @inline(__always)
     public static func index(forRatio r: Double) -> Int {
-        guard r > 1 else { return 0 }
+        if abs(r - 1) <= unitTolerance { return unitIndex }
+        guard r > 1 else { return loweredIndex }
         let cents = PitchShifterSettings.cents(ratio: r)
-        return min(maxCents / stepCents, Int((cents / Double(stepCents) - 1e-9).rounded(.up)))
+        return 1 + min(maxCents / stepCents, Int((cents / Double(stepCents) - 1e-9).rounded(.up)))
     }
 
-    /// The table for grid `index`, built on first use (control side).
+    /// The table for grid `index`, built on first use (control side). Unit: the shifter's
+    /// kernel (64 taps, β = 9) with its cutoff at Nyquist.
     public static func table(index: Int) -> SincTable {
         cached(tables, index) {
-            SincTable(scale: 1 / PitchShifterSettings.ratio(cents: Double(index * stepCents)), quality: .shifter, phases: 512)
+            switch index {
+            case unitIndex:
+                let q = ResamplerQuality.shifter
+                return SincTable(scale: 1, quality: ResamplerQuality(halfWidthZeroCrossings: q.halfWidthZeroCrossings,
+                                                                     kaiserBeta: q.kaiserBeta, cutoff: 1), phases: 512)
+            case loweredIndex:
+                return SincTable(scale: 1, quality: .shifter, phases: 512)
+            default:
+                return SincTable(scale: 1 / PitchShifterSettings.ratio(cents: cents(index: index)), quality: .shifter, phases: 512)
+            }
         }
     }
 

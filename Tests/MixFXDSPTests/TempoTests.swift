@@ -86,4 +86,49 @@ func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48
         #expect(worst < 1, "tempo \(tempo): an attack is \(worst) ms off t/R")
         #expect(worstPre < -30, "tempo \(tempo): pre-echo \(worstPre) dB")
     }
+
+    /// A tempo alone reads the stretched signal at its own rate, through a fractional delay
+    /// with its cutoff at Nyquist (`SincTableCache.unitIndex`): tones at 0.8 and 0.9 of Nyquist
+    /// keep their level within 0.1 dB and their pitch. (The table for lowered pitches, cut at
+    /// 0.92 of Nyquist, took 2.5 dB off a 0.9-Nyquist tone at tempo 0.8.)
+    @Test(arguments: [0.5, 0.8, 1.25, 2.0])
+    func aTempoAloneKeepsTheWholeBand(tempo: Double) {
+        let rate = 48_000.0
+        for fraction in [0.8, 0.9] {
+            let hz = fraction * rate / 2
+            // (2 s of output, so the phase-slope regression has several segments)
+            let x = Signals.sine(frequencyHz: hz, sampleRate: rate, frames: Int(96_000 * tempo))
+            let (y, starved) = stretch([x], tempo: tempo, block: 512)
+            #expect(starved == 0)
+            let body = y[0][Int(0.2 * rate)..<(y[0].count - Int(0.2 * rate))]
+            let levelDB = Signals.db(Signals.rms(body) / (0.5 / 2.0.squareRoot()))
+            #expect(abs(levelDB) < 0.1, "tempo \(tempo), \(hz) Hz: level \(levelDB) dB")
+            let measured = Signals.frequency(body, sampleRate: rate)
+            #expect(abs(Signals.cents(measured, hz)) < 0.1, "tempo \(tempo), \(hz) Hz: \(measured) Hz")
+        }
+    }
+
+    /// The grid: a stretch σ = r/R times R counts as r = 1 even when it is not 1 to the last bit;
+    /// lowered and raised ratios keep their tables.
+    @Test func theUnitRatioHasItsOwnTable() {
+        for tempo in [0.8, 0.3, 1.7, 1.0 / 3] {
+            let r = (1 / tempo) * tempo
+            #expect(SincTableCache.index(forRatio: r) == SincTableCache.unitIndex, "tempo \(tempo): r − 1 = \(r - 1)")
+        }
+        #expect(SincTableCache.index(forRatio: 0.999) == SincTableCache.loweredIndex)
+        #expect(SincTableCache.index(forRatio: 0.5) == SincTableCache.loweredIndex)
+        #expect(SincTableCache.index(forRatio: PitchShifterSettings.ratio(cents: 1)) == SincTableCache.firstRaisedIndex)
+        #expect(SincTableCache.index(forRatio: PitchShifterSettings.ratio(cents: 100)) == SincTableCache.firstRaisedIndex)
+        #expect(SincTableCache.index(forRatio: PitchShifterSettings.ratio(cents: 101)) == SincTableCache.firstRaisedIndex + 1)
+        #expect(SincTableCache.index(forRatio: 4) == SincTableCache.firstRaisedIndex + 23)
+        // the unit table is exact at whole samples; the lowered one is not (it cuts the band)
+        let x = (0..<256).map { Float(sin(Double($0) * 2.9)) }
+        x.withUnsafeBufferPointer { p in
+            let unit = SincTableCache.table(index: SincTableCache.unitIndex)
+            let lowered = SincTableCache.table(index: SincTableCache.loweredIndex)
+            let exact = abs(unit.interpolate(p.baseAddress!, index: 128, fraction: 0) - x[128])
+            let cut = abs(lowered.interpolate(p.baseAddress!, index: 128, fraction: 0) - x[128])
+            #expect(exact < 1e-6 && cut > 1e-3, "at a whole sample: unit off by \(exact), lowered by \(cut)")
+        }
+    }
 }
