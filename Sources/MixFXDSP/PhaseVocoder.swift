@@ -213,6 +213,29 @@ final class PhaseVocoder {
         lastSynthesisCentre = 0
     }
 
+    /// Starts over at input time `t`, at `pitchCents` and `targetTempo` without a glide, having
+    /// taken no input past t: frame 0 is centred on t and on stretched position 0 (`advance`
+    /// then takes the input the history already holds). A streaming shifter's fresh state for a
+    /// pitch change (`PitchShifter`'s switch). Render side; does not allocate.
+    func restart(at t: Double, pitchCents: Double) {
+        reset(pitchCents: pitchCents)
+        nextAnalysisCentre = t
+        lastCentre = roundToInt(t)
+        inputEnd = floorToInt(t)
+    }
+
+    /// Takes the input up to `end`, which the history already holds (more than a block at a
+    /// time is fine: the analysis reads the history), and runs every frame it completes; the
+    /// reader last read at `readPosition`. A streaming shifter's state that lags the input
+    /// pulled (after a switch) catches up with it as its reads need it.
+    func advance(to end: Int, readPosition: Double) {
+        guard end > inputEnd else { return }
+        inputEnd = end
+        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd {
+            runFrame(readPosition: readPosition)
+        }
+    }
+
     /// The pitch the ratio glides to.
     @inline(__always)
     func setTargetCents(_ cents: Double) { targetCents = cents }

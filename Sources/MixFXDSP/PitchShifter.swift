@@ -47,39 +47,79 @@ public final class PitchShifter: @unchecked Sendable {
     public private(set) var inputAheadFrames = 0
     /// Output samples that had to be zero because the stretched signal was late (0 unless the
     /// latency bound is wrong; tests check it).
-    public var starvedFrames: Int { parts?.reader.starvedFrames ?? 0 }
+    public var starvedFrames: Int {
+        (parts?.reader.starvedFrames ?? 0) + (spareReader?.starvedFrames ?? 0) + retiredStarvedFrames
+    }
     /// Analysis/synthesis frames run since `prepare` or `reset` (the cost: four FFTs each for
     /// stereo).
     public var framesRun: Int { parts?.vocoder.framesRun ?? 0 }
 
     /// What a prepared, running shifter is made of (nil: skipped, offline at 0 cents).
     private struct Parts {
-        let vocoder: PhaseVocoder
-        let reader: StretchReader
+        var vocoder: PhaseVocoder
+        var reader: StretchReader
         let gate: TransientGate
         let splice: TransientSplice
         let history: InputHistory
     }
     private var parts: Parts?
 
+    /// Streaming: a second vocoder and reader for the switch to a new pitch. Frames made at a
+    /// lowered pitch are read r times slower, so the frames already made would hold the old pitch
+    /// for about (N/2)/r (85 ms at −1200 cents, 171 ms at −2400). A pitch change of
+    /// `switchMinimumCents` or more while such frames are unread (at a steady tempo) instead
+    /// restarts these at the new pitch from the input history (`PhaseVocoder.restart`: frame 0
+    /// on the next output's input time, the frames its input completes made at once), and the
+    /// output crossfades to them over `switchFadeSeconds`, equal power (the two are not
+    /// coherent). Then they become the shifter's own, and the old ones wait for the next switch.
+    /// With fixed settings nothing switches: the output is exactly the offline shifter's.
+    private var spareVocoder: PhaseVocoder?
+    private var spareReader: StretchReader?
+    /// The switch's crossfade: output frames done (−1: no switch running).
+    private var switchFramesDone = -1
+    /// A pitch change of `switchMinimumCents` or more arrived (`setPitchCents`).
+    private var switchWanted = false
+    /// Starved frames counted by readers since restarted.
+    private var retiredStarvedFrames = 0
+    /// Switches started since `reset` (tests).
+    private(set) var switchCount = 0
+    /// Streaming: the input pulled so far (the history holds it; a state may lag it).
+    private var inputPulled = 0
+    /// The switch's crossfade.
+    static let switchFadeSeconds = 0.02
+    /// Smaller changes glide (a slider's steps; two states a few cents apart would beat).
+    static let switchMinimumCents = 50.0
+
     /// The tables of one block, from the workspace: per output frame the segment's ratio and its
     /// grid index; with a tempo, its input time rounded down (for the gate); live, its input time.
+    /// With a spare state (streaming), its output and tables while a switch crossfades.
     private struct BlockTables {
         var ratios: UnsafeMutablePointer<Double>
         var tableIndices: UnsafeMutablePointer<Int>
         var inputTimes: UnsafeMutablePointer<Int>
         var times: UnsafeMutablePointer<Double>
+        var spareLeft: UnsafeMutablePointer<Float>
+        var spareRight: UnsafeMutablePointer<Float>
+        var spareRatios: UnsafeMutablePointer<Double>
+        var spareTableIndices: UnsafeMutablePointer<Int>
+        var spareTimes: UnsafeMutablePointer<Double>
 
-        init(_ c: inout ScratchCarver, frames: Int) {
+        init(_ c: inout ScratchCarver, frames: Int, spare: Bool) {
             ratios = c.take(Double.self, frames)
             tableIndices = c.take(Int.self, frames)
             inputTimes = c.take(Int.self, frames)
             times = c.take(Double.self, frames)
+            let s = spare ? frames : 0
+            spareLeft = c.take(Float.self, s)
+            spareRight = c.take(Float.self, s)
+            spareRatios = c.take(Double.self, s)
+            spareTableIndices = c.take(Int.self, s)
+            spareTimes = c.take(Double.self, s)
         }
     }
     private var blockTables: BlockTables = {
         var measure = ScratchCarver(nil)
-        return BlockTables(&measure, frames: 1)
+        return BlockTables(&measure, frames: 1, spare: false)
     }()
     /// Bytes of scratch memory this shifter needs (`use(_:)`), from `prepare`.
     public private(set) var workspaceByteCount = 0
@@ -128,8 +168,11 @@ public final class PitchShifter: @unchecked Sendable {
     /// `workspaceByteCount`, and nothing is bound).
     private func bind(_ base: UnsafeMutableRawPointer?) {
         var carver = ScratchCarver(base)
-        blockTables = BlockTables(&carver, frames: maximumFrameCount)
+        blockTables = BlockTables(&carver, frames: maximumFrameCount, spare: spareVocoder != nil)
+        // (the spare vocoder's scratch is the same memory: the two never run a frame at once)
+        var spareCarver = carver
         parts?.vocoder.bindScratch(&carver)
+        spareVocoder?.bindScratch(&spareCarver)
         if base == nil { workspaceByteCount = parts == nil ? 0 : carver.byteCount }
         boundWorkspace = base
     }
@@ -140,6 +183,8 @@ public final class PitchShifter: @unchecked Sendable {
         precondition(PitchShifterSettings.tempoRange.contains(settings.tempo))
         precondition(mode == .offline || PitchShifterSettings.liveTempoRange.contains(settings.tempo))
         parts = nil
+        spareVocoder = nil
+        spareReader = nil
         self.settings = settings
         self.mode = mode
         sampleRate = spec.sampleRate
@@ -200,15 +245,24 @@ public final class PitchShifter: @unchecked Sendable {
             stretchSizing = Int((span / maxStretch).rounded(.up))
         }
         // the input by time, for the splice and the dry path, and the vocoder's analysis windows
+        // (streaming: a switch's frame 0 reads N/2 behind the output's input time)
         let history = InputHistory(channelCount: spec.channelCount,
-                                   frames: max(reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64,
+                                   frames: max(reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64
+                                                   + (mode == .streaming ? n / 2 : 0),
                                                PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames)),
                                    slack: 2 * maxHalfTaps)
+        func vocoder() -> PhaseVocoder {
+            PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
+                         overlap: settings.overlap, maxRatio: maxStretch,
+                         latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, inputHistory: history,
+                         tempo: settings.tempo, formants: mode != .offline || settings.preserveFormants)
+        }
+        if mode == .streaming {
+            spareVocoder = vocoder()
+            spareReader = StretchReader(tables: tables)
+        }
         parts = Parts(
-            vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
-                                  overlap: settings.overlap, maxRatio: maxStretch,
-                                  latencyFrames: stretchSizing, readHalfTaps: maxHalfTaps, inputHistory: history,
-                                  tempo: settings.tempo, formants: mode != .offline || settings.preserveFormants),
+            vocoder: vocoder(),
             reader: StretchReader(tables: tables),
             gate: TransientGate(sampleRate: spec.sampleRate,
                                 reachFrames: reach + maxFrames + splice.onsetLookaheadFrames + splice.onsetBackFrames),
@@ -273,6 +327,12 @@ public final class PitchShifter: @unchecked Sendable {
         outIndex = 0
         // live: output frame 0 at input time −L·R, so that input time 0 is heard after L frames
         inputTime = -Double(latencyFrames) * settings.tempo
+        switchFramesDone = -1
+        switchWanted = false
+        retiredStarvedFrames = 0
+        switchCount = 0
+        inputPulled = 0
+        spareReader?.reset()
         guard let parts else { return }
         parts.vocoder.targetTempo = settings.tempo
         parts.vocoder.reset(pitchCents: settings.pitchCents)
@@ -291,6 +351,7 @@ public final class PitchShifter: @unchecked Sendable {
         guard mode != .offline else { return }
         settings.preserveFormants = on
         parts?.vocoder.preserveFormants = on
+        spareVocoder?.preserveFormants = on
     }
 
     /// Sets the pitch while running (live mode; the render side calls it once per block). The
@@ -298,8 +359,10 @@ public final class PitchShifter: @unchecked Sendable {
     @inline(__always)
     public func setPitchCents(_ cents: Double) {
         let target = min(max(cents, PitchShifterSettings.centsRange.lowerBound), PitchShifterSettings.centsRange.upperBound)
+        if spareVocoder != nil && abs(target - settings.pitchCents) >= Self.switchMinimumCents { switchWanted = true }
         settings.pitchCents = target
         parts?.vocoder.setTargetCents(target)
+        if switchFramesDone >= 0 { spareVocoder?.setTargetCents(target) }
     }
 
     /// Sets the tempo while running (live mode; the render side calls it once per block),
@@ -330,32 +393,58 @@ public final class PitchShifter: @unchecked Sendable {
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
         vocoder.targetTempo = wet == 1 ? settings.tempo : 1
+        if switchWanted { startSwitch(parts) }
+        let spare: (vocoder: PhaseVocoder, reader: StretchReader)?
+        if switchFramesDone >= 0, let v = spareVocoder, let r = spareReader {
+            v.targetTempo = vocoder.targetTempo
+            spare = (v, r)
+        } else {
+            spare = nil
+        }
         // the fastest tempo the frames not read past (and those to come) have, and whether all
         // of them are at exactly 1
-        var high = max(vocoder.tempo, vocoder.targetTempo)
-        var allAtOne = vocoder.tempo == 1 && vocoder.targetTempo == 1
-        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
-            let r = vocoder.historyT[m & vocoder.historyMask]
-            high = max(high, r)
-            allAtOne = allAtOne && r == 1
+        var (high, allAtOne) = Self.unreadTempos(vocoder, parts.reader)
+        if let spare {
+            let (h, one) = Self.unreadTempos(spare.vocoder, spare.reader)
+            high = max(high, h)
+            allAtOne = allAtOne && one
         }
         // back at tempo 1 between whole frames: this block steers onto the nearest one (a step
         // of at most 1 + 0.5/frameCount: under 2 cents for one block, no jump)
         let whole = inputTime == inputTime.rounded(.down)
         let nudge = allAtOne && !whole ? (inputTime.rounded() - inputTime) / Double(frameCount) : 0
         let exact = allAtOne && whole
-        let ahead = streamingAheadFrames(parts)
-        let needed = floorToInt(inputTime + Double(frameCount - 1) * high) + 1 + ahead
-        while vocoder.inputEnd < needed {
-            let n = min(maximumPull, maximumFrameCount, needed - vocoder.inputEnd)
-            let (l, r) = try pull(n)
-            parts.gate.recordInput(left: l, right: r, frameCount: n, at: vocoder.inputEnd)
-            parts.history.write(left: l, right: r, frameCount: n, at: vocoder.inputEnd)
-            vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition)
+        // Each state takes the input as far as its own look-ahead needs; the input is pulled as
+        // far as either needs. A state that lags what was pulled (restarted, or swapped in after
+        // a switch) takes it from the history a block's worth at a time, not all at once.
+        let lastTime = floorToInt(inputTime + Double(frameCount - 1) * high) + 1
+        var ahead = streamingAheadFrames(vocoder, parts.reader)
+        let neededMain = lastTime + ahead
+        var needed = neededMain, neededSpare = 0
+        if let spare {
+            let a = streamingAheadFrames(spare.vocoder, spare.reader)
+            neededSpare = lastTime + a
+            ahead = max(ahead, a)
+            needed = max(needed, neededSpare)
         }
+        while inputPulled < needed {
+            let n = min(maximumPull, maximumFrameCount, needed - inputPulled)
+            let (l, r) = try pull(n)
+            parts.gate.recordInput(left: l, right: r, frameCount: n, at: inputPulled)
+            parts.history.write(left: l, right: r, frameCount: n, at: inputPulled)
+            let inStep = vocoder.inputEnd == inputPulled
+            inputPulled += n
+            if inStep { vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition) }
+        }
+        vocoder.advance(to: min(inputPulled, neededMain), readPosition: parts.reader.lastReadPosition)
+        spare?.vocoder.advance(to: min(inputPulled, neededSpare), readPosition: spare!.reader.lastReadPosition)
         let t0 = inputTime
         inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: blockTables.ratios,
                                       tableIndices: blockTables.tableIndices, from: vocoder, times: times, nudge: nudge)
+        if let spare {
+            // both read the same times (the tempo is steady through a switch, the nudge the same)
+            inputTime = crossfadeToSpare(left, right, frameCount: frameCount, firstTime: t0, nudge: nudge, spare: spare)
+        }
         if nudge != 0 { inputTime = inputTime.rounded() }
         if exact {
             let first = Int(t0)
@@ -374,22 +463,98 @@ public final class PitchShifter: @unchecked Sendable {
                                  gate: parts.gate, input: parts.history)
         }
         outIndex += frameCount
+        if let spare, switchFramesDone >= Self.switchFadeFrames(sampleRate) {
+            // the new state is the shifter's own; the old one waits for the next switch
+            spareVocoder = vocoder
+            spareReader = parts.reader
+            self.parts!.vocoder = spare.vocoder
+            self.parts!.reader = spare.reader
+            switchFramesDone = -1
+        }
+    }
+
+    /// The fastest tempo of the frames `reader` has not read past and those to come, and whether
+    /// all of them are at exactly 1.
+    private static func unreadTempos(_ vocoder: PhaseVocoder, _ reader: StretchReader) -> (high: Double, allAtOne: Bool) {
+        var high = max(vocoder.tempo, vocoder.targetTempo)
+        var allAtOne = vocoder.tempo == 1 && vocoder.targetTempo == 1
+        for m in reader.segment..<max(reader.segment, vocoder.framesRun) {
+            let r = vocoder.historyT[m & vocoder.historyMask]
+            high = max(high, r)
+            allAtOne = allAtOne && r == 1
+        }
+        return (high, allAtOne)
+    }
+
+    /// Output frames of a switch's crossfade.
+    private static func switchFadeFrames(_ sampleRate: Double) -> Int { max(1, Int(switchFadeSeconds * sampleRate)) }
+
+    /// Starts a switch (see `spareVocoder`) if none is running, the output is wet, the tempo is
+    /// steady, and frames made at a lowered pitch are still to be read; else the change glides.
+    private func startSwitch(_ parts: Parts) {
+        switchWanted = false
+        let vocoder = parts.vocoder
+        guard switchFramesDone < 0, let spareV = spareVocoder, let spareR = spareReader, wet == 1,
+              vocoder.tempo == vocoder.targetTempo else { return }
+        var lowered = vocoder.currentCents < 0
+        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
+            let slot = m & vocoder.historyMask
+            guard vocoder.historyT[slot] == vocoder.tempo else { return }
+            lowered = lowered || vocoder.historyR[slot] * vocoder.historyT[slot] < 1 - SincTableCache.unitTolerance
+        }
+        guard lowered else { return }
+        retiredStarvedFrames += spareR.starvedFrames
+        spareV.targetTempo = vocoder.tempo
+        spareV.preserveFormants = vocoder.preserveFormants
+        spareV.restart(at: inputTime, pitchCents: settings.pitchCents)
+        spareR.reset()
+        switchFramesDone = 0
+        switchCount += 1
+    }
+
+    /// A switch: reads the spare state at the same times into the workspace and crossfades the
+    /// output to it (equal power); its ratios, grid indices and times become the block's.
+    /// Returns the input time after the block.
+    private func crossfadeToSpare(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+                                  firstTime t0: Double, nudge: Double,
+                                  spare: (vocoder: PhaseVocoder, reader: StretchReader)) -> Double {
+        let b = blockTables
+        let next = spare.reader.read(into: b.spareLeft, right != nil ? b.spareRight : nil, frameCount: frameCount,
+                                     firstTime: t0, ratios: b.spareRatios, tableIndices: b.spareTableIndices,
+                                     from: spare.vocoder, times: b.spareTimes, nudge: nudge)
+        let fade = Double(Self.switchFadeFrames(sampleRate))
+        for k in 0..<frameCount {
+            let x = min(1, Double(switchFramesDone + k + 1) / fade) * Double.pi / 2
+            let old = Float(cos(x)), new = Float(sin(x))
+            left[k] = old * left[k] + new * b.spareLeft[k]
+            if let right { right[k] = old * right[k] + new * b.spareRight[k] }
+        }
+        b.ratios.update(from: b.spareRatios, count: frameCount)
+        b.tableIndices.update(from: b.spareTableIndices, count: frameCount)
+        b.times.update(from: b.spareTimes, count: frameCount)
+        switchFramesDone += frameCount
+        return next
     }
 
     /// Streaming: how far past the output's input time the input must be: the latency bound
     /// N/2 + ⌈(N/2 + taps/2 + 2)/σ⌉ + 1 (taps of the reader's table for the frame's pitch ratio
     /// r) for the largest of the frames not yet read past, the frames now being made and the
     /// settings they glide to. With fixed settings it is exactly an offline shifter's latency.
-    private func streamingAheadFrames(_ parts: Parts) -> Int {
-        let vocoder = parts.vocoder, tables = parts.reader.tables
+    private func streamingAheadFrames(_ vocoder: PhaseVocoder, _ reader: StretchReader) -> Int {
+        let tables = reader.tables
         func bound(ratio r: Double, tempo: Double) -> Int {
             let table = tables[min(tables.count - 1, SincTableCache.index(forRatio: r))]
             return Self.latencyBound(fftSize: frameLength, taps: table.taps, stretch: r / tempo)
         }
         func ratio(cents: Double) -> Double { cents == 0 ? 1 : PitchShifterSettings.ratio(cents: cents) }
-        var ahead = max(bound(ratio: ratio(cents: vocoder.currentCents), tempo: vocoder.tempo),
-                        bound(ratio: ratio(cents: settings.pitchCents), tempo: vocoder.targetTempo))
-        for m in parts.reader.segment..<max(parts.reader.segment, vocoder.framesRun) {
+        // The frames still to be made glide from the current pitch and tempo to the targets, each
+        // monotonically but at its own pace (τ = 20 ms and 100 ms), so their stretch r/R can dip
+        // below both ends' (a pitch drop with a tempo drop: r falls at once while R is still
+        // high; bounding the two ends alone starved the reader). The least r over the greatest R
+        // bounds every frame of the glide; with fixed settings it is the one stretch.
+        var ahead = bound(ratio: min(ratio(cents: vocoder.currentCents), ratio(cents: settings.pitchCents)),
+                          tempo: max(vocoder.tempo, vocoder.targetTempo))
+        for m in reader.segment..<max(reader.segment, vocoder.framesRun) {
             let slot = m & vocoder.historyMask
             ahead = max(ahead, bound(ratio: vocoder.historyR[slot] * vocoder.historyT[slot], tempo: vocoder.historyT[slot]))
         }

@@ -464,8 +464,8 @@ import TestSupport
         #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 }, "a click at pause or resume")
     }
 
-    /// Looped (several seams), with parameter changes, a pause and a seek: the render thread
-    /// allocates nothing after its warm-up and the device never runs dry.
+    /// Looped (several seams), with parameter changes (a pitch switch among them), a pause and a
+    /// seek: the render thread allocates nothing after its warm-up and the device never runs dry.
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
           .disabled(if: Sanitizer.name != nil, Sanitizer.reason))
     func theRenderThreadDoesNotAllocate() throws {
@@ -478,7 +478,8 @@ import TestSupport
         let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--loop", "--device", "mixfx_pulse", "--no-ui", "--json",
                                                           "--bass", "3", "--pitch", "200", "--limit", "-3"], environment: env)
         usleep(500_000)
-        for cmd in ["track 1 pitch -500", "track 2 volume 0.3", "track 1 bass -6", "seek 0.2", "track 2 treble 5", "master volume 0.7",
+        // (from −500 cents to +300 is a switch: a second vocoder restarted at the new pitch)
+        for cmd in ["track 1 pitch -500", "track 2 volume 0.3", "track 1 pitch 300", "track 1 bass -6", "seek 0.2", "track 2 treble 5", "master volume 0.7",
                     "track 1 pan -0.5", "track 2 mute on", "track 2 mute off", "track 1 solo on", "master limit -6", "status",
                     "pause", "resume"] {
             p.send(cmd)
