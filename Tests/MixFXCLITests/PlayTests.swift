@@ -412,6 +412,41 @@ import TestSupport
         #expect(y.allSatisfy { $0.isFinite })
     }
 
+    /// From a lowered pitch (the switch to a restarted state): an octave down moved to −200
+    /// cents through ALSA is heard within a period plus 60 ms of the acknowledgement, without a
+    /// click, and holds the new pitch.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aChangeFromALoweredPitchArrivesOnTime() throws {
+        defer { dir.remove() }
+        let input = try sine("s.wav", seconds: 4)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--pitch", "-1200", "--device", "mixfx_pulse_tap",
+                                                          "--no-ui", "--json", "--sample-format", "f32"],
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
+        p.send("track 1 pitch -200")
+        guard let ack = p.waitForLine(startingWith: "ok track 1 pitch"),
+              let frame = Int(ack.split(separator: " ").last ?? "") else {
+            Issue.record("no acknowledgement: \(p.stdout) \(p.stderr)"); return
+        }
+        p.closeInput()
+        #expect(p.wait() == 0)
+        let period = json(p.stdout)["periodFrames"] as? Int ?? 0
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        let y: [Float] = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        try #require(frame >= 9600 && frame + period + 24_000 < y.count, "acknowledged at frame \(frame) of \(y.count)")
+        let newHz = 440 * pow(2, -200.0 / 1200)
+        let heard = Signals.dominance(y, from: frame, oldHz: 220, newHz: newHz, sampleRate: 48_000)
+        #expect(heard != nil && heard! <= period + 2880, "the new pitch dominated \(heard ?? -1) frames after the acknowledgement")
+        // no click: within the equal-power crossfade the two tones' sum stays under √2 of the new one's step
+        let ownMax = 0.5 * 2 * Double.pi * newHz / 48_000
+        let worst = zip(y[(frame - 4800)..<(frame + period + 9600)].dropFirst(), y[(frame - 4800)..<(frame + period + 9600)])
+            .map { abs(Double($0 - $1)) }.max()!
+        #expect(worst < ownMax * 1.45, "largest step \(worst), the new tone's own \(ownMax)")
+        let after = y[(frame + period + 9600)..<(frame + period + 24_000)]
+        #expect(abs(Signals.cents(Signals.frequency(after, sampleRate: 48_000), newHz)) < 1)
+    }
+
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func seekJumpsWithAFadeAndNoClick() throws {
         defer { dir.remove() }
