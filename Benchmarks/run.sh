@@ -122,6 +122,14 @@ if command -v pulseaudio >/dev/null; then
       .build/release/mixfx play "$W"/live15-{1,2,3,4}.wav --bass 4 --pitch "$pitch" --device mixfx_pulse --no-ui --json </dev/null \
       | awk -F': ' '/DSPLoad|periodFrames|bufferFrames|latencyFrames|underruns|wallSeconds/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "    " $1 " = " $2}'
   done
+  # pitch switches: every track from -2400 to +2400 cents and back every half second (each
+  # change from -2400 restarts a second vocoder state at the new pitch: its cost lands in a
+  # few periods)
+  echo "  switching between -2400 and +2400 every 0.5 s:"
+  { for _ in $(seq 1 14); do echo "track all pitch 2400"; sleep 0.5; echo "track all pitch -2400"; sleep 0.5; done; echo quit; } \
+    | ALSA_CONFIG_PATH=$PWD/Tests/alsa/asound-mixfx.conf \
+      .build/release/mixfx play "$W"/live15-{1,2,3,4}.wav --bass 4 --pitch -2400 --device mixfx_pulse --no-ui --json 2>/dev/null \
+    | awk -F': ' '/DSPLoad|underruns/ {gsub(/[ ",]/, "", $1); gsub(/,/, "", $2); print "    " $1 " = " $2}'
   bash Tests/alsa/stop-pulse.sh
   echo "  DSP load = render time of a period / the period's duration (1.0 = one core)"
   echo "  control-to-sound latency ≈ buffer + one period; the shifter adds latencyFrames (the same at every overlap: the FFT size is fixed)"
