@@ -231,7 +231,7 @@ final class PhaseVocoder {
     func advance(to end: Int, readPosition: Double) {
         guard end > inputEnd else { return }
         inputEnd = end
-        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd {
+        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd && nextFrameFits(readPosition: readPosition) {
             runFrame(readPosition: readPosition)
         }
     }
@@ -254,7 +254,7 @@ final class PhaseVocoder {
     func append(frameCount: Int, readPosition: Double) {
         precondition(frameCount <= maximumFrameCount)
         inputEnd += frameCount
-        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd {
+        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd && nextFrameFits(readPosition: readPosition) {
             runFrame(readPosition: readPosition)
         }
     }
@@ -296,15 +296,30 @@ final class PhaseVocoder {
         framesRun += 1
     }
 
+    /// Whether the next frame's synthesis fits in the stretched buffer once what the reader has
+    /// passed is dropped. It always does with fixed settings (the buffer is sized for them); a
+    /// live look-ahead sized for one stretch while the frames are still made at a larger one
+    /// (a glide across the whole range, or a switch's other state) may take more input than
+    /// the buffer can stretch, and the frame then waits for the reader (its input is kept).
+    @inline(__always)
+    private func nextFrameFits(readPosition: Double) -> Bool {
+        let end = nextS + fftSize / 2
+        if end - stretchedStart <= stretchedCapacity { return true }
+        let drop = min(floorToInt(readPosition) - readHalfTaps - 2, end - fftSize) - stretchedStart
+        return drop > 0 && end - stretchedStart - drop <= stretchedCapacity
+    }
+
     private func compactStretched(upTo end: Int, readPosition: Double) {
         let firstNeeded = floorToInt(readPosition) - readHalfTaps - 2
         let drop = min(firstNeeded, end - fftSize) - stretchedStart
         if drop > 0 && end - stretchedStart > stretchedCapacity - fftSize {
-            let held = end - fftSize - stretchedStart
+            // what the buffer holds up to the new frame's end (which may lie past the buffer
+            // before the drop; `nextFrameFits` has checked it lies within after)
+            let held = min(end - stretchedStart, stretchedCapacity)
             for c in 0..<channelCount {
                 let base = stretched + c * stretchedCapacity
-                base.update(from: base + drop, count: held + fftSize - drop)
-                (base + held + fftSize - drop).update(repeating: 0, count: drop)
+                base.update(from: base + drop, count: held - drop)
+                (base + held - drop).update(repeating: 0, count: drop)
             }
             stretchedStart += drop
         }

@@ -432,7 +432,9 @@ public final class PitchShifter: @unchecked Sendable {
             let (l, r) = try pull(n)
             parts.gate.recordInput(left: l, right: r, frameCount: n, at: inputPulled)
             parts.history.write(left: l, right: r, frameCount: n, at: inputPulled)
-            let inStep = vocoder.inputEnd == inputPulled
+            // (a state in step takes each block as it comes, as it always has, but not past
+            // its own need: its buffers hold what its own look-ahead stretches, not the other's)
+            let inStep = vocoder.inputEnd == inputPulled && inputPulled + n <= neededMain
             inputPulled += n
             if inStep { vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition) }
         }
