@@ -228,9 +228,9 @@ final class PhaseVocoder {
     /// time is fine: the analysis reads the history), and runs every frame it completes; the
     /// reader last read at `readPosition`. A streaming shifter's state that lags the input
     /// pulled (after a switch) catches up with it as its reads need it.
+    /// (Frames already due that waited for room in the stretched buffer run too.)
     func advance(to end: Int, readPosition: Double) {
-        guard end > inputEnd else { return }
-        inputEnd = end
+        inputEnd = max(inputEnd, end)
         while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd && nextFrameFits(readPosition: readPosition) {
             runFrame(readPosition: readPosition)
         }
@@ -253,10 +253,7 @@ final class PhaseVocoder {
     /// reader last read at `readPosition` (what lies before it, less its reach, may go).
     func append(frameCount: Int, readPosition: Double) {
         precondition(frameCount <= maximumFrameCount)
-        inputEnd += frameCount
-        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd && nextFrameFits(readPosition: readPosition) {
-            runFrame(readPosition: readPosition)
-        }
+        advance(to: inputEnd + frameCount, readPosition: readPosition)
     }
 
     /// The synthesis hop for stretch r (the pitch ratio at tempo 1). The shorter of the two hops is N/overlap, so neither the
