@@ -24,6 +24,8 @@ sessions=(
   "neutral|$work/mono48.wav $work/st22.flac --sample-format s24"
   "preset|$band/track1.wav $band/track2.wav --preset chipmunk --sample-format f32"
   "clipped|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --volume 3 --treble 6 --clip --sample-format s16"
+  "s32-mono|$work/mono48.wav --pitch 100 --sample-format s32"
+  "s24-tpdf|$work/st22.flac --pitch -100 --sample-format s24 --dither tpdf"
 )
 # tempo, speed and placement (when the old binary has them: from 036dec9 on)
 if "$old" render --help 2>&1 | grep -q -- "--tempo"; then
