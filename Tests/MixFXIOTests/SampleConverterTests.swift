@@ -1,6 +1,7 @@
 import Testing
 @testable import MixFXIO
 import MixFXDSP
+import TestSupport
 
 /// `SampleConverter`'s integer output, four samples at a time in vector lanes, against the plain
 /// loop it replaced (written out below one sample at a time, with `Int64` conversions and
@@ -61,7 +62,7 @@ import MixFXDSP
         case .s24: (8_388_608, 8)
         default: (2_147_483_648, 0)
         }
-        var generator = SplitMix(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let converter = SampleConverter(sampleFormat: format, channelCount: 2, dither: dither)
         var lanes = converter, reference = Reference()
         var checked = 0
@@ -69,12 +70,11 @@ import MixFXDSP
         for frames in [1, 2, 3, 4, 5, 6, 7, 8, 9, 333] {
             var channels: [[Float]] = [[], []]
             let specials = Self.hostile(scale: scale)
-            for i in 0..<frames {
+            for _ in 0..<frames {
                 for c in 0..<2 {
                     let pick = generator.next() % 4
                     channels[c].append(pick == 0 ? specials[Int(generator.next() % UInt64(specials.count))]
                                        : Float(Double(generator.next() % 2_000_001) / 1_000_000 - 1) * 1.1)
-                    _ = i
                 }
             }
             let buffer = AudioBuffer(channelCount: 2, capacityFrames: frames)
@@ -114,18 +114,5 @@ import MixFXDSP
         #expect(out == (0..<frames).map { Int16($0 - 500) })
         #expect(converter.offGridSamples == 0 && converter.clippedSamples == 0)
         #expect(converter.peak == Float(500) / 32768)
-    }
-}
-
-/// splitmix64: a small seeded generator for the test's values.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
