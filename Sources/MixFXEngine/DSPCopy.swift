@@ -38,4 +38,21 @@ public enum DSPCopy: String, Sendable {
         case .avx2: return MixFXDSPAVX2.PitchShifter()
         }
     }
+
+    /// One channel of a block to integers, with this copy's `IntegerQuantizer` (see it for the
+    /// arguments): a file's or a device's last pass over every sample.
+    public func quantize(_ source: UnsafePointer<Float>, frameCount: Int, into out: UnsafeMutableRawPointer,
+                         sampleBytes: Int, stride: Int, firstIndex: Int, scale: Double, shift: Int, dither: Bool,
+                         peak: inout Float, clipped: inout Int, rounded: inout Int) {
+        switch self {
+        case .baseline:
+            MixFXDSP.IntegerQuantizer.quantize(source, frameCount: frameCount, into: out, sampleBytes: sampleBytes,
+                                               stride: stride, firstIndex: firstIndex, scale: scale, shift: shift,
+                                               dither: dither, peak: &peak, clipped: &clipped, rounded: &rounded)
+        case .avx2:
+            MixFXDSPAVX2.IntegerQuantizer.quantize(source, frameCount: frameCount, into: out, sampleBytes: sampleBytes,
+                                                   stride: stride, firstIndex: firstIndex, scale: scale, shift: shift,
+                                                   dither: dither, peak: &peak, clipped: &clipped, rounded: &rounded)
+        }
+    }
 }

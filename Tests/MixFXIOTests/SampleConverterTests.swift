@@ -1,12 +1,14 @@
 import Testing
 @testable import MixFXIO
 import MixFXDSP
+import MixFXEngine
 import TestSupport
 
-/// `SampleConverter`'s integer output, four samples at a time in vector lanes, against the plain
-/// loop it replaced (written out below one sample at a time, with `Int64` conversions and
-/// branches): the same integers, clip and rounding counts and peak, for every format, with and
-/// without dither, on hostile values and on block lengths that are not multiples of four.
+/// `SampleConverter`'s integer output (`IntegerQuantizer`, four samples at a time in vector
+/// lanes, in each DSP copy) against the plain loop it replaced (written out below one sample at a
+/// time, with `Int64` conversions and branches): the same integers, clip and rounding counts and
+/// peak, for every format, with and without dither, on hostile values and on block lengths that
+/// are not multiples of four.
 @Suite struct SampleConverterTests {
     /// The reference: the converter's arithmetic, one sample at a time.
     struct Reference {
@@ -100,6 +102,41 @@ import TestSupport
         #expect(lanes.peak == reference.peak)
         // the probes did reach the branches they are for (a float times 2³¹ is mostly whole)
         #expect(reference.clipped > 20 && reference.offGrid > (format == .s32 ? 0 : 100) && checked == 2 * 378)
+    }
+
+    /// Each DSP copy's `IntegerQuantizer` (the renders run the active one; `MIXFX_DSP` picks)
+    /// gives the plain loop's values: one channel, s16 and s32, with dither, hostile values.
+    @Test func theBaselineCopyGivesThePlainLoopsValues() { check(.baseline) }
+
+    @Test(.enabled(if: DSPCopy.cpuHasAVX2, "this CPU cannot run the AVX2 copy"))
+    func theAVX2CopyGivesThePlainLoopsValues() { check(.avx2) }
+
+    func check(_ copy: DSPCopy) {
+        var generator = SeededGenerator(seed: 11)
+        let specials = Self.hostile(scale: 32768)
+        let x: [Float] = (0..<1003).map { _ in
+            generator.next() % 3 == 0 ? specials[Int(generator.next() % UInt64(specials.count))]
+                                      : Float(Double(generator.next() % 2_000_001) / 1_000_000 - 1) * 1.1
+        }
+        for (bytes, scale) in [(2, 32768.0), (4, 2_147_483_648.0)] {
+            var reference = Reference()
+            let expected = reference.convert([x], scale: scale, shift: 0, dither: true)
+            var out = [Int32](repeating: 0, count: x.count)
+            var peak: Float = 0, clipped = 0, rounded = 0
+            out.withUnsafeMutableBytes { raw in
+                x.withUnsafeBufferPointer { src in
+                    copy.quantize(src.baseAddress!, frameCount: x.count, into: raw.baseAddress!, sampleBytes: bytes, stride: 1,
+                                  firstIndex: 0, scale: scale, shift: 0, dither: true,
+                                  peak: &peak, clipped: &clipped, rounded: &rounded)
+                }
+            }
+            let got: [Int64] = bytes == 2
+                ? out.withUnsafeBytes { Array($0.bindMemory(to: Int16.self).prefix(x.count)) }.map { Int64($0) }
+                : out.map { Int64($0) }
+            let kept = expected.map { bytes == 2 ? Int64(Int16(truncatingIfNeeded: $0)) : Int64(Int32(truncatingIfNeeded: $0)) }
+            #expect(got == kept, "\(copy), \(bytes * 8) bits")
+            #expect(clipped == reference.clipped && rounded == reference.offGrid && peak == reference.peak)
+        }
     }
 
     /// A whole block of values already on the grid: none counted as rounded (what
