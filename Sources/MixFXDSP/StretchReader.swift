@@ -108,6 +108,24 @@ final class StretchReader {
                         left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
                         let s = Double(historyS[seg & mask])
                         var kk = k + 1
+                        // four samples at a time while all lie in the segment and the readable span
+                        while kk + 3 < frameCount {
+                            let base = Double(firstFrame + kk)
+                            let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
+                            guard t[3] < nextAOfSegment else { break }
+                            let p = s + (t - a) * sigma
+                            let i0 = floorToInt(p[0]), i1 = floorToInt(p[1]), i2 = floorToInt(p[2]), i3 = floorToInt(p[3])
+                            guard i3 + half < yFinal else { break }
+                            lastRead = p[3]
+                            let (l, rr) = table.interpolate4(y0 + (i0 - yStart), y1 + (i0 - yStart),
+                                                             offsets: SIMD4(0, i1 - i0, i2 - i0, i3 - i0),
+                                                             fractions: p - SIMD4(Double(i0), Double(i1), Double(i2), Double(i3)))
+                            left[kk] = l[0]; left[kk + 1] = l[1]; left[kk + 2] = l[2]; left[kk + 3] = l[3]
+                            right[kk] = rr[0]; right[kk + 1] = rr[1]; right[kk + 2] = rr[2]; right[kk + 3] = rr[3]
+                            for e in 0..<4 { ratios[kk + e] = r; tableIndices[kk + e] = segTable }
+                            kk += 4
+                        }
+                        // and one at a time up to the segment's or the span's end
                         while kk < frameCount {
                             let t = Double(firstFrame + kk) * fixedStep
                             guard t < nextAOfSegment else { break }
