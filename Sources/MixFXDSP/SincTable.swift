@@ -131,35 +131,33 @@ public final class SincTable: @unchecked Sendable {
     @inline(__always) @_noAllocation @_noLocks
     public func interpolate4(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, offsets: SIMD4<Int>,
                              fractions: SIMD4<Double>) -> (SIMD4<Float>, SIMD4<Float>) {
-        @inline(__always) func setup(_ f: Double, _ o: Int) -> (SIMD8<Float>, UnsafeRawPointer, UnsafeRawPointer, UnsafeRawPointer) {
-            let ph = f * Double(phases)
+        let d = 4 &* taps   // bytes from a row to its difference row
+        /// Position e's blend weight, row and first samples.
+        struct Position { let t: SIMD8<Float>, row: UnsafeRawPointer, a: UnsafeRawPointer, b: UnsafeRawPointer }
+        @inline(__always) func position(_ e: Int) -> Position {
+            let ph = fractions[e] * Double(phases)
             var p = Int(ph)
             if p >= phases { p = phases - 1 }
-            let first = o &- taps / 2 &+ 1
-            return (SIMD8<Float>(repeating: Float(ph - Double(p))), UnsafeRawPointer(rows + 2 &* p &* taps),
-                    UnsafeRawPointer(a + first), UnsafeRawPointer(b + first))
+            let first = offsets[e] &- taps / 2 &+ 1
+            return Position(t: SIMD8(repeating: Float(ph - Double(p))), row: UnsafeRawPointer(rows + 2 &* p &* taps),
+                            a: UnsafeRawPointer(a + first), b: UnsafeRawPointer(b + first))
         }
-        let (t0, r0s, a0s, b0s) = setup(fractions[0], offsets[0])
-        let (t1, r1s, a1s, b1s) = setup(fractions[1], offsets[1])
-        let (t2, r2s, a2s, b2s) = setup(fractions[2], offsets[2])
-        let (t3, r3s, a3s, b3s) = setup(fractions[3], offsets[3])
+        /// Eight taps of one position, at byte `o` of its row and its samples.
+        @inline(__always) func accumulate(_ p: Position, _ o: Int, _ accA: inout SIMD8<Float>, _ accB: inout SIMD8<Float>) {
+            let h = p.row.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+                + p.t * p.row.loadUnaligned(fromByteOffset: o &+ d, as: SIMD8<Float>.self)
+            accA += h * p.a.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            accB += h * p.b.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+        }
+        let p0 = position(0), p1 = position(1), p2 = position(2), p3 = position(3)
         var a0 = SIMD8<Float>(), b0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b1 = SIMD8<Float>()
         var a2 = SIMD8<Float>(), b2 = SIMD8<Float>(), a3 = SIMD8<Float>(), b3 = SIMD8<Float>()
-        let d = 4 &* taps
         var o = 0
         while o < d {
-            let h0 = r0s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) + t0 * r0s.loadUnaligned(fromByteOffset: o &+ d, as: SIMD8<Float>.self)
-            a0 += h0 * a0s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            b0 += h0 * b0s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            let h1 = r1s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) + t1 * r1s.loadUnaligned(fromByteOffset: o &+ d, as: SIMD8<Float>.self)
-            a1 += h1 * a1s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            b1 += h1 * b1s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            let h2 = r2s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) + t2 * r2s.loadUnaligned(fromByteOffset: o &+ d, as: SIMD8<Float>.self)
-            a2 += h2 * a2s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            b2 += h2 * b2s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            let h3 = r3s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) + t3 * r3s.loadUnaligned(fromByteOffset: o &+ d, as: SIMD8<Float>.self)
-            a3 += h3 * a3s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            b3 += h3 * b3s.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            accumulate(p0, o, &a0, &b0)
+            accumulate(p1, o, &a1, &b1)
+            accumulate(p2, o, &a2, &b2)
+            accumulate(p3, o, &a3, &b3)
             o &+= 32
         }
         return (SIMD4(a0.sum(), a1.sum(), a2.sum(), a3.sum()), SIMD4(b0.sum(), b1.sum(), b2.sum(), b3.sum()))
