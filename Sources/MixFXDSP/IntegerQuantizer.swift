@@ -116,7 +116,8 @@ public struct IntegerQuantizer {
         return SIMD4<Int32>(truncatingIfNeeded: bits)
     }
 
-    /// `SampleConverter.tpdf` of four indices.
+    /// Triangular noise in (−1, 1) for four sample indices: SplitMix64 of the index, its top and
+    /// bottom 24 bits a and b giving (a + b)/2²⁴ − 1.
     @inline(__always)
     static func tpdf(_ index: SIMD4<Int64>) -> SIMD4<Double> {
         var z = unsafeBitCast(index, to: SIMD4<UInt64>.self) &+ 0x9E37_79B9_7F4A_7C15

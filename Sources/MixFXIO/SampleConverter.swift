@@ -35,8 +35,8 @@ public struct SampleConverter {
 
     /// TPDF dither on integer output: before rounding, add the sum of two independent uniform
     /// values in ±½ LSB (triangular, ±1 LSB), as SoX does when reducing to 16 bits. The noise is
-    /// a function of the sample's position (a counter-based generator), so output stays the same
-    /// bytes whatever the block size.
+    /// a function of the sample's position (a counter-based generator, `IntegerQuantizer.tpdf`),
+    /// so output stays the same bytes whatever the block size.
     public var dither = false
     private var frameIndex = 0
 
@@ -45,19 +45,6 @@ public struct SampleConverter {
         self.sampleFormat = sampleFormat
         self.channelCount = channelCount
         self.dither = dither
-    }
-
-    /// Triangular noise in (−1, 1) for sample `index` (splitmix64 of the index). (The two
-    /// 24-bit halves go to `Double` through `Int64`: one signed conversion each, where a
-    /// `UInt64` takes a branch and several instructions on x86-64; the same values.)
-    @inline(__always)
-    static func tpdf(_ index: Int) -> Double {
-        var z = UInt64(bitPattern: Int64(index)) &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        let a = Double(Int64(bitPattern: z >> 40)), b = Double(Int64(bitPattern: z & 0xFF_FFFF))
-        return (a + b) * 0x1p-24 - 1
     }
 
     /// Bytes per converted sample (2 for s16, else 4).
