@@ -39,6 +39,9 @@ public struct SampleConverter {
     /// so output stays the same bytes whatever the block size.
     public var dither = false
     private var frameIndex = 0
+    /// The DSP copy whose quantizer runs, chosen here on the control side, so a live stream's
+    /// render thread never takes `DSPCopy.active`'s one-time cpuid and environment read.
+    private let dspCopy = DSPCopy.active
 
     /// A converter for one stream (its dither sequence starts at frame 0).
     public init(sampleFormat: SampleFormat?, channelCount: Int, dither: Bool = false) {
@@ -97,10 +100,10 @@ public struct SampleConverter {
                                                        _ offGrid: inout Int) {
         let ch = channelCount
         for c in 0..<ch {
-            DSPCopy.active.quantize(buffer.channel(c), frameCount: frameCount, into: UnsafeMutableRawPointer(out + c),
-                                    sampleBytes: MemoryLayout<T>.size, stride: ch, firstIndex: frameIndex &* ch &+ c,
-                                    scale: scale, shift: shift, dither: dither,
-                                    peak: &peak, clipped: &clipped, rounded: &offGrid)
+            dspCopy.quantize(buffer.channel(c), frameCount: frameCount, into: UnsafeMutableRawPointer(out + c),
+                             sampleBytes: MemoryLayout<T>.size, stride: ch, firstIndex: frameIndex &* ch &+ c,
+                             scale: scale, shift: shift, dither: dither,
+                             peak: &peak, clipped: &clipped, rounded: &offGrid)
         }
     }
 }
