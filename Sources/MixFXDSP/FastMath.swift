@@ -12,6 +12,14 @@ func minLane(_ v: SIMD8<Float>) -> Float {
     return two[1] < two[0] ? two[1] : two[0]
 }
 
+/// The smallest lane, as signed integers (which, unlike unsigned ones, x86 compares in vectors).
+@inline(__always) @_noAllocation @_noLocks
+func minLane(_ v: SIMD8<Int32>) -> Int32 {
+    let four = pointwiseMin(v.lowHalf, v.highHalf)
+    let two = pointwiseMin(four.lowHalf, four.highHalf)
+    return min(two[0], two[1])
+}
+
 /// Each lane rounded to the nearest integer (ties to even), for |x| < 2^22: adding and
 /// subtracting 1.5·2^23 leaves only the integer part under IEEE round-to-nearest.
 @inline(__always) @_noAllocation @_noLocks

@@ -157,16 +157,15 @@ final class PhaseLocking {
         }
     }
 
-    /// Every bin of a peak's region (up to the first lowest-power bin between it and the next
+    /// Every bin of a peak's region (up to the lowest-power bin between it and the next
     /// peak) takes the peak's phasor; bins before the first peak belong to it, after the last to
     /// the last. Regions are a few bins long, so both steps work eight bins at a time: the gap's
-    /// minimum from one vector (bins past the gap read as +∞), and the fill as whole vectors
+    /// minimum from one vector (bins past the gap never chosen), and the fill as whole vectors
     /// whose overshoot the next region overwrites (`rotRe`/`rotIm` have 8 bins of slack).
     private func fillRegions(count: Int, _ power: UnsafePointer<Float>) {
         let raw = UnsafeRawPointer(power)
-        let lane = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
-        let laneBits = SIMD8<UInt32>(0, 1, 2, 3, 4, 5, 6, 7), highBits = SIMD8<UInt32>(repeating: ~7)
-        let huge = SIMD8<Float>(repeating: .greatestFiniteMagnitude)
+        let laneBits = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7), highBits = SIMD8<Int32>(repeating: ~7)
+        let past = SIMD8<Int32>(repeating: .max)
         let outRe = UnsafeMutableRawPointer(rotRe), outIm = UnsafeMutableRawPointer(rotIm)
         var regionStart = 0
         for q in 0..<count {
@@ -174,32 +173,30 @@ final class PhaseLocking {
             var regionEnd = bins
             if q + 1 < count {
                 let next = Int(peaks[q + 1])
-                // The lowest bin of the gap, eight bins at a time, from one reduction: each
-                // power's 3 lowest mantissa bits are replaced by its lane, so the smallest key
-                // (powers are ≥ 0, so their bits order like their values) names its lane too
-                // (ties within 8 ulp go to the first lane).
-                var lowest = p + 1, lowestKey = Float.infinity
+                // The lowest bin of the gap, eight bins at a time, from one integer reduction:
+                // each power's 3 lowest mantissa bits are replaced by its lane, so the smallest
+                // key (powers are finite and ≥ 0, so their bits, as Int32, order like their
+                // values) names its lane too. Powers within 8 ulp of each other count as equal:
+                // within a step the lower lane wins, across steps the lower lane too, and the
+                // earlier step on the same lane. Bins past the gap take the largest key.
                 var k = p + 1
-                while k < next {   // ≤ 8 bins per step; `power` has 8 bins of slack
-                    var v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
-                    let left = SIMD8<Float>(repeating: Float(next - k))   // named: inline in a mask expression it compiles to a lane loop
-                    v.replace(with: huge, where: lane .>= left)
-                    let bits = (unsafeBitCast(v, to: SIMD8<UInt32>.self) & highBits) | laneBits
-                    let key = minLane(unsafeBitCast(bits, to: SIMD8<Float>.self))
-                    if key < lowestKey {
-                        lowestKey = key
-                        lowest = k + Int(key.bitPattern & 7)
-                    }
-                    k += 8
-                }
-                regionEnd = lowest
+                var lowestKey = Int32.max, lowestChunk = k
+                repeat {   // ≤ 8 bins per step (the next peak is 3 or more bins on); `power` has 8 bins of slack
+                    let v = raw.loadUnaligned(fromByteOffset: 4 &* k, as: SIMD8<Int32>.self)
+                    let left = SIMD8<Int32>(repeating: Int32(truncatingIfNeeded: next - k))
+                    let keys = ((v & highBits) | laneBits).replacing(with: past, where: laneBits .>= left)
+                    let key = minLane(keys)
+                    if key < lowestKey { lowestKey = key; lowestChunk = k }
+                    k &+= 8
+                } while k < next
+                regionEnd = lowestChunk + Int(lowestKey & 7)
             }
             let ur = SIMD8<Float>(repeating: peakRotRe[q]), ui = SIMD8<Float>(repeating: peakRotIm[q])
             var k = regionStart
             while k < regionEnd {
-                outRe.storeBytes(of: ur, toByteOffset: 4 * k, as: SIMD8<Float>.self)
-                outIm.storeBytes(of: ui, toByteOffset: 4 * k, as: SIMD8<Float>.self)
-                k += 8
+                outRe.storeBytes(of: ur, toByteOffset: 4 &* k, as: SIMD8<Float>.self)
+                outIm.storeBytes(of: ui, toByteOffset: 4 &* k, as: SIMD8<Float>.self)
+                k &+= 8
             }
             regionStart = regionEnd
         }

@@ -1,0 +1,86 @@
+import Testing
+@testable import MixFXDSP
+import TestSupport
+
+@Suite struct PhaseLockingTests {
+    /// Every bin takes the phasor of its region's peak, the regions found as the type documents
+    /// them, by plain loops: peaks are the local maxima over ±2 bins, and a region ends at the
+    /// lowest bin between its peak and the next (lowest by the power's bits with the 3 lowest
+    /// mantissa bits replaced by the bin's place in its eight-bin step, as the vector search
+    /// compares, so near-ties are decided as it decides them). The spectra are random, so each
+    /// peak turns by its own angle and a bin given its neighbour's region shows. The power has
+    /// exact ties, flat valleys and gaps longer than one eight-bin step (up to 60 bins).
+    @Test(arguments: [512, 4096])
+    func binsTakeTheirRegionsPeakPhasor(fftSize: Int) throws {
+        let bins = fftSize / 2 + 1, channels = 2
+        var rng = SeededGenerator(seed: UInt64(fftSize))
+        let locking = PhaseLocking(fftSize: fftSize)
+        var measure = ScratchCarver(nil)
+        locking.bindScratch(&measure)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: measure.byteCount + 64, alignment: 64)
+        defer { scratch.deallocate() }
+        var carver = ScratchCarver(scratch)
+        locking.bindScratch(&carver)
+
+        func spectrum() -> [Float] { (0..<(bins * channels)).map { _ in Float.random(in: -1...1, using: &rng) } }
+        let re = spectrum(), im = spectrum(), prevRe = spectrum(), prevIm = spectrum()
+        for frame in 0..<6 {
+            var power = [Float](repeating: 0, count: bins + 8)
+            var k = 0
+            while k < bins {
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0:   // a long valley, flat at its floor
+                    let length = Int.random(in: 9...60, using: &rng), floor = Float.random(in: 0...0.01, using: &rng)
+                    for i in 0..<length where k + i < bins { power[k + i] = i % 7 == 3 ? floor : floor + Float(abs(i - length / 2)) * 0.01 }
+                    k += length
+                case 1:   // an exact tie with the bin before
+                    power[k] = k > 0 ? power[k - 1] : 0.5; k += 1
+                case 2:   // values within 8 ulp of each other
+                    power[k] = Float(bitPattern: 0x3E80_0000 | UInt32.random(in: 0...7, using: &rng)); k += 1
+                default:
+                    power[k] = Float.random(in: 0...1, using: &rng) * Float.random(in: 0...1, using: &rng); k += 1
+                }
+            }
+            power.withUnsafeBufferPointer { p in
+                locking.advance(power: p.baseAddress!, re: re, im: im, prevRe: prevRe, prevIm: prevIm, channels: channels,
+                                ha: 512 + frame, hs: 600, activeBins: bins)
+            }
+
+            // the reference regions
+            var peaks: [Int] = []
+            for k in 1..<(bins - 1) {
+                let m = power[k]
+                if m > power[k - 1] && m >= power[k + 1] && m > 0 && (k < 2 || m > power[k - 2])
+                    && (k + 2 >= bins || m >= power[k + 2]) { peaks.append(k) }
+            }
+            try #require(peaks.count > bins / 30)
+            func key(_ k: Int) -> UInt32 { power[k].bitPattern & ~7 }
+            var regionOf = [Int](repeating: 0, count: bins)
+            var start = 0
+            for (q, p) in peaks.enumerated() {
+                var end = bins
+                if q + 1 < peaks.count {
+                    // eight-bin steps from p + 1; in each, the key carries the bin's place in
+                    // the step, and a later step wins only with a smaller key
+                    var lowest = UInt32.max, step = p + 1
+                    while step < peaks[q + 1] {
+                        for k in step..<min(step + 8, peaks[q + 1]) where key(k) | UInt32(k - step) < lowest {
+                            lowest = key(k) | UInt32(k - step); end = k
+                        }
+                        step += 8
+                    }
+                }
+                for k in start..<end { regionOf[k] = p }
+                start = end
+            }
+            var wrong = 0
+            for k in 0..<bins where locking.rotRe[k] != locking.rotRe[regionOf[k]] || locking.rotIm[k] != locking.rotIm[regionOf[k]] {
+                wrong += 1
+            }
+            #expect(wrong == 0, "frame \(frame): \(wrong) of \(bins) bins turned by another region's phasor")
+            // the peaks' phasors differ, so the check above can see a misplaced boundary
+            let distinct = Set(peaks.map { locking.rotRe[$0] })
+            #expect(distinct.count > peaks.count * 9 / 10)
+        }
+    }
+}
