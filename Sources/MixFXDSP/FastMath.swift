@@ -2,17 +2,9 @@
 /// calls, and polynomial atan2 and sincos without a library call (tested in FastMathTests), plus
 /// the scalar rounding the per-sample loops use.
 
-/// The smallest lane (the stdlib's `min()` on SIMD is a generic call in the hot path).
-@inline(__always) @_noAllocation @_noLocks
-func minLane(_ v: SIMD8<Float>) -> Float {
-    let lo = v.lowHalf, hi = v.highHalf
-    let four = lo.replacing(with: hi, where: hi .< lo)
-    let a = four.lowHalf, b = four.highHalf
-    let two = a.replacing(with: b, where: b .< a)
-    return two[1] < two[0] ? two[1] : two[0]
-}
-
-/// The smallest lane, as signed integers (which, unlike unsigned ones, x86 compares in vectors).
+/// The smallest lane, as signed integers (which, unlike unsigned ones, x86 compares in vectors;
+/// the stdlib's `min()` on SIMD is a generic call in the hot path, and a float version's
+/// replace-and-select compiled to branches on the lanes).
 @inline(__always) @_noAllocation @_noLocks
 func minLane(_ v: SIMD8<Int32>) -> Int32 {
     let four = pointwiseMin(v.lowHalf, v.highHalf)

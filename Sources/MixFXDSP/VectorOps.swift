@@ -7,26 +7,36 @@ func vmul(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ out: UnsafeMut
     let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b), ro = UnsafeMutableRawPointer(out)
     var i = 0
     while i + 8 <= count {
-        let v = ra.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * rb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        ro.storeBytes(of: v, toByteOffset: i * 4, as: SIMD8<Float>.self)
+        let v = ra.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self) * rb.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        ro.storeBytes(of: v, toByteOffset: i &* 4, as: SIMD8<Float>.self)
         i += 8
     }
     while i < count { out[i] = a[i] * b[i]; i += 1 }
 }
 
-/// power[i] += re[i]² + im[i]² (or = when not `accumulating`: the first channel)
+/// power[i] += re[i]² + im[i]² (or = when not `accumulating`: the first channel). (The two
+/// loops written apart: with the choice inside one, LLVM kept a test in the loop and rebuilt
+/// the last lane of every vector on its own.)
 @inline(__always) @_noAllocation @_noLocks
 func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: UnsafeMutablePointer<Float>, _ count: Int,
                accumulating: Bool = true) {
     let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im), rp = UnsafeMutableRawPointer(power)
     var i = 0
-    while i + 8 <= count {
-        let r = rr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let m = ri.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let v = accumulating ? rp.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + r * r + m * m
-            : r * r + m * m
-        rp.storeBytes(of: v, toByteOffset: i * 4, as: SIMD8<Float>.self)
-        i += 8
+    if accumulating {
+        while i + 8 <= count {
+            let r = rr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+            let m = ri.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+            let v = rp.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self) + r * r + m * m
+            rp.storeBytes(of: v, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+            i &+= 8
+        }
+    } else {
+        while i + 8 <= count {
+            let r = rr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+            let m = ri.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+            rp.storeBytes(of: r * r + m * m, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+            i &+= 8
+        }
     }
     while i < count { power[i] = (accumulating ? power[i] : 0) + re[i] * re[i] + im[i] * im[i]; i += 1 }
 }
@@ -41,12 +51,12 @@ func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: Unsaf
     let orr = UnsafeMutableRawPointer(outRe), ori = UnsafeMutableRawPointer(outIm)
     var i = 0
     while i + 8 <= count {
-        let xr = rr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let xi = ri.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let wr = qr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let wi = qi.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        orr.storeBytes(of: xr * wr - xi * wi, toByteOffset: i * 4, as: SIMD8<Float>.self)
-        ori.storeBytes(of: xr * wi + xi * wr, toByteOffset: i * 4, as: SIMD8<Float>.self)
+        let xr = rr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        let xi = ri.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        let wr = qr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        let wi = qi.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        orr.storeBytes(of: xr * wr - xi * wi, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+        ori.storeBytes(of: xr * wi + xi * wr, toByteOffset: i &* 4, as: SIMD8<Float>.self)
         i += 8
     }
     while i < count {
@@ -57,7 +67,8 @@ func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: Unsaf
     }
 }
 
-/// (cr, ci)[i] += (ar, ai)[i]·conj (br, bi)[i], complex (or = when not `accumulating`).
+/// (cr, ci)[i] += (ar, ai)[i]·conj (br, bi)[i], complex (or = when not `accumulating`). (The two
+/// loops written apart, as in `vaddPower`.)
 @inline(__always) @_noAllocation @_noLocks
 func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _ br: UnsafePointer<Float>,
                        _ bi: UnsafePointer<Float>, _ cr: UnsafeMutablePointer<Float>,
@@ -65,22 +76,24 @@ func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _
     let pa = UnsafeRawPointer(ar), pai = UnsafeRawPointer(ai)
     let pb = UnsafeRawPointer(br), pbi = UnsafeRawPointer(bi)
     let pc = UnsafeMutableRawPointer(cr), pci = UnsafeMutableRawPointer(ci)
+    @inline(__always) func load(_ p: UnsafeRawPointer, _ i: Int) -> SIMD8<Float> {
+        p.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+    }
     var i = 0
-    while i + 8 <= count {
-        let xr = pa.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let xi = pai.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let yr = pb.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        let yi = pbi.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        if accumulating {
-            pc.storeBytes(of: pc.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xr * yr + xi * yi,
-                          toByteOffset: i * 4, as: SIMD8<Float>.self)
-            pci.storeBytes(of: pci.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) + xi * yr - xr * yi,
-                           toByteOffset: i * 4, as: SIMD8<Float>.self)
-        } else {
-            pc.storeBytes(of: xr * yr + xi * yi, toByteOffset: i * 4, as: SIMD8<Float>.self)
-            pci.storeBytes(of: xi * yr - xr * yi, toByteOffset: i * 4, as: SIMD8<Float>.self)
+    if accumulating {
+        while i + 8 <= count {
+            let xr = load(pa, i), xi = load(pai, i), yr = load(pb, i), yi = load(pbi, i)
+            pc.storeBytes(of: load(pc, i) + xr * yr + xi * yi, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+            pci.storeBytes(of: load(pci, i) + xi * yr - xr * yi, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+            i &+= 8
         }
-        i += 8
+    } else {
+        while i + 8 <= count {
+            let xr = load(pa, i), xi = load(pai, i), yr = load(pb, i), yi = load(pbi, i)
+            pc.storeBytes(of: xr * yr + xi * yi, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+            pci.storeBytes(of: xi * yr - xr * yi, toByteOffset: i &* 4, as: SIMD8<Float>.self)
+            i &+= 8
+        }
     }
     while i < count {
         cr[i] = (accumulating ? cr[i] : 0) + ar[i] * br[i] + ai[i] * bi[i]
