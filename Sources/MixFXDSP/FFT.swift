@@ -317,11 +317,12 @@ public final class RealFFT: @unchecked Sendable {
         var h: Int
         if l.trailingZeroBitCount % 2 == 1 {
             // position 2c holds input rev(2c) = rev'(c), position 2c + 1 input rev'(c) + L/2
-            for c in 0..<(l / 2) {
-                let s = Int(reversed[2 * c])
-                let (ar, ai) = load(s), (br, bi) = load(s + l / 2)
-                vr[2 * c] = ar + br; vi[2 * c] = ai + bi
-                vr[2 * c + 1] = ar - br; vi[2 * c + 1] = ai - bi
+            let half = l / 2
+            for c in 0..<half {
+                let e = 2 &* c, s = Int(reversed[e])
+                let (ar, ai) = load(s), (br, bi) = load(s &+ half)
+                vr[e] = ar + br; vi[e] = ai + bi
+                vr[e &+ 1] = ar - br; vi[e &+ 1] = ai - bi
             }
             h = 2
         } else {
@@ -329,20 +330,20 @@ public final class RealFFT: @unchecked Sendable {
             // sub-sequences ≡ 0, 2, 1, 3; their 4-point transform needs no twiddles
             let q = l / 4
             for c in 0..<q {
-                let s = Int(reversed[4 * c])
-                let (a0r, a0i) = load(s), (b1r, b1i) = load(s + q)
-                let (b2r, b2i) = load(s + 2 * q), (b3r, b3i) = load(s + 3 * q)
+                let s = Int(reversed[4 &* c])
+                let (a0r, a0i) = load(s), (b1r, b1i) = load(s &+ q)
+                let (b2r, b2i) = load(s &+ 2 &* q), (b3r, b3i) = load(s &+ 3 &* q)
                 let s02r = a0r + b2r, s02i = a0i + b2i, d02r = a0r - b2r, d02i = a0i - b2i
                 let s13r = b1r + b3r, s13i = b1i + b3i, d13r = b1r - b3r, d13i = b1i - b3i
-                let g = 4 * c
+                let g = 4 &* c
                 vr[g] = s02r + s13r; vi[g] = s02i + s13i
-                vr[g + 2] = s02r - s13r; vi[g + 2] = s02i - s13i
+                vr[g &+ 2] = s02r - s13r; vi[g &+ 2] = s02i - s13i
                 if inverse {
-                    vr[g + 1] = d02r - d13i; vi[g + 1] = d02i + d13r
-                    vr[g + 3] = d02r + d13i; vi[g + 3] = d02i - d13r
+                    vr[g &+ 1] = d02r - d13i; vi[g &+ 1] = d02i + d13r
+                    vr[g &+ 3] = d02r + d13i; vi[g &+ 3] = d02i - d13r
                 } else {
-                    vr[g + 1] = d02r + d13i; vi[g + 1] = d02i - d13r
-                    vr[g + 3] = d02r - d13i; vi[g + 3] = d02i + d13r
+                    vr[g &+ 1] = d02r + d13i; vi[g &+ 1] = d02i - d13r
+                    vr[g &+ 3] = d02r - d13i; vi[g &+ 3] = d02i + d13r
                 }
             }
             h = 4
@@ -487,21 +488,21 @@ public final class RealFFT: @unchecked Sendable {
                     if accumulate { v += o.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) }
                     o.storeBytes(of: v, toByteOffset: offset, as: SIMD8<Float>.self)
                 }
-                put(y0, 8 * k1)
-                put(y1, 8 * (k1 + l))
-                put(y2, 8 * (k1 + 2 * l))
-                put(y3, 8 * (k1 + 3 * l))
+                put(y0, 8 &* k1)
+                put(y1, 8 &* (k1 &+ l))
+                put(y2, 8 &* (k1 &+ 2 &* l))
+                put(y3, 8 &* (k1 &+ 3 &* l))
             } else {
-                zrr.storeBytes(of: y0.lowHalf, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
-                zri.storeBytes(of: y0.highHalf, toByteOffset: 4 * k1, as: SIMD4<Float>.self)
-                zrr.storeBytes(of: y1.lowHalf, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
-                zri.storeBytes(of: y1.highHalf, toByteOffset: 4 * (k1 + l), as: SIMD4<Float>.self)
-                zrr.storeBytes(of: y2.lowHalf, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
-                zri.storeBytes(of: y2.highHalf, toByteOffset: 4 * (k1 + 2 * l), as: SIMD4<Float>.self)
-                zrr.storeBytes(of: y3.lowHalf, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
-                zri.storeBytes(of: y3.highHalf, toByteOffset: 4 * (k1 + 3 * l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y0.lowHalf, toByteOffset: 4 &* k1, as: SIMD4<Float>.self)
+                zri.storeBytes(of: y0.highHalf, toByteOffset: 4 &* k1, as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y1.lowHalf, toByteOffset: 4 &* (k1 &+ l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y1.highHalf, toByteOffset: 4 &* (k1 &+ l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y2.lowHalf, toByteOffset: 4 &* (k1 &+ 2 &* l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y2.highHalf, toByteOffset: 4 &* (k1 &+ 2 &* l), as: SIMD4<Float>.self)
+                zrr.storeBytes(of: y3.lowHalf, toByteOffset: 4 &* (k1 &+ 3 &* l), as: SIMD4<Float>.self)
+                zri.storeBytes(of: y3.highHalf, toByteOffset: 4 &* (k1 &+ 3 &* l), as: SIMD4<Float>.self)
             }
-            k1 += 4
+            k1 &+= 4
         }
     }
 
@@ -535,7 +536,7 @@ private protocol LaneLoader {
 private struct RealLoader: LaneLoader {
     let samples: UnsafePointer<Float>
     @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
-        let x = UnsafeRawPointer(samples).loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+        let x = UnsafeRawPointer(samples).loadUnaligned(fromByteOffset: 32 &* a, as: SIMD8<Float>.self)
         return (x.evenHalf, x.oddHalf)
     }
 }
@@ -544,8 +545,8 @@ private struct RealLoader: LaneLoader {
 private struct WindowedRealLoader: LaneLoader {
     let samples: UnsafePointer<Float>, window: UnsafePointer<Float>
     @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
-        let x = UnsafeRawPointer(samples).loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
-            * UnsafeRawPointer(window).loadUnaligned(fromByteOffset: 32 * a, as: SIMD8<Float>.self)
+        let x = UnsafeRawPointer(samples).loadUnaligned(fromByteOffset: 32 &* a, as: SIMD8<Float>.self)
+            * UnsafeRawPointer(window).loadUnaligned(fromByteOffset: 32 &* a, as: SIMD8<Float>.self)
         return (x.evenHalf, x.oddHalf)
     }
 }
@@ -554,8 +555,8 @@ private struct WindowedRealLoader: LaneLoader {
 private struct SplitLoader: LaneLoader {
     let re: UnsafePointer<Float>, im: UnsafePointer<Float>
     @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) {
-        (UnsafeRawPointer(re).loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self),
-         UnsafeRawPointer(im).loadUnaligned(fromByteOffset: 16 * a, as: SIMD4<Float>.self))
+        (UnsafeRawPointer(re).loadUnaligned(fromByteOffset: 16 &* a, as: SIMD4<Float>.self),
+         UnsafeRawPointer(im).loadUnaligned(fromByteOffset: 16 &* a, as: SIMD4<Float>.self))
     }
 }
 
