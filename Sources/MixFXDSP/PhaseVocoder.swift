@@ -290,7 +290,7 @@ final class PhaseVocoder {
         historyR[framesRun & historyMask] = sigma
         historyS[framesRun & historyMask] = s
         historyT[framesRun & historyMask] = tempo
-        analyseAndSynthesise(centre: roundToInt(a), ratio: r, at: s, hop: hs, readPosition: readPosition)
+        analyseAndSynthesise(centre: roundToInt(a), ratio: r, stretch: sigma, at: s, hop: hs, readPosition: readPosition)
         nextAnalysisCentre = a + Double(hs) / sigma
         nextS = s + hs
         framesRun += 1
@@ -328,7 +328,7 @@ final class PhaseVocoder {
 
     /// Frame m: analysis centred on input `a`, synthesis centred on `s` = S_m, and S_{m+1} =
     /// s + `hop`.
-    private func analyseAndSynthesise(centre a: Int, ratio: Double, at s: Int, hop: Int, readPosition: Double) {
+    private func analyseAndSynthesise(centre a: Int, ratio: Double, stretch: Double, at s: Int, hop: Int, readPosition: Double) {
         let n = fftSize, bins = n / 2 + 1, ch = channelCount
         let frameStartY = s - n / 2
         compactStretched(upTo: frameStartY + n, readPosition: readPosition)
@@ -353,7 +353,8 @@ final class PhaseVocoder {
         formant?.update(power: power, ratio: ratio)
         if framesRun > 0 {
             locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,
-                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre, activeBins: activeBins)
+                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre, activeBins: activeBins,
+                            peakReach: PhaseLocking.peakReach(stretch: stretch))
         }
         // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,
         // overlap-add. This frame's spectra then become the previous ones.

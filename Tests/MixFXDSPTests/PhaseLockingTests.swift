@@ -4,16 +4,16 @@ import TestSupport
 
 @Suite struct PhaseLockingTests {
     /// Every bin takes the phasor of its region's peak, the regions found as the type documents
-    /// them, by plain loops: peaks are the local maxima over ±2 bins, and a region ends at the
+    /// them, by plain loops: peaks are the local maxima over ±2 bins (±1 for a large stretch), and a region ends at the
     /// lowest bin between its peak and the next (lowest by the power's bits with the 3 lowest
     /// mantissa bits replaced by the bin's place in its eight-bin step, as the vector search
     /// compares, so near-ties are decided as it decides them). The spectra are random, so each
     /// peak turns by its own angle and a bin given its neighbour's region shows. The power has
     /// exact ties, flat valleys and gaps longer than one eight-bin step (up to 60 bins).
-    @Test(arguments: [512, 4096])
-    func binsTakeTheirRegionsPeakPhasor(fftSize: Int) throws {
+    @Test(arguments: [512, 4096], [1, 2])
+    func binsTakeTheirRegionsPeakPhasor(fftSize: Int, peakReach: Int) throws {
         let bins = fftSize / 2 + 1, channels = 2
-        var rng = SeededGenerator(seed: UInt64(fftSize))
+        var rng = SeededGenerator(seed: UInt64(fftSize * 10 + peakReach))
         let locking = PhaseLocking(fftSize: fftSize)
         var measure = ScratchCarver(nil)
         locking.bindScratch(&measure)
@@ -43,17 +43,17 @@ import TestSupport
             }
             power.withUnsafeBufferPointer { p in
                 locking.advance(power: p.baseAddress!, re: re, im: im, prevRe: prevRe, prevIm: prevIm, channels: channels,
-                                ha: 512 + frame, hs: 600, activeBins: bins)
+                                ha: 512 + frame, hs: 600, activeBins: bins, peakReach: peakReach)
             }
 
             // the reference regions
             var peaks: [Int] = []
             for k in 1..<(bins - 1) {
                 let m = power[k]
-                if m > power[k - 1] && m >= power[k + 1] && m > 0 && (k < 2 || m > power[k - 2])
-                    && (k + 2 >= bins || m >= power[k + 2]) { peaks.append(k) }
+                let far = peakReach == 1 || ((k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2]))
+                if m > power[k - 1] && m >= power[k + 1] && m > 0 && far { peaks.append(k) }
             }
-            try #require(peaks.count > bins / 30)
+            try #require(peaks.count > bins / 40)
             func key(_ k: Int) -> UInt32 { power[k].bitPattern & ~7 }
             var regionOf = [Int](repeating: 0, count: bins)
             var start = 0
@@ -82,5 +82,19 @@ import TestSupport
             let distinct = Set(peaks.map { locking.rotRe[$0] })
             #expect(distinct.count > peaks.count * 9 / 10)
         }
+    }
+
+    /// Peaks stand over ±2 bins up to a stretch of 1.3 either way, over ±1 beyond (both ways the
+    /// same: a tempo of 0.5 stretches by 2, its return by 0.5).
+    @Test func peakReachFollowsTheStretch() {
+        #expect(PhaseLocking.peakReach(stretch: 1) == 2)
+        #expect(PhaseLocking.peakReach(stretch: 1.2599) == 2)   // +400 cents
+        #expect(PhaseLocking.peakReach(stretch: 1.29) == 2)
+        #expect(PhaseLocking.peakReach(stretch: 1 / 1.29) == 2)
+        #expect(PhaseLocking.peakReach(stretch: 1.3) == 1)
+        #expect(PhaseLocking.peakReach(stretch: 1 / 1.3) == 1)
+        #expect(PhaseLocking.peakReach(stretch: 2) == 1)
+        #expect(PhaseLocking.peakReach(stretch: 0.5) == 1)
+        #expect(PhaseLocking.peakReach(stretch: 32) == 1)
     }
 }
