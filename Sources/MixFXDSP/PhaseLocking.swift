@@ -83,9 +83,10 @@ final class PhaseLocking {
     /// one partial is one region) up to a stretch of 1.3 either way, ±1 beyond, where smaller
     /// regions, each bin nearer its own measured frequency, keep more of the signal. Measured on
     /// `mixfx-bench --quality`'s four recordings (log-spectral distance of round trips, mean):
-    /// tempo 0.5 then 2, 2.97 dB with ±2 against 2.79 with ±1; 0.67, 2.70 against 2.62; +700
-    /// cents and back, 3.81 against 3.70; but tempo 0.8, 2.43 against 2.49, and +400 cents,
-    /// 3.00 against 3.03. (The crossover lies near 1.3: tempo 0.74, 2.55 against 2.54.)
+    /// tempo 0.5 then 2, 2.96 dB with ±2 against 2.80 with ±1 (2 then 0.5: 4.66 against 4.56);
+    /// 0.67, 2.70 against 2.62; +700 cents and back, 3.81 against 3.70; but tempo 0.8, 2.43
+    /// against 2.49, and +400 cents, 3.00 against 3.03. (The crossover lies near 1.3: tempo
+    /// 0.74, 2.55 against 2.54.)
     static func peakReach(stretch: Double) -> Int {
         stretch >= 1.3 || stretch * 1.3 <= 1 ? 1 : 2
     }
