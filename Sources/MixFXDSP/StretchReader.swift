@@ -114,15 +114,18 @@ final class StretchReader {
                             let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
                             guard t[3] < nextAOfSegment else { break }
                             let p = s + (t - a) * sigma
-                            let i0 = floorToInt(p[0]), i1 = floorToInt(p[1]), i2 = floorToInt(p[2]), i3 = floorToInt(p[3])
-                            guard i3 + half < yFinal else { break }
+                            let (whole, index) = floorWhole(p)
+                            guard index[3] &+ half < yFinal else { break }
                             lastRead = p[3]
-                            let (l, rr) = table.interpolate4(y0 + (i0 - yStart), y1 + (i0 - yStart),
-                                                             offsets: SIMD4(0, i1 - i0, i2 - i0, i3 - i0),
-                                                             fractions: p - SIMD4(Double(i0), Double(i1), Double(i2), Double(i3)))
-                            left[kk] = l[0]; left[kk + 1] = l[1]; left[kk + 2] = l[2]; left[kk + 3] = l[3]
-                            right[kk] = rr[0]; right[kk + 1] = rr[1]; right[kk + 2] = rr[2]; right[kk + 3] = rr[3]
-                            for e in 0..<4 { ratios[kk + e] = r; tableIndices[kk + e] = segTable }
+                            let first = index[0] &- yStart
+                            let (l, rr) = table.interpolate4(y0 + first, y1 + first, offsets: index &- index[0],
+                                                             fractions: p - whole)
+                            // whole-vector stores (lane by lane, the compiler took the sums
+                            // apart into scalar additions again)
+                            UnsafeMutableRawPointer(left + kk).storeBytes(of: l, as: SIMD4<Float>.self)
+                            UnsafeMutableRawPointer(right + kk).storeBytes(of: rr, as: SIMD4<Float>.self)
+                            UnsafeMutableRawPointer(ratios + kk).storeBytes(of: SIMD4(repeating: r), as: SIMD4<Double>.self)
+                            UnsafeMutableRawPointer(tableIndices + kk).storeBytes(of: SIMD4(repeating: segTable), as: SIMD4<Int>.self)
                             kk += 4
                         }
                         // and one at a time up to the segment's or the span's end

@@ -36,4 +36,52 @@ import TestSupport
             #expect(abs(turns - turns.rounded()) < 1e-3, "\(x) → \(p) is not x − 2πk")
         }
     }
+    /// The reader's vector floor gives `floorToInt`'s values, as whole doubles and as integers,
+    /// across (−2^51, 2^51) (a stretched signal's positions start below 0): whole numbers, the
+    /// halves the magic number's rounding ties at, the values just below and above them, and
+    /// random positions of both signs.
+    @Test func vectorFloorMatchesTheScalarOne() {
+        var generator = SeededGenerator(seed: 51)
+        var values: [Double] = [0, -0.0, 0.5, 1.5, 2.5, 0x1p51 - 0.5, 0x1p51 - 1, 0x1p50 + 0.25, 511.99999999,
+                                -0x1p51 + 0.5, -0x1p51 + 1, -1e-300, 1e-300]
+        for k in [1.0, 2, 3, 511, 512, 2128, 4097, 1e6, 123_456_789] {
+            for v in [k, k.nextDown, k.nextUp, k + 0.5, (k + 0.5).nextDown, (k + 0.5).nextUp, k - 0.5] {
+                values += [v, -v]
+            }
+        }
+        for _ in 0..<4000 {
+            let v = Double(generator.next() % (1 << 40)) / Double(1 + generator.next() % 4096)
+            values.append(generator.next() % 2 == 0 ? v : -v)
+        }
+        var checked = 0
+        for i in stride(from: 0, to: values.count - 3, by: 1) {
+            let x = SIMD4(values[i], values[i + 1], values[i + 2], values[i + 3])
+            let (whole, int) = floorWhole(x)
+            for e in 0..<4 {
+                let want = floorToInt(x[e])
+                #expect(int[e] == want && whole[e].bitPattern == Double(want).bitPattern,
+                        "⌊\(x[e])⌋: \(whole[e]), \(int[e]) against \(want)")
+                checked += 1
+            }
+        }
+        #expect(checked > 16_000)
+    }
+
+    /// Eight sums at once are each vector's `sum()`, bit for bit (an order-dependent sum of
+    /// values of every size and sign).
+    @Test func orderedSumsAreTheLanesSums() {
+        var generator = SeededGenerator(seed: 8)
+        func random() -> Float {
+            let m = Float(Int(generator.next() % 2_000_001) - 1_000_000) / 1_000_000
+            return m * Float(sign: .plus, exponent: Int(generator.next() % 40) - 20, significand: 1)
+        }
+        for _ in 0..<2000 {
+            var v = [SIMD8<Float>](repeating: .zero, count: 8)
+            for e in 0..<8 { for j in 0..<8 { v[e][j] = random() } }
+            let sums = orderedSums((v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]))
+            for e in 0..<8 {
+                #expect(sums[e].bitPattern == v[e].sum().bitPattern, "vector \(e): \(sums[e]) against \(v[e].sum())")
+            }
+        }
+    }
 }
