@@ -69,9 +69,10 @@ final class PhaseLocking {
     /// synthesis hop. Only bins below `activeBins` are worked on (a raised frame is cut above its
     /// band edge, so the bins above it are never synthesised; their phasors go stale, and a bin
     /// that comes back below the edge starts from whatever it holds, like a new partial).
+    /// `peakReach` is how many bins either side a peak must top: 1 or 2 (`peakReach(stretch:)`).
     func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
                  prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int,
-                 activeBins: Int, peakReach: Int = 2) {
+                 activeBins: Int, peakReach: Int) {
         bins = min(max(activeBins, 16), fullBins)
         let count = peakReach == 1 ? findPeaks(power, OneBin.self) : findPeaks(power, TwoBins.self)
         advancePeakPhasors(count: count, ha: ha, hs: hs, re, im, prevRe, prevIm, channels: channels)
