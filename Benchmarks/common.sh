@@ -25,6 +25,10 @@ best_of() {  # best_of N cmd... : best wall time of N runs
   echo "$best"
 }
 
+wall_and_cpu() {  # wall_and_cpu cmd... : "WALL CPU" seconds of one run (CPU: user + sys, children included)
+  { TIMEFORMAT='%3R %3U %3S'; time "$@" >/dev/null 2>&1; } 2>&1 | awk '{printf "%.3f %.3f\n", $1, $2 + $3}'
+}
+
 best_cpu_of() {  # best_cpu_of N cmd... : least CPU seconds (user + sys, children included) of N runs
   local n=$1; shift; local best=""
   for _ in $(seq "$n"); do

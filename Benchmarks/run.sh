@@ -94,6 +94,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a / b}'; }
 echo "CPU seconds: mixfx host $c_host, portable $c_port, portable baseline copy $c_base; soundstretch pipeline $c_ss, sox $c_sox"
 echo "  mixfx CPU ÷ soundstretch's: host $(ratio "$c_host" "$c_ss"), portable $(ratio "$c_port" "$c_ss"), portable baseline copy $(ratio "$c_base" "$c_ss")"
 echo "  portable wall ÷ soundstretch's $(ratio "$mp" "$ss"), ÷ sox's $(ratio "$mp" "$s")"
+# issue #15's goals are ratios of the portable build's; best-of-3 figures taken minutes apart
+# move with the machine's drift, so the same ratios again over seven rounds, each round running
+# the three pipelines one after another (wall and CPU of each run), their spread and median
+r_cpu=(); r_wall_ss=(); r_wall_sox=()
+for _ in 1 2 3 4 5 6 7; do
+  read -r pw pc <<< "$(wall_and_cpu mixfx_band_portable)"
+  read -r sw sc <<< "$(wall_and_cpu soundstretch_band)"
+  read -r xw _ <<< "$(wall_and_cpu sox_band)"
+  r_cpu+=("$(ratio "$pc" "$sc")"); r_wall_ss+=("$(ratio "$pw" "$sw")"); r_wall_sox+=("$(ratio "$pw" "$xw")")
+done
+echo "  seven interleaved rounds, portable build: CPU ÷ soundstretch pipeline's $(spread "${r_cpu[@]}");"
+echo "    wall ÷ soundstretch's $(spread "${r_wall_ss[@]}"); wall ÷ sox's $(spread "${r_wall_sox[@]}")"
 echo
 .build/release/mixfx-bench
 echo
