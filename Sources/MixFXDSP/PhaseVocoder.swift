@@ -79,7 +79,6 @@ final class PhaseVocoder {
     private var power: UnsafeMutablePointer<Float>
     private var outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
     private var outIm: UnsafeMutablePointer<Float>
-    private var windowCopy: UnsafeMutablePointer<Float>    // an analysis window that wraps the history's ring
     private let locking: PhaseLocking
     private let formant: FormantCorrection?           // nil where formants cannot be asked for
     /// How far either side of a read position the reader reaches (kept when compacting).
@@ -145,7 +144,7 @@ final class PhaseVocoder {
 
         let ch = channelCount
         precondition(inputHistory.capacity >= Self.inputFramesHeld(fftSize: n, maximumFrameCount: maximumFrameCount)
-                     && inputHistory.channelCount == channelCount)
+                     && inputHistory.slack >= n && inputHistory.channelCount == channelCount)
         self.inputHistory = inputHistory
         // What must stay after a compaction: from the reader's last position (less its reach) to
         // the end of the newest frame. The input is at most latencyFrames + a block past the
@@ -164,7 +163,7 @@ final class PhaseVocoder {
         locking = PhaseLocking(fftSize: n)
         formant = formants ? FormantCorrection(bins: bins) : nil
         var measure = ScratchCarver(nil)
-        (power, outRe, outIm, windowCopy) = Self.scratch(&measure, fftSize: n)
+        (power, outRe, outIm) = Self.scratch(&measure, fftSize: n)
         // (1024 frames before: 32 KB a shifter, where about 40 are read at +200 cents)
         var frames = 16
         while frames < stretchedCapacity / hopFrames + n / hopFrames + 8 { frames *= 2 }
@@ -182,15 +181,15 @@ final class PhaseVocoder {
     }
 
     private static func scratch(_ c: inout ScratchCarver, fftSize n: Int) -> (UnsafeMutablePointer<Float>,
-        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
+        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
         let bins = n / 2 + 1
-        return (c.take(Float.self, bins + 8), c.take(Float.self, bins), c.take(Float.self, bins), c.take(Float.self, n))
+        return (c.take(Float.self, bins + 8), c.take(Float.self, bins), c.take(Float.self, bins))
     }
 
     /// Takes its scratch, its FFT's and its phase locking's from `carver` (render side: no
     /// allocation; a counting carver measures it).
     func bindScratch(_ carver: inout ScratchCarver) {
-        (power, outRe, outIm, windowCopy) = Self.scratch(&carver, fftSize: fftSize)
+        (power, outRe, outIm) = Self.scratch(&carver, fftSize: fftSize)
         fft.bindScratch(&carver)
         locking.bindScratch(&carver)
     }
@@ -336,7 +335,7 @@ final class PhaseVocoder {
         // holds the window (it keeps `inputFramesHeld`; checked as the own buffer's overflow was)
         precondition(inputEnd - (a - n / 2) <= inputHistory.capacity, "PhaseVocoder input overflow")
         for c in 0..<ch {
-            let src = inputHistory.samples(channel: c, from: a - n / 2, count: n, scratch: windowCopy)
+            let src = inputHistory.samples(channel: c, from: a - n / 2, count: n)
             fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
         }
         // Raising the pitch, the bins above the band edge are cut before synthesis (below), so

@@ -250,7 +250,7 @@ public final class PitchShifter: @unchecked Sendable {
                                    frames: max(reach + maxFrames + 4 * maxHalfTaps + 2 * splice.onsetLookaheadFrames + 64
                                                    + (mode == .streaming ? n / 2 : 0),
                                                PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames)),
-                                   slack: 2 * maxHalfTaps)
+                                   slack: max(2 * maxHalfTaps, n))
         func vocoder() -> PhaseVocoder {
             PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
                          overlap: settings.overlap, maxRatio: maxStretch,
@@ -308,7 +308,7 @@ public final class PitchShifter: @unchecked Sendable {
                                    frames: max(inputAheadFrames + blockInput + maxFrames + 4 * halfTaps + 2 * splice.onsetLookaheadFrames
                                                    + Int(TransientSplice.lengthSeconds * spec.sampleRate * max(1, r)) + 64,
                                                PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames)),
-                                   slack: 2 * halfTaps)
+                                   slack: max(2 * halfTaps, n))
         parts = Parts(
             vocoder: PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: maxFrames, channelCount: spec.channelCount,
                                   overlap: settings.overlap, maxRatio: sigma,
