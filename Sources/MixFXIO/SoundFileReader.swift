@@ -154,14 +154,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         if got < frameCount && sf_error(handle) != 0 {
             throw SoundFileError.readFailed(path: path, reason: String(cString: sf_strerror(handle)))
         }
-        if ch == 1 {
-            (buffer.channel(0) + offset).update(from: interleaved, count: got)
-        } else {
-            for c in 0..<ch {
-                let dst = buffer.channel(c) + offset
-                for i in 0..<got { dst[i] = interleaved[i * ch + c] }
-            }
-        }
+        buffer.deinterleave(from: interleaved, channels: ch, frameCount: got, offset: offset)
         return got
     }
 

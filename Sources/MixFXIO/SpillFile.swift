@@ -41,10 +41,7 @@ final class SpillFile {
         if scratch.count < n { scratch = [Float](repeating: 0, count: n) }
         let ch = channelCount
         let failure: Int32? = scratch.withUnsafeMutableBufferPointer { s in
-            for c in 0..<ch {
-                let src = buffer.channel(c)
-                for i in 0..<frames { s[i * ch + c] = src[i] }
-            }
+            buffer.interleave(channels: ch, frameCount: frames, into: s.baseAddress!)
             var done = 0
             let bytes = n * 4
             let raw = UnsafeRawPointer(s.baseAddress!)
@@ -83,10 +80,7 @@ final class SpillFile {
                 done += r
             }
             let frames = done / (4 * ch)
-            for c in 0..<ch {
-                let dst = buffer.channel(c)
-                for i in 0..<frames { dst[i] = s[i * ch + c] }
-            }
+            buffer.deinterleave(from: s.baseAddress!, channels: ch, frameCount: frames)
             return frames
         }
         return got
