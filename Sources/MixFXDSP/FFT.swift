@@ -311,14 +311,21 @@ public final class RealFFT: @unchecked Sendable {
     /// The four L-point transforms Y_b of the vectors `loader.load(a)`, a < L, into `vr`/`vi`
     /// (natural order). The first stage (radix 2 when log2 L is odd, else a twiddle-free radix 4)
     /// reads its inputs straight from the loader in bit-reversed order; the later radix-4 stages
-    /// run in place. (A generic loader, not a closure: the closure was compiled as a function
-    /// called for every vector.)
+    /// run in place. A radix-2 first stage runs together with the radix-4 stage after it where
+    /// that is not the last, eight positions at a time in registers (`fusedFirstStages`). (A
+    /// generic loader, not a closure: the closure was compiled as a function called for every
+    /// vector.)
     @inline(__always)
     private func laneTransforms<Loader: LaneLoader>(_ twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool,
                                                     _ loader: Loader) {
         @inline(__always) func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>) { loader.load(a) }
         let l = columns
         var h: Int
+        if l.trailingZeroBitCount % 2 == 1 && l >= 32 {
+            fusedFirstStages(twiddles, inverse: inverse, loader)
+            radix4Stages(from: 8, twiddles: twiddles + 12, inverse: inverse)
+            return
+        }
         if l.trailingZeroBitCount % 2 == 1 {
             // position 2c holds input rev(2c) = rev'(c), position 2c + 1 input rev'(c) + L/2
             let half = l / 2
@@ -353,6 +360,37 @@ public final class RealFFT: @unchecked Sendable {
             h = 4
         }
         radix4Stages(from: h, twiddles: twiddles + (h == 4 ? 6 : 0), inverse: inverse)
+    }
+
+    /// The radix-2 first stage and the h = 2 radix-4 stage, a group of eight positions g…g+7 at
+    /// a time: the radix-2 butterfly of positions 2c, 2c + 1 (inputs rev(2c) and rev(2c) + L/2)
+    /// is one (sum | difference) pair, and the h = 2 butterflies j = 0, 1 of the group take the
+    /// pairs at g, g + 2, g + 4, g + 6, as `wideStage` takes them, with the stage's six twiddles
+    /// for j = 0 | j = 1 (the same for every group). The same arithmetic on every value as the
+    /// two stages one after the other (eight lanes are two SSE registers in the baseline copy),
+    /// without storing and loading the positions in between.
+    @inline(__always)
+    private func fusedFirstStages<Loader: LaneLoader>(_ twiddles: UnsafeMutablePointer<SIMD4<Float>>, inverse: Bool,
+                                                      _ loader: Loader) {
+        let l = columns, half = l / 2
+        let pr = UnsafeMutableRawPointer(vr), pi = UnsafeMutableRawPointer(vi)
+        // twiddle t of j = 0 | j = 1: interleaved in the wide tables, six apart in the narrow ones
+        let t = UnsafeMutableRawPointer(twiddles)
+        @inline(__always) func w(_ k: Int) -> SIMD8<Float> {
+            wideVectors ? loadPair(t, 2 &* k) : SIMD8(lowHalf: twiddles[k], highHalf: twiddles[6 &+ k])
+        }
+        let w0 = w(0), w1 = w(1), w2 = w(2), w3 = w(3), w4 = w(4), w5 = w(5)
+        var g = 0
+        while g < l {
+            let (p0r, p0i) = loader.radix2(Int(reversed[g]), half)
+            let (p1r, p1i) = loader.radix2(Int(reversed[g &+ 2]), half)
+            let (p2r, p2i) = loader.radix2(Int(reversed[g &+ 4]), half)
+            let (p3r, p3i) = loader.radix2(Int(reversed[g &+ 6]), half)
+            let x = radix4(p0r, p0i, p2r, p2i, p1r, p1i, p3r, p3i, w0, w1, w2, w3, w4, w5, inverse: inverse)
+            storePair(x.0, pr, g); storePair(x.1, pi, g); storePair(x.2, pr, g &+ 2); storePair(x.3, pi, g &+ 2)
+            storePair(x.4, pr, g &+ 4); storePair(x.5, pi, g &+ 4); storePair(x.6, pr, g &+ 6); storePair(x.7, pi, g &+ 6)
+            g &+= 8
+        }
     }
 
     /// The radix-4 stages from block size `h` on, in place in `vr`/`vi` (`twiddles` at the
@@ -550,6 +588,14 @@ public final class RealFFT: @unchecked Sendable {
 /// Where `RealFFT.laneTransforms` reads vector a (z[4a…4a+3], real and imaginary parts).
 private protocol LaneLoader {
     func load(_ a: Int) -> (SIMD4<Float>, SIMD4<Float>)
+}
+
+extension LaneLoader {
+    /// The radix-2 butterfly of vectors s and s + d: (a + b | a − b), real parts and imaginary.
+    @inline(__always) func radix2(_ s: Int, _ d: Int) -> (SIMD8<Float>, SIMD8<Float>) {
+        let (ar, ai) = load(s), (br, bi) = load(s &+ d)
+        return (SIMD8(lowHalf: ar + br, highHalf: ar - br), SIMD8(lowHalf: ai + bi, highHalf: ai - bi))
+    }
 }
 
 /// The even and the odd floats of the eight at byte `offset` of `p`: each pair read as one
