@@ -83,8 +83,10 @@ public struct IntegerQuantizer {
         self.dither = dither
     }
 
-    private static let magic = SIMD4<Double>(repeating: 6_755_399_441_055_744)   // 1.5·2⁵²
-    private static let twoTo52 = SIMD4<Double>(repeating: 4_503_599_627_370_496)
+    // (computed, so constants in the code: as `static let`s they were lazy globals, and every
+    // four samples went through `swift_once`)
+    @inline(__always) private static var magic: SIMD4<Double> { SIMD4(repeating: 6_755_399_441_055_744) }   // 1.5·2⁵²
+    @inline(__always) private static var twoTo52: SIMD4<Double> { SIMD4(repeating: 4_503_599_627_370_496) }
 
     /// The integers of `x` (samples `indices` of the stream, for the dither), their |x| into
     /// `peak` (a lane takes |x| when it is ≥ the lane's peak, as `max(peak, abs(x))` does: a
