@@ -19,6 +19,36 @@ import TestSupport
         #expect(back[0] == x && back[1] == y)
     }
 
+    /// 16-bit PCM is read as integers and converted by mixfx (`IntegerSamples`): every one of
+    /// the 65 536 values must come back as v/32768, as libsndfile's own conversion gives it, in
+    /// little- and big-endian containers, mono and stereo, through blocks of odd sizes that end
+    /// between the eight-sample steps, and at an offset into the buffer.
+    @Test(arguments: [("wav", 1), ("wav", 2), ("aiff", 2), ("caf", 1)])
+    func everySixteenBitValueReadsExactly(ext: String, channelCount: Int) throws {
+        let dir = TempDir(); defer { dir.remove() }
+        let all = (0..<65_536 + 13).map { Float(Int16(truncatingIfNeeded: $0 &* 40_503)) / 32768 }   // every value, shuffled
+        let channels = (0..<channelCount).map { c in Array(all[(c * 7)...] + all[..<(c * 7)]) }
+        let path = dir.file("v.\(ext)")
+        try AudioFiles.write(channels, to: path, sampleRate: 44_100, sampleFormat: .s16)
+        let r = try SoundFileReader(path: path)
+        #expect(r.format.bitsPerSample == 16)
+        let buffer = AudioBuffer(channelCount: channelCount, capacityFrames: 1_010)
+        var done = 0
+        while done < all.count {
+            let got = try r.read(into: buffer, offset: 3, frameCount: 1_001)
+            #expect(got > 0)
+            for c in 0..<channelCount {
+                for i in 0..<got where buffer.channel(c)[3 + i] != channels[c][done + i] {
+                    Issue.record("channel \(c) frame \(done + i): \(buffer.channel(c)[3 + i]) for \(channels[c][done + i])")
+                    return
+                }
+            }
+            done += got
+        }
+        #expect(done == all.count)
+        #expect(try r.read(into: buffer, offset: 0, frameCount: 16) == 0)
+    }
+
     @Test func oggVorbisRoundTripIsClose() throws {
         let dir = TempDir(); defer { dir.remove() }
         let x = Signals.sine(frequencyHz: 440, sampleRate: 44_100, frames: 44_100, amplitude: 0.5)
