@@ -1,11 +1,10 @@
 /// Scratch memory for pitch shifters that never process at the same time: what a shifter needs
-/// only while it processes a block (its FFT's work buffers, the frame's spectra and power, a
-/// copy of an analysis window that wraps the input ring, the phase locking's peaks, the block's
-/// ratios and table indices). A shifter's state (its signals, the previous frame's spectra, the
+/// only while it processes a block (its FFT's work buffers, the frame's power and turned
+/// spectrum, the phase locking's peaks, the block's ratios and table indices). A shifter's state (its signals, the previous frame's spectra, the
 /// phasors) stays its own.
 ///
 /// An offline render gives each thread that renders tracks one workspace, and the tracks it
-/// renders use it in turn: a stereo shifter at 44.1/48 kHz needs about 190 KB of it, which 300
+/// renders use it in turn: a stereo shifter at 44.1/48 kHz needs about 160 KB of it, which 300
 /// tracks then no longer each hold. A shifter prepared with `sharesWorkspace` must be handed
 /// one of at least its `workspaceByteCount` bytes (`use(_:)`) before it processes; one prepared
 /// without it makes its own.

@@ -77,18 +77,19 @@ import TestSupport
     }
 
     /// The workspace a shifter measures is what it carves: a stereo shifter at 44.1 kHz and
-    /// 2048-frame blocks needs its FFT's work buffers, the power and the turned spectrum, a copy
-    /// of an analysis window, the phase locking's peaks and the block's tables, about 160 KB (the
-    /// frames' spectra are the vocoder's own: they swap with the previous frame's); a shifter
-    /// with nothing to do needs none.
+    /// 2048-frame blocks needs its FFT's work buffers, the power and the turned spectrum, the
+    /// phase locking's peaks and the block's tables, about 160 KB (the frames' spectra are the
+    /// vocoder's own: they swap with the previous frame's; the analysis windows are read in
+    /// place from the input history, whose mirrored head covers one); a shifter with nothing to
+    /// do needs none.
     @Test func aShifterMeasuresTheScratchItCarves() {
         let p = PitchShifter()
         p.prepare(ProcessSpec(sampleRate: 44_100, maximumFrameCount: 2048, channelCount: 2),
                   settings: PitchShifterSettings(pitchCents: 200), sharesWorkspace: true)
         let bins = 4096 / 2 + 1
-        // the FFT (2 × 2048 floats, 2 × 512 SIMD4), power and the turned spectrum (3 × bins), a
-        // window (4096), the locking (5 × bins), the tables (4 × 2048 × 8 bytes)
-        let floats = 2 * 2048 + 2 * 512 * 4 + 3 * bins + 4096 + 5 * bins
+        // the FFT (2 × 2048 floats, 2 × 512 SIMD4), power and the turned spectrum (3 × bins),
+        // the locking (5 × bins), the tables (4 × 2048 × 8 bytes)
+        let floats = 2 * 2048 + 2 * 512 * 4 + 3 * bins + 5 * bins
         let expected = 4 * floats + 4 * 2048 * 8
         #expect(p.workspaceByteCount >= expected && p.workspaceByteCount < expected + 16 * 64 + 8 * 4 * 4,
                 "\(p.workspaceByteCount) bytes, about \(expected) expected")
