@@ -499,8 +499,6 @@ public final class RealFFT: @unchecked Sendable {
                       inverse: inverse)
     }
 
-    /// Z[k1 + L·k2] = Σ_b W_4^{b·k2}·W_m^{b·k1}·Y_b[k1], four k1 at a time: into `zr`/`zi`, or
-    /// (inverse) straight into `interleavedOutput` as scaled real samples.
     /// The inverse's combine as the vocoder's synthesis runs it (windowed, added to `output`):
     /// the same code with the choices made, so none is tested in the loop.
     @inline(never)
@@ -517,6 +515,8 @@ public final class RealFFT: @unchecked Sendable {
         combineLanes(inverse: inverse, interleavedOutput: interleavedOutput, scale: scale, window: window, accumulate: accumulate)
     }
 
+    /// Z[k1 + L·k2] = Σ_b W_4^{b·k2}·W_m^{b·k1}·Y_b[k1], four k1 at a time: into `zr`/`zi`, or
+    /// (inverse) straight into `interleavedOutput` as scaled real samples.
     @inline(__always)
     private func combineLanes(inverse: Bool, interleavedOutput: UnsafeMutablePointer<Float>?, scale: Float,
                               window: UnsafePointer<Float>?, accumulate: Bool) {
