@@ -3,7 +3,7 @@
 /// up to `slack` samples is contiguous (a whole second copy, as this was, doubled the memory).
 /// The vocoder's analysis windows, the live dry path and the transient splice read it; the
 /// slack covers a window (N), so no read is ever copied out of the ring. (With a slack of the
-/// widest table's taps, a window that wrapped the ring was copied, a quarter of them: 1.5 % of
+/// widest table's taps, every window that wrapped the ring was copied first: 1.5 % of
 /// the band's CPU in `memmove`, for 16 KB a channel less.)
 ///
 /// Made by `PitchShifter.prepare` (control side; all memory allocated then); `reset`, `write` and
