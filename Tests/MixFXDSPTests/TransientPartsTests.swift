@@ -57,6 +57,64 @@ import TestSupport
         #expect(same)
     }
 
+    /// The gate's eight-frame path (a vector bound on the output's envelope, the frames run one
+    /// by one only where it might close) gives the values of the frame-by-frame path (`times`)
+    /// bit for bit: bursts against a steady wet signal at levels around the closing threshold,
+    /// stereo and mono, blocks of odd sizes, across the envelope ring's wrap.
+    @Test func theGatesEightFramePathMatchesFrameByFrame() {
+        let rate = 44_100.0
+        let frames = 40_000
+        let input = (0..<frames).map { i -> Float in
+            // 20 ms bursts every 100 ms, with a quieter bed between some of them
+            let inBurst = i % 4410 < 882
+            let bed: Float = (i / 4410) % 3 == 0 ? 0.02 : 0
+            return inBurst ? 0.5 : bed
+        }
+        let noiseL = Signals.noise(frames: frames, amplitude: 1, seed: 21)
+        let noiseR = Signals.noise(frames: frames, amplitude: 1, seed: 22)
+        let inL = zip(input, noiseL).map { $0 * $1 }, inR = zip(input, noiseR).map { $0 * $1 }
+        let sizes = [1, 7, 8, 13, 512, 333, 64, 9, 1000, 2048]
+        var gatedFrames = 0
+        for level: Float in [0.3, 0.02, 0.04, 0.0401, 0.06, 0.01] {
+            for stereo in [true, false] {
+                let fast = TransientGate(sampleRate: rate, reachFrames: 900)   // a ring of 1024: it wraps
+                let plain = TransientGate(sampleRate: rate, reachFrames: 900)
+                var a = Signals.noise(frames: frames, amplitude: level, seed: 23)
+                var b = Signals.noise(frames: frames, amplitude: level, seed: 24)
+                var c = a, d = b
+                let original = a
+                var done = 0, n = 0
+                inL.withUnsafeBufferPointer { l in inR.withUnsafeBufferPointer { r in
+                    a.withUnsafeMutableBufferPointer { a in b.withUnsafeMutableBufferPointer { b in
+                        c.withUnsafeMutableBufferPointer { c in d.withUnsafeMutableBufferPointer { d in
+                            var times = [Int](repeating: 0, count: 2048)
+                            while done < frames {
+                                let size = min(sizes[n % sizes.count], frames - done)
+                                n += 1
+                                let right = stereo ? r.baseAddress! + done : nil
+                                fast.recordInput(left: l.baseAddress! + done, right: right, frameCount: size, at: done)
+                                plain.recordInput(left: l.baseAddress! + done, right: right, frameCount: size, at: done)
+                                for k in 0..<size { times[k] = done + k }
+                                fast.process(left: a.baseAddress! + done, right: stereo ? b.baseAddress! + done : nil,
+                                             frameCount: size, firstTime: done)
+                                times.withUnsafeBufferPointer { t in
+                                    plain.process(left: c.baseAddress! + done, right: stereo ? d.baseAddress! + done : nil,
+                                                  frameCount: size, firstTime: 0, times: t.baseAddress!)
+                                }
+                                done += size
+                            }
+                        } }
+                    } }
+                } }
+                let same = a == c && (!stereo || b == d)
+                #expect(same, "level \(level), \(stereo ? "stereo" : "mono")")
+                gatedFrames += zip(a, original).filter { $0 != $1 }.count
+            }
+        }
+        // the comparison covers gating: many frames were turned down
+        #expect(gatedFrames > 20_000, "\(gatedFrames) frames gated")
+    }
+
     /// Energy where the input held silence (a vocoder's pre-echo) is turned down to 6 dB above
     /// the input's envelope within the gate's close time.
     @Test func theGateTurnsDownWhatTheInputDidNotHold() {
