@@ -12,6 +12,24 @@ func minLane(_ v: SIMD8<Int32>) -> Int32 {
     return min(two[0], two[1])
 }
 
+/// The lanes of `mask` as the bits of a byte (lane i: bit i): each set lane's bit, summed by
+/// halves. In `findPeaks` and the splice's onset test the stdlib's `any` and `wrappedSum`
+/// compiled to extracting and testing each lane. `laneByte(m) == 0` is `!any(m)`.
+@inline(__always) @_noAllocation @_noLocks
+func laneByte(_ mask: SIMDMask<SIMD8<Int32>>) -> Int {
+    let v = SIMD8<Int32>().replacing(with: SIMD8<Int32>(1, 2, 4, 8, 16, 32, 64, 128), where: mask)
+    let four = v.lowHalf &+ v.highHalf, two = four.lowHalf &+ four.highHalf
+    return Int(truncatingIfNeeded: two[0] &+ two[1])
+}
+
+/// The lanes of a four-lane `Double` comparison as the bits of a nibble, as `laneByte`.
+@inline(__always) @_noAllocation @_noLocks
+func laneBits(_ mask: SIMDMask<SIMD4<Int64>>) -> Int {
+    let v = SIMD4<Int64>().replacing(with: SIMD4<Int64>(1, 2, 4, 8), where: mask)
+    let two = v.lowHalf &+ v.highHalf
+    return Int(truncatingIfNeeded: two[0] &+ two[1])
+}
+
 /// Each lane rounded to the nearest integer (ties to even), for |x| < 2^22: adding and
 /// subtracting 1.5·2^23 leaves only the integer part under IEEE round-to-nearest.
 @inline(__always) @_noAllocation @_noLocks

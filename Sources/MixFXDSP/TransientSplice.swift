@@ -171,9 +171,10 @@ final class TransientSplice {
                     let eNow = envRaw.loadUnaligned(fromByteOffset: 4 * slot, as: SIMD8<Float>.self)
                     let eBefore = envRaw.loadUnaligned(fromByteOffset: 4 * backSlot, as: SIMD8<Float>.self)
                     let onsets = (eNow .> riseLanes * eBefore) .& (eNow .> floorLanes)
-                    var unshifted = true
-                    for j in 0..<8 where ratios[k + j] == 1 { unshifted = false }
-                    if unshifted && !any(onsets) {
+                    let rawRatios = UnsafeRawPointer(ratios + k), one = SIMD4<Double>(repeating: 1)
+                    let atOne = (rawRatios.loadUnaligned(as: SIMD4<Double>.self) .== one)
+                        .| (rawRatios.loadUnaligned(fromByteOffset: 32, as: SIMD4<Double>.self) .== one)
+                    if laneBits(atOne) == 0 && laneByte(onsets) == 0 {
                         k += 8
                         continue
                     }

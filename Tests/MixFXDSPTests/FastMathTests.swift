@@ -84,4 +84,19 @@ import TestSupport
             }
         }
     }
+
+    /// `laneByte` and `laneBits` give every mask's lanes as bits (lane i: bit i), for all 256
+    /// eight-lane and 16 four-lane masks, built from comparisons as the render path builds them.
+    @Test func laneBitsNameEveryMask() {
+        for m in 0..<256 {
+            var x = SIMD8<Float>()
+            for i in 0..<8 where m & (1 << i) != 0 { x[i] = 1 }
+            #expect(laneByte(x .> SIMD8<Float>(repeating: 0.5)) == m, "mask \(m)")
+        }
+        for m in 0..<16 {
+            var x = SIMD4<Double>()
+            for i in 0..<4 where m & (1 << i) != 0 { x[i] = 1 }
+            #expect(laneBits(x .== SIMD4<Double>(repeating: 1)) == m, "mask \(m)")
+        }
+    }
 }
