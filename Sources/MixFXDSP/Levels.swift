@@ -35,3 +35,11 @@ public func levels(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>?, count:
     sumA += sa
     if b != nil { sumB += sb }
 }
+
+/// `levels` compiled in this DSP copy and kept out of its caller, for `DSPCopy.levels`: the
+/// engine that calls it is compiled for any x86-64, and an inlined `levels` would run as that.
+@inline(never) @_noAllocation @_noLocks
+public func levelsOfThisCopy(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>?, count: Int, peak: inout Float,
+                             sumA: inout Float, sumB: inout Float) {
+    levels(a, b, count: count, peak: &peak, sumA: &sumA, sumB: &sumB)
+}

@@ -16,8 +16,9 @@ public enum SampleGuard {
     /// 0…2³¹ − 1, so the difference cannot overflow), and the lanes are OR-ed together. Only if
     /// a sign bit is set at the end is the block scanned again to replace the bad samples. (An
     /// `any` on a SIMD8 mask per eight samples compiled to a store and a scalar loop per lane on
-    /// the baseline copy: 7.6 % of a two-track render's CPU.)
-    @_noAllocation @_noLocks
+    /// the baseline copy: 7.6 % of a two-track render's CPU.) Never inlined into a caller, so
+    /// that `DSPCopy.sanitize` runs the chosen copy's code.
+    @inline(never) @_noAllocation @_noLocks
     public static func sanitize(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
         let limitBits = limit.bitPattern
         let raw = UnsafeMutableRawPointer(samples)

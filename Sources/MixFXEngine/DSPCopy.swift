@@ -39,6 +39,23 @@ public enum DSPCopy: String, Sendable {
         }
     }
 
+    /// Meter levels of a block (see `levels`), with this copy's code.
+    public func levels(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>?, count: Int, peak: inout Float,
+                       sumA: inout Float, sumB: inout Float) {
+        switch self {
+        case .baseline: MixFXDSP.levelsOfThisCopy(a, b, count: count, peak: &peak, sumA: &sumA, sumB: &sumB)
+        case .avx2: MixFXDSPAVX2.levelsOfThisCopy(a, b, count: count, peak: &peak, sumA: &sumA, sumB: &sumB)
+        }
+    }
+
+    /// `SampleGuard.sanitize` with this copy's code: bad samples replaced by 0, counted.
+    public func sanitize(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        switch self {
+        case .baseline: MixFXDSP.SampleGuard.sanitize(samples, count: count)
+        case .avx2: MixFXDSPAVX2.SampleGuard.sanitize(samples, count: count)
+        }
+    }
+
     /// One channel of a block to integers, with this copy's `IntegerQuantizer` (see it for the
     /// arguments): a file's or a device's last pass over every sample.
     public func quantize(_ source: UnsafePointer<Float>, frameCount: Int, into out: UnsafeMutableRawPointer,

@@ -27,6 +27,9 @@ public final class RenderKernel: @unchecked Sendable {
     public let trackMeters: [Meter]
     /// The mix's level.
     public let masterMeter = Meter()
+    /// The DSP copy the meters run (read here, so the render thread never takes `DSPCopy.active`'s
+    /// one-time initialisation).
+    private let dspCopy = DSPCopy.active
     /// Live: the master bus's short-term loudness, true peak and limiter gain (after the
     /// master section; see `MasterSection`).
     public let masterLevels = MasterMeter()
@@ -248,7 +251,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// The master meter, and the position.
     private func finish(_ n: Int, _ outChannels: Int) -> Int {
         var peak: Float = 0, sumL: Float = 0, sumR: Float = 0
-        levels(output.channel(0), outChannels > 1 ? output.channel(1) : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
+        dspCopy.levels(output.channel(0), outChannels > 1 ? output.channel(1) : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
         masterMeter.record(peak: peak, rms: ((sumL + sumR) / Float(n * outChannels)).squareRoot())
         master?.process(output, frameCount: n)
         framesRendered += n
@@ -264,7 +267,7 @@ public final class RenderKernel: @unchecked Sendable {
         // the track's contribution to each output channel: a mono track's one input feeds both
         let g = max(abs(t.gainLeft), abs(t.gainRight))
         var p: Float = 0, sa: Float = 0, sb: Float = 0
-        levels(inL, t.channelCount > 1 ? inR : nil, count: count, peak: &p, sumA: &sa, sumB: &sb)
+        dspCopy.levels(inL, t.channelCount > 1 ? inR : nil, count: count, peak: &p, sumA: &sa, sumB: &sb)
         if t.channelCount == 1 { sb = sa }
         peak = max(peak, p * g)
         sum += sa * t.gainLeft * t.gainLeft + (outChannels > 1 ? sb * t.gainRight * t.gainRight : 0)

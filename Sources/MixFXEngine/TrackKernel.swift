@@ -91,6 +91,8 @@ final class TrackKernel: @unchecked Sendable {
     /// Samples of the source replaced by 0 because they were NaN, ±∞ or beyond ±10⁶
     /// (`SampleGuard`). Written by the rendering thread, read by any.
     let replacedSamples = Atomic<Int>(0)
+    /// The DSP copy that guards the samples (read here, not on the render thread).
+    private let dspCopy = DSPCopy.active
     /// With a resampler: the source's frames before it.
     private let readBuffer: AudioBuffer?
     /// Sources with more channels than the track: the matrix, and the source's channels before it.
@@ -332,7 +334,7 @@ final class TrackKernel: @unchecked Sendable {
     @inline(__always)
     private func guardSamples(_ buffer: AudioBuffer, offset: Int, count: Int) {
         var replaced = 0
-        for c in 0..<buffer.channelCount { replaced += SampleGuard.sanitize(buffer.channel(c) + offset, count: count) }
+        for c in 0..<buffer.channelCount { replaced += dspCopy.sanitize(buffer.channel(c) + offset, count: count) }
         if replaced > 0 { replacedSamples.add(replaced, ordering: .relaxed) }
     }
 }

@@ -54,6 +54,32 @@ import TestSupport
         #expect(outputs[0] == outputs[1], "the AVX2 copy's output differs from the portable copy's")
     }
 
+    /// The meters' levels and the sample guard, which the engine calls through `DSPCopy` too: the
+    /// same peak and sums (bit for bit) and the same replaced samples from both copies, on noise
+    /// with hostile values, over lengths that end mid-vector.
+    @Test(.enabled(if: DSPCopy.cpuHasAVX2, "this CPU lacks AVX2 or FMA: only the portable copy can run here"))
+    func bothCopiesMeterAndGuardAlike() {
+        var a = Signals.noise(frames: 4099, amplitude: 0.9, seed: 31), b = Signals.noise(frames: 4099, amplitude: 0.4, seed: 32)
+        for (i, v) in [(7, Float.nan), (100, .infinity), (2048, -Float.infinity), (4097, 2e6), (3001, -1e7)] { a[i] = v; b[i] = v * 2 }
+        for count in [0, 1, 7, 8, 9, 1000, 4099] {
+            var results: [[UInt32]] = []
+            for copy in [DSPCopy.baseline, .avx2] {
+                var x = a, y = b
+                var peak: Float = 0, sumA: Float = 0, sumB: Float = 0
+                let replaced = x.withUnsafeMutableBufferPointer { xp in y.withUnsafeMutableBufferPointer { yp in
+                    let r = copy.sanitize(xp.baseAddress!, count: count) + copy.sanitize(yp.baseAddress!, count: count)
+                    copy.levels(xp.baseAddress!, yp.baseAddress!, count: count, peak: &peak, sumA: &sumA, sumB: &sumB)
+                    return r
+                } }
+                results.append([UInt32(replaced), peak.bitPattern, sumA.bitPattern, sumB.bitPattern]
+                               + x.prefix(count).map(\.bitPattern) + y.prefix(count).map(\.bitPattern))
+            }
+            let same = results[0] == results[1]   // (outside #expect: no array diff)
+            #expect(same, "\(count) samples: replaced, peak, sums \(results.map { $0.prefix(4).map { $0 } })")
+            #expect(count < 4099 || results[0][0] == 10, "all ten hostile samples replaced: \(results[0][0])")
+        }
+    }
+
     @Test func theCopyFollowsTheCPU() throws {
         defer { dir.remove() }
         let plan = try MixFXBinary.run(["render", try input(), "-o", dir.file("o.wav"), "--dry-run"], environment: environment(dsp: nil))
