@@ -11,7 +11,8 @@ import Glibc
 /// support for the wide registers), as FFTW and SoundTouch choose their kernels. Both give the
 /// same output bytes (tested); the wide copy is faster. The time-pitch processor is the
 /// boundary: it is most of the work, and the engine holds it as `any PitchShifting`, so each
-/// block crosses once and everything below runs in the chosen copy.
+/// block crosses once and everything below runs in the chosen copy. The integer output's
+/// conversion, the meters' levels and the sample guard cross too, one call a channel and block.
 ///
 /// `MIXFX_DSP=baseline` or `MIXFX_DSP=avx2` forces a copy (tests; `avx2` where the CPU lacks it
 /// is not honoured, as it would crash).
