@@ -184,6 +184,7 @@ public struct AudioAnalyzer {
         }
         let block = 4096
         let buffer = AudioBuffer(channelCount: f.channelCount, capacityFrames: block)
+        let dspCopy = DSPCopy.active   // the guard in the chosen DSP copy, as the render's tracks run it
         var analyzer = AudioAnalyzer(sampleRate: f.sampleRate, channelCount: f.channelCount, maximumFrameCount: block,
                                      keepsHistory: keepsHistory)
         defer { analyzer.deallocate() }
@@ -193,7 +194,7 @@ public struct AudioAnalyzer {
                 throw .readFailed(path: reportedPath, reason: "\(error)")
             }
             if n == 0 { break }
-            for c in 0..<f.channelCount { _ = SampleGuard.sanitize(buffer.channel(c), count: n) }
+            for c in 0..<f.channelCount { _ = dspCopy.sanitize(buffer.channel(c), count: n) }
             analyzer.process(buffer, frameCount: n)
         }
         return (analyzer.analysis, analyzer.history)
