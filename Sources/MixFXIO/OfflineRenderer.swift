@@ -224,6 +224,7 @@ public struct OfflineRenderer {
             var spill = policy == .avoid || (dither == .auto && dithered)
                 ? try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
             measures?.restart(); try kernel.start()
+            output.releaseReplacedPages()
             let total = kernel.layout.frameCount
             var limited = master(kernel)
             while true {
@@ -313,6 +314,8 @@ public struct OfflineRenderer {
             writer = nil
             if measures != nil || measuresMix { try measure(tmp, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
+            let closing = spill?.closeConcurrently()
+            defer { closing?.join() }
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             return report
         } catch {
@@ -423,6 +426,7 @@ extension OfflineRenderer {
         do {
             var spill = try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath)
             measures?.restart(); try kernel.start()
+            output.releaseReplacedPages()
             while true {
                 let n = try kernel.render(frameCount: blockFrames)
                 if n == 0 { break }
@@ -504,6 +508,8 @@ extension OfflineRenderer {
             report.renderedTwice = spill == nil
             if measures != nil || measuresMix { try measure(tmp, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
+            let closing = spill?.closeConcurrently()
+            defer { closing?.join() }
             do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
             tmp = ""
             return report

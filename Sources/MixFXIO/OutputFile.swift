@@ -99,6 +99,23 @@ public struct OutputFile: Sendable {
         return path
     }
 
+    /// Lets the kernel drop the cached pages of the file this output will replace (none if it
+    /// replaces nothing); called while the render runs. Otherwise they are freed at the final
+    /// rename, when the old file's last link goes: about 2 µs a page on the 2-core benchmark
+    /// machine, 6–15 ms for the band's 10 MB, after the last sample is written and with every
+    /// other core idle. Dropped early, they cost the same on a core the render shares. The file
+    /// is not changed: if the render fails it is as it was, only no longer cached (pages still
+    /// on their way to disk stay).
+    public func releaseReplacedPages() {
+        guard replacesExisting else { return }
+        let fd = open(targetPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+    }
+
     /// Moves the finished `temporary` file into place (see the type's notes); on failure the
     /// temporary file is removed.
     public func commit(temporary: String) throws(OutputFileError) {

@@ -22,6 +22,7 @@ public final class SoundFileWriter {
     private var converter: SampleConverter
     private var scratch: UnsafeMutableRawPointer?
     private var scratchBytes = 0
+    private var writeback: ProgressiveWriteback?
 
     /// Creates `path` (control side); `dither` applies TPDF dither to integer output.
     public init(path: String, format: OutputFormat, dither: Bool = false, reportedPath: String? = nil) throws(SoundFileError) {
@@ -44,6 +45,7 @@ public final class SoundFileWriter {
         // writing, so the same render would give different bytes each second.
         sf_command(h, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         handle = h
+        writeback = ProgressiveWriteback(path: path)
     }
 
     deinit {
@@ -70,7 +72,11 @@ public final class SoundFileWriter {
         if written != frameCount {
             throw .writeFailed(path: reportedPath, reason: SoundFileWriter.explain(String(cString: sf_strerror(handle))))
         }
+        writeback?.appended(bytes: bytes)
     }
+
+    /// Bytes of the file sent on to the disk while writing (`ProgressiveWriteback`).
+    var writebackRequestedBytes: Int { writeback?.requested ?? 0 }
 
     /// Finishes the file (headers, encoder flush).
     public func close() throws(SoundFileError) {

@@ -1,0 +1,14 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include "file_io.h"
+
+int mixfx_start_writeback(int fd, long long offset, long long length) {
+#if defined(__linux__)
+    return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd; (void)offset; (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -1,0 +1,10 @@
+#ifndef MIXFX_FILE_IO_H
+#define MIXFX_FILE_IO_H
+
+/// Starts writing `length` bytes of the file open as `fd`, from `offset`, to disk without
+/// waiting for them (Linux `sync_file_range` with `SYNC_FILE_RANGE_WRITE`). Returns 0, or -1
+/// with errno set (ENOSYS where the system has no such call). Declared here because glibc
+/// declares it only under _GNU_SOURCE, which Swift's Glibc module does not define.
+int mixfx_start_writeback(int fd, long long offset, long long length);
+
+#endif
