@@ -55,8 +55,19 @@ public final class SincTable: @unchecked Sendable {
         let beta = quality.kaiserBeta
         let i0beta = SincTable.besselI0(beta)
         let sc = s * quality.cutoff
+        // h is even, and tap t − 1 − j of row P − p sits at −d of tap j of row p. With P a power
+        // of two every d is exact (a small whole number less a multiple of 1/P), so −d is exactly
+        // the mirror's, and so is each step after (sin is odd, the rest depends on d² or |d|):
+        // the rows past the middle are the first half's mirrored, the same values, at half the
+        // cost (the build is most of a render's start; `SincTableTests` checks every table
+        // against the formula evaluated at each tap).
+        let mirrored = phases & (phases - 1) == 0 ? phases / 2 + 1 : phases + 1
         for p in 0...phases {
             for j in 0..<t {
+                if p >= mirrored {
+                    h[p * t + j] = h[(phases - p) * t + (t - 1 - j)]
+                    continue
+                }
                 let d = Double(j) - w + 1 - Double(p) / Double(phases)
                 let u = d / w
                 var v = 0.0
@@ -77,6 +88,9 @@ public final class SincTable: @unchecked Sendable {
     }
 
     deinit { rows.deallocate() }
+
+    /// Every stored value: row 0, its difference row, row 1, … (tests).
+    var storedValues: [Float] { Array(UnsafeBufferPointer(start: rows, count: 2 * phases * taps)) }
 
     /// Frames of history needed on the left of the interpolated position (inclusive of it).
     public var leftFrames: Int { taps / 2 }
