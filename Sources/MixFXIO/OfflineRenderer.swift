@@ -233,6 +233,9 @@ public struct OfflineRenderer {
                 try writer!.write(block, frameCount: n)
                 if let s = spill {
                     do { try s.append(block, frameCount: n) } catch { spill = nil }
+                    // kept only for the auto dither's second pass (`--clip`, `--strict`): not
+                    // needed once a sample has needed rounding
+                    if policy != .avoid && writer!.offGridSamples > 0 { spill = nil }
                 }
                 if policy == .fail && writer!.clippedSamples > 0 {
                     throw RenderError.wouldClip(path: outputPath, peakDBFS: 20 * log10(Double(writer!.peak)),

@@ -78,6 +78,27 @@ import TestSupport
         #expect(spill.closeConcurrently() == nil)
     }
 
+    /// With `--clip` (or `--strict`) the spill only serves the auto dither's second pass, for a
+    /// mix whose every sample is already a 16-bit value: it is dropped at the first block that
+    /// needs rounding. The default keeps it to the end (a clipped mix is converted again from it),
+    /// and so does a `--clip` render of a pass-through.
+    @Test(arguments: [(ClipPolicy.clamp, true, 0), (.avoid, true, 1), (.clamp, false, 1)])
+    func theSpillIsKeptOnlyWhileItCanBeNeeded(policy: ClipPolicy, boosted: Bool, expectedSpills: Int) throws {
+        let dir = TempDir(); defer { dir.remove() }
+        let x = Signals.noise(frames: 44_100, amplitude: 0.3).map { ($0 * 32768).rounded() / 32768 }
+        let engine = AudioEngine()
+        let track = engine.addTrack(source: MemorySource(channels: [x, x], sampleRate: 44_100))
+        if boosted { track.eq.bassGain.value = 4 }
+        var renderer = OfflineRenderer(outputPath: dir.file("out.wav"), sampleFormat: .s16)
+        renderer.clipPolicy = policy
+        var seen: [Int] = []
+        renderer.progress = { _, _ in seen.append(openSpills(in: dir.path)) }
+        let report = try renderer.render(engine)
+        #expect(seen.count > 5 && seen.allSatisfy { $0 == expectedSpills }, "open spills while rendering: \(seen)")
+        #expect(report.ditherApplied == boosted)
+        #expect(openSpills(in: dir.path) == 0)
+    }
+
     /// Pages of the file open as `fd` that are in the page cache (`mincore` of a mapping).
     private func residentPages(_ fd: Int32, byteCount: Int) throws -> Int {
         let map = mmap(nil, byteCount, PROT_READ, MAP_SHARED, fd, 0)
