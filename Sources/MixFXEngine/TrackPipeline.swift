@@ -60,7 +60,7 @@ final class TrackPipeline: @unchecked Sendable {
     private var stopping = false
     private var idleWorkers = 0
     private var awaitedBlock = -1            // the block the render thread waits for, else −1
-    private var threads: [pthread_t] = []
+    private var threads: [SideThread] = []
     // Render-thread side: the block being mixed and how far.
     private var block = 0, offset = 0, held = false
 
@@ -115,7 +115,7 @@ final class TrackPipeline: @unchecked Sendable {
     /// Starts the workers; false (and none running) if the system refused a thread.
     func start() -> Bool {
         for w in 0..<renderThreadIndex {
-            guard let thread = Worker.spawn({ [self] in run(worker: w) }) else {
+            guard let thread = SideThread.start({ [self] in run(worker: w) }) else {
                 stop()
                 return false
             }
@@ -244,7 +244,7 @@ final class TrackPipeline: @unchecked Sendable {
         stopping = true
         pthread_cond_broadcast(workReady)
         pthread_mutex_unlock(lock)
-        for t in threads { pthread_join(t, nil) }
+        for t in threads { t.join() }
         threads = []
     }
 
@@ -256,28 +256,5 @@ final class TrackPipeline: @unchecked Sendable {
         #else
         return 1
         #endif
-    }
-}
-
-/// A thread of its own running a closure (pthreads: the engine does not use Foundation).
-/// `@unchecked Sendable`: its fields are set in `init` and only read after (the thread's start
-/// publishes them).
-private final class Worker: @unchecked Sendable {
-    let body: @Sendable () -> Void
-    private init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-
-    /// Starts `body` on a new thread; nil if the system refused one.
-    static func spawn(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
-        let context = Unmanaged.passRetained(Worker(body)).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { context in
-            Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<Worker>.fromOpaque(context).release()
-            return nil
-        }
-        return thread
     }
 }

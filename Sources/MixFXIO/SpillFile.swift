@@ -1,5 +1,6 @@
 import Foundation
 import MixFXDSP
+import MixFXEngine
 
 /// The mix as raw interleaved 32-bit floats in a file with no name: created beside the output and
 /// unlinked at once, so it takes disk space only while it is open and nothing of it can outlive
@@ -37,12 +38,17 @@ final class SpillFile {
 
     /// Closes the file on a `SideThread` (the file can no longer be used). The kernel frees its
     /// cached pages in that `close`: 21 MB, 2–3.5 ms, for the benchmark's minute of stereo, which
-    /// then overlap the output's final rename instead of following it.
+    /// then overlap the output's final rename instead of following it. Where no thread can be
+    /// had it closes here and returns nil; nil too if it was closed already.
     func closeConcurrently() -> SideThread? {
         guard fd >= 0 else { return nil }
         let f = fd
         fd = -1
-        return SideThread { close(f) }
+        guard let side = SideThread.start({ close(f) }) else {
+            close(f)
+            return nil
+        }
+        return side
     }
 
     /// Appends `frames` frames of planar `buffer`.
