@@ -36,11 +36,13 @@ measure() {  # measure LABEL TRACKS SECONDS [taskset...]
 }
 echo "tracks (60 s each)"
 for n in 1 4 16 64; do measure "$n tracks" "$n" 60; done
-echo "length (4 tracks)"
-for s in 60 600 3600; do measure "$(( s / 60 )) min" 4 "$s"; done
+# (the cores before the long renders: after the hour, in one run, the one-core render sat idle
+# for a tenth of its time, which it does not on its own)
 echo "cores (4 tracks of 60 s)"
 measure "1 core" 4 60 taskset -c 0
 measure "2 cores" 4 60 taskset -c 0,1
+echo "length (4 tracks)"
+for s in 60 600 3600; do measure "$(( s / 60 )) min" 4 "$s"; done
 echo "many tracks"
 measure "300 tracks of 10 s" 300 10
 # what one more track costs: the peaks' difference over the tracks' (the process's own memory, the
