@@ -20,10 +20,11 @@ import Glibc
 ///
 /// Scheduling: each participant owns some tracks (greedy longest-first, `balance`; the render
 /// thread's are the last list) and a worker renders the block of its own that is furthest
-/// behind, so a track's state stays in one core's cache. A worker with nothing of its own to do (finished, or its tracks `depth` blocks ahead) takes the
-/// next block of another worker's track that is not being rendered. Without that, in one
-/// measured run of the band, the worker the render thread interrupted less finished 31 ms
-/// before the other, one core idle meanwhile. A track renders one block at a time, in order, whichever thread runs it.
+/// behind, so a track's state stays in one core's cache. A worker with nothing of its own to do
+/// (finished, or its tracks `depth` blocks ahead) takes the next block of another participant's
+/// track that is not being rendered. Without that, in one measured run of the band, the worker
+/// the render thread interrupted less finished 31 ms before the other, one core idle meanwhile.
+/// A track renders one block at a time, in order, whichever thread runs it.
 ///
 /// The result is the same as rendering the tracks one after another: each track sees the same
 /// blocks in the same order, and the mix sums the tracks in track order.
