@@ -18,7 +18,7 @@ final class ProgressiveWriteback {
     /// disk's queue (at most 0.3 ms each, 40 for the band), large enough to be few.
     static let stepBytes = 256 << 10
     private var fd: Int32
-    private var appended = 0
+    private var appendedBytes = 0
     /// Bytes whose writeback has been requested so far (from the file's start).
     private(set) var requested = 0
 
@@ -33,13 +33,13 @@ final class ProgressiveWriteback {
     /// the end, are counted with them: the ranges only need to be about right).
     func appended(bytes: Int) {
         guard fd >= 0 else { return }
-        appended += bytes
-        guard appended - requested >= ProgressiveWriteback.stepBytes else { return }
-        if mixfx_start_writeback(fd, Int64(requested), Int64(appended - requested)) != 0 {
+        appendedBytes += bytes
+        guard appendedBytes - requested >= ProgressiveWriteback.stepBytes else { return }
+        if mixfx_start_writeback(fd, Int64(requested), Int64(appendedBytes - requested)) != 0 {
             close(fd)
             fd = -1
             return
         }
-        requested = appended
+        requested = appendedBytes
     }
 }
