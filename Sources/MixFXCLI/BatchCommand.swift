@@ -16,13 +16,15 @@ struct BatchCommand {
     folder. Blank lines and lines starting with # are skipped. The whole manifest is checked
     before anything renders: a bad line is reported with its number and nothing is written.
 
-      --jobs N          renders at once in this process (default: the cores, here \\(ProcessInfo.processInfo.activeProcessorCount));
+      --jobs N          renders at once in this process (default: the cores, here \(ProcessInfo.processInfo.activeProcessorCount));
                         with more than one, each render uses one core, so they never oversubscribe
       --shard I/N       only the jobs whose position (from 0, in manifest order) is I modulo N, so
                         N machines given the same manifest cover every job exactly once
-      --shard auto      I and N from Slurm (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN,
-                        SLURM_ARRAY_TASK_COUNT); --shard auto/N: I from a Kubernetes Indexed Job
-                        (JOB_COMPLETION_INDEX) or MIXFX_SHARD_INDEX, N given
+      --shard auto/N    I from the environment: Slurm's SLURM_ARRAY_TASK_ID (as it is, so an
+                        array numbered 0 to N-1, and any resubmission of some of its tasks,
+                        renders exactly those tasks' shards), a Kubernetes Indexed Job's
+                        JOB_COMPLETION_INDEX or MIXFX_SHARD_INDEX; --shard auto takes N from
+                        MIXFX_SHARD_COUNT (never from the size of the current submission)
       --check           check everything (files exist and open, flags, presets, outputs unique and
                         not inputs, outputs writable) and render nothing
       --force           replace existing outputs that no batch wrote (never an input)
@@ -92,32 +94,49 @@ struct BatchCommand {
     }
 
     /// The shard from the cluster engine's environment (`--shard auto`, `auto/N`).
+    ///
+    /// The index is the task's identity: `MIXFX_SHARD_INDEX`, a Kubernetes Indexed Job's
+    /// `JOB_COMPLETION_INDEX` or Slurm's `SLURM_ARRAY_TASK_ID`, used as it is (never relative to
+    /// `SLURM_ARRAY_TASK_MIN`), so a resubmission of any subset of tasks (`--array=1`,
+    /// `--array=1,3`, `--array=0-6:2`) renders exactly those tasks' shards. The count is the
+    /// manifest's split, the same in every submission: `auto/N` or `MIXFX_SHARD_COUNT`, never
+    /// the size of the current submission (`SLURM_ARRAY_TASK_COUNT`).
     func environmentShard() throws(CLIError) -> (index: Int, count: Int) {
-        let env = ProcessInfo.processInfo.environment
-        func int(_ key: String) -> Int? { env[key].flatMap { Int($0) } }
-        if let n = shardAutoCount {
-            guard let i = int("JOB_COMPLETION_INDEX") ?? int("MIXFX_SHARD_INDEX") ?? int("SLURM_ARRAY_TASK_ID").map({ $0 - (int("SLURM_ARRAY_TASK_MIN") ?? 0) }) else {
-                throw .usage("--shard auto/\(n): no index in the environment (JOB_COMPLETION_INDEX, MIXFX_SHARD_INDEX or SLURM_ARRAY_TASK_ID)")
+        try BatchCommand.environmentShard(count: shardAutoCount, environment: ProcessInfo.processInfo.environment)
+    }
+
+    static func environmentShard(count flagCount: Int?, environment env: [String: String]) throws(CLIError) -> (index: Int, count: Int) {
+        let flag = flagCount.map { "--shard auto/\($0)" } ?? "--shard auto"
+        func int(_ key: String) throws(CLIError) -> Int? {
+            guard let text = env[key] else { return nil }
+            guard let v = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw .usage("\(flag): \(key)='\(text)' is not a whole number")
             }
-            guard i >= 0 && i < n else { throw .usage("--shard auto/\(n): the index from the environment, \(i), is not from 0 to \(n - 1)") }
-            return (i, n)
+            return v
         }
-        if let id = int("SLURM_ARRAY_TASK_ID") {
-            guard let n = int("SLURM_ARRAY_TASK_COUNT") else {
-                throw .usage("--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (give --shard auto/N)")
-            }
-            let i = id - (int("SLURM_ARRAY_TASK_MIN") ?? 0)
-            guard i >= 0 && i < n else { throw .usage("--shard auto: Slurm task \(id) is not within the array's \(n) tasks (from SLURM_ARRAY_TASK_MIN)") }
-            return (i, n)
+        var count = flagCount
+        if let n = try int("MIXFX_SHARD_COUNT") {
+            guard n >= 1 else { throw .usage("\(flag): MIXFX_SHARD_COUNT=\(n) must be a whole number from 1") }
+            if let c = count, c != n { throw .usage("\(flag): MIXFX_SHARD_COUNT=\(n) says otherwise; give one count") }
+            count = n
         }
-        if let i = int("JOB_COMPLETION_INDEX") {
-            guard let n = int("MIXFX_SHARD_COUNT") else {
-                throw .usage("--shard auto: JOB_COMPLETION_INDEX is \(i) but the job count is unknown (give --shard auto/N or set MIXFX_SHARD_COUNT)")
-            }
-            guard i >= 0 && i < n else { throw .usage("--shard auto: JOB_COMPLETION_INDEX \(i) is not from 0 to \(n - 1)") }
-            return (i, n)
+        var found: [(key: String, value: Int)] = []
+        for key in ["MIXFX_SHARD_INDEX", "JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
+            if let v = try int(key) { found.append((key, v)) }
         }
-        throw .usage("--shard auto: not under Slurm (SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX); give --shard I/N")
+        guard let first = found.first else {
+            throw .usage("\(flag): no shard index in the environment (MIXFX_SHARD_INDEX, JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); give --shard I/N")
+        }
+        if let other = found.first(where: { $0.value != first.value }) {
+            throw .usage("\(flag): \(first.key)=\(first.value) and \(other.key)=\(other.value) disagree; set one (or MIXFX_SHARD_INDEX to choose)")
+        }
+        guard let n = count else {
+            throw .usage("\(flag): \(first.key) is \(first.value) but the number of shards is not known: give --shard auto/N or set MIXFX_SHARD_COUNT (N is how many shards the manifest is split into, the same in every submission; the size of this submission, SLURM_ARRAY_TASK_COUNT, is not it)")
+        }
+        guard first.value >= 0 && first.value < n else {
+            throw .usage("\(flag): \(first.key)=\(first.value) is not a shard from 0 to \(n - 1) (number the array's tasks from 0: --array=0-\(n - 1))")
+        }
+        return (first.value, n)
     }
 
     func readManifest() throws(CLIError) -> (String, String) {

@@ -121,11 +121,24 @@ import TestSupport
             seen += try statuses(r).filter { $0.value == "done" }.map(\.key)
         }
         #expect(seen.sorted() == ["2", "4", "42", "6", "8", "b"])
-        // Slurm: task 7 of an array 5-7 is shard 2/3; Kubernetes: index 1 of 3
+        // Slurm: task 2 resubmitted alone (`--array=2`: MIN 2, COUNT 1, STEP 1) is shard 2/3,
+        // whatever the submission's size; the count from auto/3 or MIXFX_SHARD_COUNT
         var env = ProcessInfo.processInfo.environment
-        env["SLURM_ARRAY_TASK_ID"] = "7"; env["SLURM_ARRAY_TASK_MIN"] = "5"; env["SLURM_ARRAY_TASK_COUNT"] = "3"
-        let slurm = try MixFXBinary.run(["batch", manifest, "--shard", "auto", "--json", "--force"], environment: env)
+        env["SLURM_ARRAY_TASK_ID"] = "2"; env["SLURM_ARRAY_TASK_MIN"] = "2"; env["SLURM_ARRAY_TASK_COUNT"] = "1"
+        env["SLURM_ARRAY_TASK_MAX"] = "2"; env["SLURM_ARRAY_TASK_STEP"] = "1"
+        let slurm = try MixFXBinary.run(["batch", manifest, "--shard", "auto/3", "--json", "--force"], environment: env)
         #expect(try statuses(slurm).keys.sorted() == ["4", "8"], "\(slurm.stdout) \(slurm.stderr)")
+        let unknownCount = try MixFXBinary.run(["batch", manifest, "--shard", "auto"], environment: env)
+        #expect(unknownCount.status == 2 && unknownCount.stderr.contains("MIXFX_SHARD_COUNT"), "\(unknownCount.stderr)")
+        env["MIXFX_SHARD_COUNT"] = "3"
+        let counted = try MixFXBinary.run(["batch", manifest, "--shard", "auto", "--json", "--force"], environment: env)
+        #expect(try statuses(counted).keys.sorted() == ["4", "8"], "\(counted.stdout) \(counted.stderr)")
+        // a task past the count, and a count at the integer's edge, are refused (no trap)
+        env["SLURM_ARRAY_TASK_ID"] = "3"
+        #expect(try MixFXBinary.run(["batch", manifest, "--shard", "auto"], environment: env).status == 2)
+        env["SLURM_ARRAY_TASK_ID"] = "9223372036854775807"; env["MIXFX_SHARD_COUNT"] = "99999999999999999999"
+        let edge = try MixFXBinary.run(["batch", manifest, "--shard", "auto"], environment: env)
+        #expect(edge.status == 2 && edge.stderr.contains("MIXFX_SHARD_COUNT"), "\(edge.stderr)")
         var k8s = ProcessInfo.processInfo.environment
         k8s["JOB_COMPLETION_INDEX"] = "1"
         let indexed = try MixFXBinary.run(["batch", manifest, "--shard", "auto/3", "--json", "--force"], environment: k8s)
