@@ -5,6 +5,7 @@
 //   MixFXDSP      pure maths: Biquad, ShelfEQ, FFT, Resampler, PitchShifter (no Foundation);
 //                 MixFXDSPAVX2 is the same sources built for AVX2/FMA CPUs (see DSPCopy)
 //   MixFXEngine   parameters, nodes, graph, validation, the render kernel
+//   MixFXFiles    how mixfx touches the file system: identity, exclusive creation, safe reads
 //   MixFXIO       libsndfile files, offline renderer
 //   MixFXPresets  JSON presets: schema, validation, session building
 //   MixFX         umbrella module for embedders (`import MixFX`)
@@ -30,9 +31,10 @@ let package = Package(
         .target(name: "CPUFeatures"),
         .target(name: "CFileIO"),
         .target(name: "MixFXEngine", dependencies: ["MixFXDSP", "MixFXDSPAVX2", "CPUFeatures"]),
-        .target(name: "MixFXIO", dependencies: ["MixFXEngine", "CSndFile", "CALSA", "CFileIO"]),
-        .target(name: "MixFXPresets", dependencies: ["MixFXEngine"]),
-        .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXIO", "MixFXPresets"]),
+        .target(name: "MixFXFiles"),
+        .target(name: "MixFXIO", dependencies: ["MixFXEngine", "MixFXFiles", "CSndFile", "CALSA", "CFileIO"]),
+        .target(name: "MixFXPresets", dependencies: ["MixFXEngine", "MixFXFiles"]),
+        .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXFiles", "MixFXIO", "MixFXPresets"]),
         .target(name: "MixFXCLI", dependencies: ["MixFX"]),
         .executableTarget(name: "mixfx", dependencies: ["MixFXCLI"]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),

@@ -2,5 +2,6 @@
 // nodes, file I/O with the offline renderer, and presets.
 @_exported import MixFXDSP
 @_exported import MixFXEngine
+@_exported import MixFXFiles
 @_exported import MixFXIO
 @_exported import MixFXPresets

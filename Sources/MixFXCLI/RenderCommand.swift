@@ -91,6 +91,9 @@ struct RenderCommand {
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     /// `--report FILE.json|FILE.html`.
     var reportPath: String?
+    /// Files read besides the tracks and the preset (a batch's manifest, the other jobs'
+    /// inputs): no file this render writes may be one of them.
+    var otherInputs: [String] = []
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         if argv == ["--report-schema"] { print(ReportSchema.json); return 0 }
@@ -220,21 +223,27 @@ struct RenderCommand {
     /// Everything before rendering, without printing: the inputs exist, the engine is built,
     /// the renderer set up, the report path and the output checked. (`execute`, `mixfx batch`.)
     func prepare(_ resolved: ResolvedSession, overwrite: Bool) throws(CLIError) -> (AudioEngine, OfflineRenderer, (OutputFormat, EngineLayout)) {
-        for input in resolved.inputs where !FileManager.default.fileExists(atPath: input) {
-            throw .failure("cannot open '\(input)': no such file")
-        }
+        // every file read: the tracks and a preset file (never written over, by identity)
+        let filesRead = resolved.inputs + presetFiles
         let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
+        renderer.otherInputs = presetFiles + otherInputs
+        if !dryRun {
+            // checked before rendering: a folder that is missing or not writable loses no work
+            do throws(OutputFileError) { _ = try OutputFile(path: output, inputs: FileIdentitySet(filesRead + otherInputs), overwrite: overwrite) } catch {
+                throw RenderCommand.map(.output(error), resolved)
+            }
+        }
         renderer.dither = resolved.dither
         renderer.clipPolicy = resolved.clipPolicy
         renderer.normalizeLUFS = resolved.normalizeLUFS
         renderer.measuresTracks = reportPath != nil
         if let reportPath, !dryRun {
             // checked before rendering: a report that cannot be written loses no render
-            guard URL(fileURLWithPath: reportPath).standardized.path != URL(fileURLWithPath: output).standardized.path else {
+            guard FileIdentity(path: reportPath) != FileIdentity(path: output) else {
                 throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
             }
-            do { _ = try OutputFile(path: reportPath, inputs: resolved.inputs, overwrite: overwrite) } catch {
+            do throws(OutputFileError) { _ = try OutputFile(path: reportPath, inputs: FileIdentitySet(filesRead + otherInputs), overwrite: overwrite) } catch {
                 throw .usage("--report: \(error.description)")
             }
         }
@@ -254,9 +263,15 @@ struct RenderCommand {
         } else {
             data = Data(jsonText(obj).utf8)
         }
-        do { try OutputFile.write(data, to: reportPath, inputs: resolved.inputs + [output], overwrite: overwrite) } catch {
+        do throws(OutputFileError) { try OutputFile.write(data, to: reportPath, inputs: resolved.inputs + presetFiles + otherInputs + [output], overwrite: overwrite) } catch {
             throw .failure("--report: \(error.description) (the mix was written to \(output))")
         }
+    }
+
+    /// The preset file the session was read from, if it is a file.
+    var presetFiles: [String] {
+        guard let p = session.presetName, p.contains("/") || p.hasSuffix(".json"), RegularFile.exists(p) else { return [] }
+        return [p]
     }
 
     static func map(_ error: RenderError, _ resolved: ResolvedSession) -> CLIError {

@@ -176,8 +176,20 @@ public struct AudioAnalyzer {
         return (a, h!)
     }
 
+    /// `analyzeWithHistory` of the open file `fd` (taken over: a render's own temporary output,
+    /// read through its descriptor rather than its name).
+    public static func analyzeWithHistory(descriptor fd: Int32, reportedPath: String) throws(SoundFileError) -> (AudioAnalysis, AnalysisHistory) {
+        let reader = try SoundFileReader(descriptor: fd, path: reportedPath)
+        let (a, h) = try analyze(reader, reportedPath: reportedPath, keepsHistory: true)
+        return (a, h!)
+    }
+
     static func analyze(path: String, reportedPath: String, keepsHistory: Bool) throws(SoundFileError) -> (AudioAnalysis, AnalysisHistory?) {
-        let reader = try SoundFileReader(path: path)
+        try analyze(try SoundFileReader(path: path), reportedPath: reportedPath, keepsHistory: keepsHistory)
+    }
+
+    static func analyze(_ reader: SoundFileReader, reportedPath: String, keepsHistory: Bool) throws(SoundFileError) -> (AudioAnalysis, AnalysisHistory?) {
+        let path = reportedPath
         let f = reader.format
         guard f.frameCount <= SourceFormat.maximumFrameCount else {
             throw .cannotOpen(path: path, reason: "a length of \(f.frameCount) frames (allowed: up to 2^40)")
@@ -191,6 +203,7 @@ public struct AudioAnalyzer {
         while true {
             let n: Int
             do { n = try reader.read(into: buffer, offset: 0, frameCount: block) } catch {
+                if case SoundFileError.readFailed(_, let reason) = error { throw .readFailed(path: reportedPath, reason: reason) }
                 throw .readFailed(path: reportedPath, reason: "\(error)")
             }
             if n == 0 { break }

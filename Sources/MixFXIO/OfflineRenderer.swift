@@ -1,6 +1,7 @@
 import Foundation
 import MixFXDSP
 import MixFXEngine
+import MixFXFiles
 
 /// What a finished (or planned) render did.
 public struct RenderReport: Sendable, Equatable {
@@ -116,6 +117,8 @@ public struct OfflineRenderer {
     public var sampleFormat: SampleFormat?
     /// Allow replacing an existing output (never an input).
     public var overwrite = false
+    /// Files read besides the tracks (presets, a manifest): the output is never one of them.
+    public var otherInputs: [String] = []
     /// When to TPDF-dither integer samples (see `DitherMode`).
     public var dither = DitherMode.auto
     /// What to do when integer output would clip (default: avoid it with one gain).
@@ -190,7 +193,9 @@ public struct OfflineRenderer {
     private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
         let inputs = layout.tracks.compactMap { ($0.player.source as? SoundFileReader)?.path
             ?? ($0.player.source as? StreamingSource)?.reader.path }
-        do { return try OutputFile(path: outputPath, inputs: inputs, overwrite: overwrite) } catch { throw .output(error) }
+        do { return try OutputFile(path: outputPath, inputs: FileIdentitySet(inputs + otherInputs), overwrite: overwrite) } catch {
+            throw .output(error)
+        }
     }
 
     /// Renders the whole session into `outputPath`.
@@ -211,15 +216,16 @@ public struct OfflineRenderer {
         let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
         let isInteger = format.storedSampleFormat?.isInteger == true
         let policy = isInteger ? clipPolicy : .clamp
-        let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
-        var tmp = output.temporaryPath()
+        let directory = output.folderPath
+        var tmp: TemporaryOutput?
         let started = Date()
         var writer: SoundFileWriter?
         do {
+            tmp = try output.createTemporary()
             // `DitherMode.auto` dithers 16-bit output and keeps the mix, to write it again without
             // dither if every sample turns out to have been a 16-bit value already
             let dithered = dithers(format)
-            writer = try SoundFileWriter(path: tmp, format: format, dither: dithered, reportedPath: outputPath)
+            writer = try SoundFileWriter(temporary: tmp!, format: format, dither: dithered, reportedPath: outputPath)
             // (no room for the spill, now or later, is no failure: see below)
             var spill = policy == .avoid || (dither == .auto && dithered)
                 ? try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
@@ -256,9 +262,9 @@ public struct OfflineRenderer {
             /// Converts the mix once more, `gain` times louder, into a fresh temporary file: the
             /// blocks come from `next` (0 frames at the end).
             func convertAgain(gain: Float, dither: Bool, _ next: () throws -> (AudioBuffer, Int)) throws {
-                OutputFile.discard(temporary: tmp)
-                tmp = output.temporaryPath()
-                writer = try SoundFileWriter(path: tmp, format: format, dither: dither, reportedPath: outputPath)
+                tmp?.discard()
+                tmp = try output.createTemporary()
+                writer = try SoundFileWriter(temporary: tmp!, format: format, dither: dither, reportedPath: outputPath)
                 report.ditherApplied = dither
                 while true {
                     let (block, n) = try next()
@@ -315,15 +321,15 @@ public struct OfflineRenderer {
                 }
             }
             writer = nil
-            if measures != nil || measuresMix { try measure(tmp, measures, into: &report) }
+            if measures != nil || measuresMix { try measure(tmp!, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             let closing = spill?.closeConcurrently()
             defer { closing?.join() }
-            do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
+            do { try output.commit(tmp!) } catch { throw RenderError.output(error) }
             return report
         } catch {
             writer = nil
-            OutputFile.discard(temporary: tmp)
+            tmp?.discard()
             throw OfflineRenderer.renderError(error, outputPath)
         }
     }
@@ -347,12 +353,16 @@ struct MasterBlocks {
 
 extension OfflineRenderer {
     /// The report's measures: each track's (as it entered the mix) and the written file's.
-    func measure(_ written: String, _ measures: TrackMeasures?, into report: inout RenderReport) throws {
+    func measure(_ written: TemporaryOutput, _ measures: TrackMeasures?, into report: inout RenderReport) throws {
         if let tracks = measures?.results {
             report.trackMeasures = tracks.map(\.0)
             report.trackHistories = tracks.map(\.1)
         }
-        let (mix, history) = try AudioAnalyzer.analyzeWithHistory(path: written, reportedPath: outputPath)
+        let fd = written.duplicateDescriptor()
+        guard fd >= 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw SoundFileError.readFailed(path: outputPath, reason: String(cString: strerror(errno)))
+        }
+        let (mix, history) = try AudioAnalyzer.analyzeWithHistory(descriptor: fd, reportedPath: outputPath)
         report.mixMeasures = mix
         report.mixHistory = history
     }
@@ -421,12 +431,13 @@ extension OfflineRenderer {
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
         kernel.parallelTracks = kernelParallelTracks
         let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
-        let directory = URL(fileURLWithPath: output.targetPath).deletingLastPathComponent().path
+        let directory = output.folderPath
         let started = Date()
-        var tmp = output.temporaryPath()
+        var tmp: TemporaryOutput?
         var analyzer = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
         defer { analyzer.deallocate() }
         do {
+            tmp = try output.createTemporary()
             var spill = try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath)
             measures?.restart(); try kernel.start()
             output.releaseReplacedPages()
@@ -452,7 +463,7 @@ extension OfflineRenderer {
             /// measures what it wrote.
             func convert(gainDB: Double) throws -> (SoundFileWriter, AudioAnalysis, MasterBlocks) {
                 let gain = Float(pow(10, gainDB / 20))
-                let writer = try SoundFileWriter(path: tmp, format: format, dither: dithers(format), reportedPath: outputPath)
+                let writer = try SoundFileWriter(temporary: tmp!, format: format, dither: dithers(format), reportedPath: outputPath)
                 var written = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
                 defer { written.deallocate() }
                 if let spill { spill.rewind() } else { measures?.restart(); try kernel.start() }
@@ -492,8 +503,8 @@ extension OfflineRenderer {
                 if let p = previous, gainDB != p.gainDB { slope = min(1, max(0.05, (result.integratedLUFS - p.lufs) / (gainDB - p.gainDB))) }
                 previous = (gainDB, result.integratedLUFS)
                 gainDB += min(24, off / slope)
-                OutputFile.discard(temporary: tmp)
-                tmp = output.temporaryPath()
+                tmp?.discard()
+                tmp = try output.createTemporary()
                 (writer, result, blocks) = try convert(gainDB: gainDB)
             }
             var report = RenderReport(outputPath: outputPath, format: format, frameCount: layout.frameCount,
@@ -509,15 +520,14 @@ extension OfflineRenderer {
             report.measuredLUFS = measured.integratedLUFS
             report.integratedLUFS = result.integratedLUFS
             report.renderedTwice = spill == nil
-            if measures != nil || measuresMix { try measure(tmp, measures, into: &report) }
+            if measures != nil || measuresMix { try measure(tmp!, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             let closing = spill?.closeConcurrently()
             defer { closing?.join() }
-            do { try output.commit(temporary: tmp) } catch { throw RenderError.output(error) }
-            tmp = ""
+            do { try output.commit(tmp!) } catch { throw RenderError.output(error) }
             return report
         } catch {
-            if !tmp.isEmpty { OutputFile.discard(temporary: tmp) }
+            tmp?.discard()
             throw OfflineRenderer.renderError(error, outputPath)
         }
     }
@@ -526,6 +536,7 @@ extension OfflineRenderer {
     static func renderError(_ error: any Error, _ outputPath: String) -> RenderError {
         switch error {
         case let e as RenderError: e
+        case let e as OutputFileError: .output(e)
         case let e as SoundFileError: .file(e)
         case let e as EngineError: .engine(e)
         default: .file(.writeFailed(path: outputPath, reason: "\(error)"))

@@ -22,9 +22,9 @@ final class ProgressiveWriteback {
     /// Bytes whose writeback has been requested so far (from the file's start).
     private(set) var requested = 0
 
-    /// For the file at `path`, just created.
-    init(path: String) {
-        fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// For the file just created that `descriptor` (taken over; -1 for none) is open on.
+    init(descriptor: Int32) {
+        fd = descriptor
     }
 
     deinit { if fd >= 0 { close(fd) } }

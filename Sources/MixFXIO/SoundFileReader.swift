@@ -4,6 +4,7 @@ import Glibc
 #endif
 import MixFXDSP
 import MixFXEngine
+import MixFXFiles
 
 /// Errors of file input and output, each naming the file.
 public enum SoundFileError: Error, Equatable, CustomStringConvertible {
@@ -50,18 +51,32 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
 
     /// The path, for messages.
     public var name: String { path }
+    /// The file opened (device and inode of the descriptor read).
+    public let identity: FileIdentity?
+    /// The next frame `read` returns (to tell a file that ends before its header says).
+    private var position = 0
 
-    /// Opens `path` for reading (control side); throws naming the file when it cannot.
-    public init(path: String) throws(SoundFileError) {
-        self.path = path
-        // Opening a FIFO blocks until something writes to it, and a stream has no length to
-        // render to: refuse what is not a regular file before opening it.
-        var st = stat()
-        if stat(path, &st) == 0, let kind = OutputFile.irregularKind(st.st_mode) {
-            throw .cannotOpen(path: path, reason: "it is a \(kind); mixfx reads regular files, whose length it knows and can seek in (save the stream to a file first)")
+    /// Opens `path` for reading (control side); throws naming the file when it cannot. The file
+    /// is opened once and checked on its descriptor (`RegularFile.openForReading`): a FIFO,
+    /// device or socket is refused without blocking, even one swapped in after a check.
+    public convenience init(path: String) throws(SoundFileError) {
+        let fd: Int32
+        do { fd = try RegularFile.openForReading(path) } catch {
+            if case .notRegular(let kind) = error.problem {
+                throw .cannotOpen(path: path, reason: "it is a \(kind); mixfx reads regular files, whose length it knows and can seek in (save the stream to a file first)")
+            }
+            throw .cannotOpen(path: path, reason: error.reason)
         }
+        try self.init(descriptor: fd, path: path)
+    }
+
+    /// Reads the open file `fd` (which it takes over and closes); `path` names it in messages.
+    public init(descriptor fd: Int32, path: String) throws(SoundFileError) {
+        self.path = path
+        identity = FileIdentity(descriptor: fd)
         var info = SF_INFO()
-        guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+        guard let h = sf_open_fd(fd, Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
+            close(fd)
             let reason = String(cString: sf_strerror(nil))
             throw .cannotOpen(path: path, reason: SoundFileReader.explain(reason, path: path))
         }
@@ -71,6 +86,10 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         guard info.channels > 0, info.samplerate > 0 else {
             sf_close(h)
             throw .cannotOpen(path: path, reason: "the file has no audio (\(info.channels) channels, \(info.samplerate) Hz)")
+        }
+        guard info.frames >= 0 && info.frames < Int64.max else {
+            sf_close(h)
+            throw .cannotOpen(path: path, reason: "its length is unknown (a truncated or damaged file, or a stream); mixfx needs a file whose length it can read")
         }
         let bits: Int
         switch Int(subtype) {
@@ -141,6 +160,9 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         return ChannelLayout(speakers, declared: true)
     }
 
+    /// libsndfile's MPEG container (MP1/2/3), whose frame count is estimated.
+    static let mpegFormat: Int32 = 0x230000
+
     /// Makes libsndfile's terse messages say what to do.
     static func explain(_ reason: String, path: String) -> String {
         if reason.contains("No such file") { return "no such file" }
@@ -171,6 +193,11 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         if got < frameCount && sf_error(handle) != 0 {
             throw SoundFileError.readFailed(path: path, reason: String(cString: sf_strerror(handle)))
         }
+        position += max(got, 0)
+        if got < frameCount && position < format.frameCount && majorFormat != SoundFileReader.mpegFormat {
+            // (MPEG's length is an estimate; every other format's is exact)
+            throw SoundFileError.readFailed(path: path, reason: "the file ended at frame \(position) of the \(format.frameCount) its header states (was it truncated or changed while mixfx read it?)")
+        }
         buffer.deinterleave(from: interleaved, channels: ch, frameCount: got, offset: offset)
         return got
     }
@@ -180,6 +207,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         if sf_seek(handle, sf_count_t(frame), SEEK_SET) < 0 {
             throw SoundFileError.readFailed(path: path, reason: "cannot seek to frame \(frame)")
         }
+        position = frame
     }
 }
 

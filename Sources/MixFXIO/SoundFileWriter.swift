@@ -1,5 +1,9 @@
 import CSndFile
 import MixFXDSP
+import MixFXFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writes planar float blocks to a file through libsndfile, converting to the sample format
 /// itself: integers are rounded from x·2^(bits−1) and clamped, never wrapped, and every clamped
@@ -24,10 +28,32 @@ public final class SoundFileWriter {
     private var scratchBytes = 0
     private var writeback: ProgressiveWriteback?
 
-    /// Creates `path` (control side); `dither` applies TPDF dither to integer output.
-    public init(path: String, format: OutputFormat, dither: Bool = false, reportedPath: String? = nil) throws(SoundFileError) {
+    /// Writes into `temporary` (an `OutputFile`'s; control side); `dither` applies TPDF dither
+    /// to integer output. libsndfile gets a duplicate of the descriptor, never a name.
+    public convenience init(temporary: TemporaryOutput, format: OutputFormat, dither: Bool = false, reportedPath: String) throws(SoundFileError) {
+        let fd = temporary.duplicateDescriptor()
+        guard fd >= 0 else { throw .cannotCreate(path: reportedPath, reason: String(cString: strerror(errno))) }
+        try self.init(descriptor: fd, path: temporary.path, format: format, dither: dither, reportedPath: reportedPath)
+    }
+
+    /// Creates the new file `path` (control side): exclusively, so an existing file, or a link
+    /// or FIFO planted at the name, is refused and never written through. (Tools and tests; a
+    /// render writes through `OutputFile`.)
+    public convenience init(path: String, format: OutputFormat, dither: Bool = false, reportedPath: String? = nil) throws(SoundFileError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o666)
+        guard fd >= 0 else {
+            throw .cannotCreate(path: reportedPath ?? path, reason: String(cString: strerror(errno)))
+        }
+        do { try self.init(descriptor: fd, path: path, format: format, dither: dither, reportedPath: reportedPath ?? path) } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
+    /// Writes into the open, empty, seekable file `fd` (taken over and closed).
+    init(descriptor fd: Int32, path: String, format: OutputFormat, dither: Bool, reportedPath: String) throws(SoundFileError) {
         self.path = path
-        self.reportedPath = reportedPath ?? path
+        self.reportedPath = reportedPath
         self.format = format
         converter = SampleConverter(sampleFormat: format.storedSampleFormat, channelCount: format.channelCount,
                                     dither: dither && format.storedSampleFormat?.isInteger == true)
@@ -36,16 +62,20 @@ public final class SoundFileWriter {
         info.channels = Int32(format.channelCount)
         info.format = format.sndfileFormat
         guard sf_format_check(&info) != 0 else {
-            throw .unsupportedOutput(path: reportedPath ?? path, reason: "libsndfile cannot write \(format.container.rawValue) with \(format.sampleFormat.rawValue) at \(format.sampleRate) Hz")
+            Glibc.close(fd)
+            throw .unsupportedOutput(path: reportedPath, reason: "libsndfile cannot write \(format.container.rawValue) with \(format.sampleFormat.rawValue) at \(format.sampleRate) Hz")
         }
-        guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw .cannotCreate(path: reportedPath ?? path, reason: SoundFileWriter.explain(String(cString: sf_strerror(nil))))
+        let writebackFD = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard let h = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+            Glibc.close(fd)
+            if writebackFD >= 0 { Glibc.close(writebackFD) }
+            throw .cannotCreate(path: reportedPath, reason: SoundFileWriter.explain(String(cString: sf_strerror(nil))))
         }
         // No PEAK chunk (libsndfile adds one to float WAV/AIFF files): it holds the time of
         // writing, so the same render would give different bytes each second.
         sf_command(h, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         handle = h
-        writeback = ProgressiveWriteback(path: path)
+        writeback = ProgressiveWriteback(descriptor: writebackFD)
     }
 
     deinit {

@@ -1,6 +1,7 @@
 import Foundation
 import MixFXDSP
 import MixFXEngine
+import MixFXFiles
 
 /// The mix as raw interleaved 32-bit floats in a file with no name: created beside the output and
 /// unlinked at once, so it takes disk space only while it is open and nothing of it can outlive
@@ -17,16 +18,24 @@ final class SpillFile {
     /// Frames written so far.
     private(set) var frameCount = 0
 
-    /// Creates the file in `directory` (control side).
+    /// Creates the file in `directory` (control side): with `O_TMPFILE` it never has a name;
+    /// where the file system lacks it, under an unpredictable name created exclusively
+    /// (`O_EXCL`, no link followed) and unlinked at once.
     init(directory: String, channelCount: Int, reportedPath: String) throws(SoundFileError) {
         self.channelCount = channelCount
         self.reportedPath = reportedPath
-        let path = directory + "/.mixfx-spill-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).f32"
+        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY (a macro Swift does not import)
+        let unnamed = open(directory, 0o20000000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+        if unnamed >= 0 {
+            fd = unnamed
+            return
+        }
+        let path = directory + "/.mixfx-spill-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).f32"
         // remembered while it has a name, so that a fatal signal between open and unlink
         // still removes it
         TemporaryFiles.remember(path)
         defer { TemporaryFiles.forget(path) }
-        let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard f >= 0 else {
             throw .cannotCreate(path: reportedPath, reason: "cannot make the temporary mix beside it: \(String(cString: strerror(errno)))")
         }

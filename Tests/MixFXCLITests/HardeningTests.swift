@@ -10,7 +10,7 @@ import TestSupport
     func files() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) }
     /// The render's hidden temporary output (`.out.wav.mixfx-PID-N.tmp`); not the spill, which
     /// has a name for the instant between its creation and its unlinking.
-    func temporaryOutputs() throws -> [String] { try files().filter { $0.hasPrefix(".out.wav.mixfx-") && $0.hasSuffix(".tmp") } }
+    func temporaryOutputs() throws -> [String] { try files().filter { $0.hasPrefix(".mixfx-") && $0.hasSuffix(".tmp") } }
 
     func noise(_ name: String, frames: Int = 44_100, channels: Int = 2, format: SampleFormat = .s16, seed: UInt64 = 1) throws -> String {
         let path = dir.file(name)
@@ -116,18 +116,18 @@ import TestSupport
         defer { dir.remove() }
         let path = dir.file("race.json")
         let out = try OutputFile(path: path, inputs: [], overwrite: false)
-        let tmp = out.temporaryPath()
-        try Data("ours".utf8).write(to: URL(fileURLWithPath: tmp))
+        let tmp = try out.createTemporary()
+        #expect(write(tmp.descriptor, "ours", 4) == 4)
         try Data("theirs".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: OutputFileError.appeared(path: path)) { try out.commit(temporary: tmp) }
+        #expect(throws: OutputFileError.appeared(path: path)) { try out.commit(tmp) }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "theirs")
         #expect(try files() == ["race.json"])
         // with overwrite, the new file replaces it
         let forced = try OutputFile(path: dir.file("new.json"), inputs: [], overwrite: true)
-        let tmp2 = forced.temporaryPath()
-        try Data("ours".utf8).write(to: URL(fileURLWithPath: tmp2))
+        let tmp2 = try forced.createTemporary()
+        #expect(write(tmp2.descriptor, "ours", 4) == 4)
         try Data("theirs".utf8).write(to: URL(fileURLWithPath: dir.file("new.json")))
-        try forced.commit(temporary: tmp2)
+        try forced.commit(tmp2)
         #expect(try String(contentsOfFile: dir.file("new.json"), encoding: .utf8) == "ours")
         #expect(try files() == ["race.json", "new.json"])
     }
@@ -160,7 +160,7 @@ import TestSupport
         let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/file/regression-unknown-length.ogg").path
         let r = try MixFXBinary.run(["render", seed, "-o", dir.file("o.wav")])
-        #expect(r.status == 1 && r.stderr.contains("regression-unknown-length.ogg") && r.stderr.contains("frames (allowed: up to 2^40"), "\(r.stderr)")
+        #expect(r.status == 1 && r.stderr.contains("regression-unknown-length.ogg") && r.stderr.contains("its length is unknown"), "\(r.stderr)")
         #expect(try files().isEmpty)
     }
 

@@ -116,7 +116,9 @@ import TestSupport
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return fds.filter { fd in
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) ?? ""
+            // named and unlinked at once, or never named (O_TMPFILE: "DIR/#INODE (deleted)")
             return target.hasPrefix(directory + "/.mixfx-spill-")
+                || target.hasPrefix(directory + "/#") && target.hasSuffix(" (deleted)")
         }.count
     }
 }

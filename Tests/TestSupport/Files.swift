@@ -24,6 +24,7 @@ public enum AudioFiles {
         let frames = channels[0].count
         let buffer = AudioBuffer(channelCount: channels.count, capacityFrames: max(1, frames))
         for (c, ch) in channels.enumerated() { for i in 0..<frames { buffer.channel(c)[i] = ch[i] } }
+        unlink(path)   // (the writer creates files exclusively)
         let w = try SoundFileWriter(path: path, format: OutputFormat(
             container: Container.from(path: path)!, sampleFormat: sampleFormat,
             sampleRate: sampleRate, channelCount: channels.count))

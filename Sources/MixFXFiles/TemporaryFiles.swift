@@ -1,5 +1,5 @@
 import Foundation
-import MixFXDSP
+import Synchronization
 
 /// The temporary files mixfx has open right now, kept where a crash handler can reach them:
 /// `removeAll()` only unlinks paths from memory allocated up front, so it is async-signal-safe
@@ -13,11 +13,11 @@ public enum TemporaryFiles {
         p.initialize(repeating: 0, count: slots * pathBytes)
         return p
     }()
-    static let lock = ControlLock(())
+    static let lock = Mutex(())
 
     /// Remembers `path` until `forget(path)`. Control side. (Paths past the slots or too long
     /// are not remembered: they are still removed on every ordinary way out.)
-    static func remember(_ path: String) {
+    public static func remember(_ path: String) {
         let bytes = Array(path.utf8CString)
         guard bytes.count <= pathBytes else { return }
         lock.withLock { _ in
@@ -29,7 +29,7 @@ public enum TemporaryFiles {
     }
 
     /// Forgets `path` (it was committed or removed). Control side.
-    static func forget(_ path: String) {
+    public static func forget(_ path: String) {
         lock.withLock { _ in
             for i in 0..<slots where storage[i * pathBytes] != 0 && String(cString: storage + i * pathBytes) == path {
                 storage[i * pathBytes] = 0

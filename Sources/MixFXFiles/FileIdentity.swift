@@ -1,0 +1,91 @@
+import Foundation
+
+/// What a path names, decided by the file system rather than by the path's spelling: `in//a.wav`,
+/// `./in/a.wav`, a symbolic link to it and a hard link to it are one file.
+///
+/// - A file that exists is its device and inode (links followed).
+/// - A file not yet there is its folder's device and inode plus its name's bytes, so two spellings
+///   of one planned output (`out//x.wav`, `link-to-out/x.wav`) are one too.
+/// - A path whose folder does not exist either is its normalized spelling (nothing can be
+///   compared by identity; the write will be refused anyway).
+public enum FileIdentity: Hashable, Sendable {
+    case existing(device: UInt64, inode: UInt64)
+    case planned(folderDevice: UInt64, folderInode: UInt64, name: [UInt8])
+    case unresolved(String)
+
+    /// The identity of `path` now. Control side.
+    public init(path: String) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            self = .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+            return
+        }
+        // a dangling symbolic link names the file it would create
+        var target = path
+        var lst = stat()
+        if lstat(path, &lst) == 0 && (lst.st_mode & S_IFMT) == S_IFLNK, let dest = FileIdentity.linkTarget(path) {
+            target = dest.hasPrefix("/") ? dest : FileIdentity.folder(of: path) + "/" + dest
+        }
+        let folder = FileIdentity.folder(of: target)
+        let name = FileIdentity.name(of: target)
+        if stat(folder, &st) == 0 {
+            self = .planned(folderDevice: UInt64(st.st_dev), folderInode: UInt64(st.st_ino), name: Array(name.utf8))
+        } else {
+            self = .unresolved(URL(fileURLWithPath: target).standardized.path)
+        }
+    }
+
+    /// The identity of an open descriptor (what was really opened, whatever the path names now).
+    public init?(descriptor fd: Int32) {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        self = .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    /// The folder part of `path` ("." for a bare name; "/" for a file at the root).
+    static func folder(of path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return "." }
+        let f = p[..<slash]
+        return f.isEmpty ? "/" : String(f)
+    }
+
+    /// The last component of `path` (trailing slashes ignored).
+    static func name(of path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return String(p) }
+        return String(p[p.index(after: slash)...])
+    }
+
+    /// What the symbolic link at `path` holds, or nil.
+    static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// A set of files by identity, each remembered with the first spelling it was given under (for
+/// messages).
+public struct FileIdentitySet: Sendable {
+    private var spellings: [FileIdentity: String] = [:]
+
+    public init(_ paths: [String] = []) { for p in paths { insert(p) } }
+
+    /// Adds `path`; returns the spelling it was first added under when it was there already.
+    @discardableResult
+    public mutating func insert(_ path: String) -> String? {
+        let id = FileIdentity(path: path)
+        if let first = spellings[id] { return first }
+        spellings[id] = path
+        return nil
+    }
+
+    /// The spelling of the member that is the same file as `path`, or nil.
+    public func member(_ path: String) -> String? { spellings[FileIdentity(path: path)] }
+
+    public func contains(_ path: String) -> Bool { member(path) != nil }
+}

@@ -1,0 +1,352 @@
+import Foundation
+
+/// Why mixfx would not write a file where it was asked to. In every case nothing is left at the
+/// path, and a file that was there is untouched.
+public enum OutputFileError: Error, Equatable, CustomStringConvertible {
+    /// The file exists and replacing it was not allowed.
+    case exists(path: String)
+    /// The path is (a name of) one of the inputs.
+    case isInput(path: String)
+    /// The path is a directory, FIFO, device or socket, not a regular file.
+    case notRegular(path: String, kind: String)
+    /// A symbolic link whose target does not exist.
+    case danglingLink(path: String, target: String)
+    /// Another process created the file while mixfx was writing its own.
+    case appeared(path: String)
+    /// The folder the file would go in does not exist (or is not a folder).
+    case noFolder(path: String, folder: String)
+    /// The folder exists but this process may not create files in it.
+    case folderNotWritable(path: String, folder: String, reason: String)
+    /// The file system refused (no permission, no space, a name too long, ...).
+    case cannotCreate(path: String, reason: String)
+
+    /// One line naming the path and what to do.
+    public var description: String {
+        switch self {
+        case .exists(let p): "'\(p)' exists; use --force to overwrite it"
+        case .isInput(let p): "'\(p)' is one of the inputs; choose another output file"
+        case .notRegular(let p, let kind):
+            "'\(p)' is a \(kind), not a regular file; mixfx writes regular files only (choose a file path)"
+        case .danglingLink(let p, let t):
+            "'\(p)' is a symbolic link to '\(t)', which does not exist; give a file path (or create the target)"
+        case .appeared(let p):
+            "'\(p)' was created by another process while mixfx was writing; it was kept and this output was discarded (use --force to replace it)"
+        case .noFolder(let p, let f):
+            "cannot create '\(p)': the folder '\(f)' does not exist (create it first, e.g. mkdir -p '\(f)')"
+        case .folderNotWritable(let p, let f, let r): "cannot create '\(p)': files cannot be created in the folder '\(f)' (\(r))"
+        case .cannotCreate(let p, let r): "cannot create '\(p)': \(r)"
+        }
+    }
+}
+
+/// The one way mixfx writes a file (renders, presets, reports, summaries, sidecars): never over
+/// an input, never over an existing file unless allowed, into a temporary file beside the target
+/// that is moved into place only when complete.
+///
+/// - Everything is checked when the `OutputFile` is made, before any work: the folder exists and
+///   files can be created in it, the name fits, the target is not an input (by identity) and
+///   exists only if replacing was allowed.
+/// - The temporary file is created the way `mkstemp` does: an unpredictable name, `O_CREAT |
+///   O_EXCL | O_NOFOLLOW`, mode 0600, relative to the folder opened once. A link, FIFO or file
+///   planted under any name is never opened, followed or waited on; the writer gets the
+///   descriptor, never the name.
+/// - A symbolic link at the path is followed: the file it points to is replaced (with
+///   `overwrite`), the link stays. A link to nothing is refused.
+/// - Directories, FIFOs, devices and sockets are refused.
+/// - A replaced file keeps its permission bits; a new one gets 0666 less the umask.
+/// - The final step does not replace a file that appeared while writing unless `overwrite` is
+///   set (a hard link is made, which fails if the name exists; on file systems without hard links
+///   the check and the rename are two steps).
+public final class OutputFile: Sendable {
+    /// The path as given.
+    public let path: String
+    /// Where the file goes: `path`, or the file a symbolic link at `path` points to.
+    public let targetPath: String
+    /// Whether a file exists at the target now (it will be replaced: `overwrite` was given).
+    public let replacesExisting: Bool
+    /// Replacing an existing file is allowed.
+    public let overwrite: Bool
+    /// The target's folder, opened once; every later step is relative to it.
+    private let folderFD: Int32
+    /// The folder, resolved (for the crash handler's list and for messages).
+    public let folderPath: String
+    /// The target's name in the folder.
+    private let name: String
+    private let replacedMode: mode_t?
+
+    /// Checks `path` as an output beside `inputs` (paths of files read). Control side.
+    public convenience init(path: String, inputs: [String], overwrite: Bool) throws(OutputFileError) {
+        try self.init(path: path, inputs: FileIdentitySet(inputs), overwrite: overwrite)
+    }
+
+    /// Checks `path` as an output beside `inputs` (files read, by identity). Control side.
+    public init(path: String, inputs: FileIdentitySet, overwrite: Bool) throws(OutputFileError) {
+        self.path = path
+        self.overwrite = overwrite
+        guard !path.isEmpty else { throw .cannotCreate(path: path, reason: "the path is empty") }
+        guard !path.hasSuffix("/") else {
+            throw .cannotCreate(path: path, reason: "the path ends in '/', so it names a folder; give a file name")
+        }
+        var target = path
+        var st = stat()
+        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
+            guard let resolved = realpath(path, nil) else {
+                if errno == ELOOP { throw .cannotCreate(path: path, reason: "its symbolic links form a loop") }
+                throw .danglingLink(path: path, target: FileIdentity.linkTarget(path) ?? "?")
+            }
+            target = String(cString: resolved)
+            free(resolved)
+        }
+        targetPath = target
+        let folder = FileIdentity.folder(of: target)
+        name = FileIdentity.name(of: target)
+        guard name != "." && name != ".." else {
+            throw .cannotCreate(path: path, reason: "'\(name)' names a folder; give a file name")
+        }
+        guard name.utf8.count <= 255 else {
+            throw .cannotCreate(path: path, reason: "the file name is \(name.utf8.count) bytes; a name holds at most 255")
+        }
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT, ENOTDIR: throw .noFolder(path: path, folder: folder)
+            case EACCES: throw .folderNotWritable(path: path, folder: folder, reason: "permission denied")
+            default: throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+            }
+        }
+        if faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0 {
+            let reason = errno == EROFS ? "the file system is read-only" : String(cString: strerror(errno))
+            close(fd)
+            throw .folderNotWritable(path: path, folder: folder, reason: reason)
+        }
+        folderFD = fd
+        if let resolved = realpath(folder, nil) {
+            folderPath = String(cString: resolved)
+            free(resolved)
+        } else {
+            folderPath = folder
+        }
+        guard fstatat(fd, name, &st, 0) == 0 else {
+            let e = errno
+            replacesExisting = false
+            replacedMode = nil
+            if e == ENOENT { return }
+            close(fd)
+            throw .cannotCreate(path: path, reason: String(cString: strerror(e)))
+        }
+        if let kind = RegularFile.irregularKind(st.st_mode) {
+            close(fd)
+            throw .notRegular(path: path, kind: kind)
+        }
+        if inputs.contains(target) {
+            close(fd)
+            throw .isInput(path: path)
+        }
+        guard overwrite else {
+            close(fd)
+            throw .exists(path: path)
+        }
+        replacesExisting = true
+        replacedMode = st.st_mode & 0o7777
+    }
+
+    deinit { close(folderFD) }
+
+    /// A new temporary file in the target's folder (so the final move is a rename on one file
+    /// system), created exclusively under an unpredictable hidden name (see the type's notes).
+    public func createTemporary() throws(OutputFileError) -> TemporaryOutput {
+        for _ in 0..<64 {
+            let tmpName = TemporaryOutput.makeName()
+            let fd = openat(folderFD, tmpName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
+            if fd >= 0 {
+                let full = folderPath + "/" + tmpName
+                TemporaryFiles.remember(full)
+                return TemporaryOutput(descriptor: fd, name: tmpName, path: full, folderFD: folderFD)
+            }
+            if errno == EEXIST || errno == EINTR { continue }
+            throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+        }
+        throw .cannotCreate(path: path, reason: "64 temporary names in its folder were taken")
+    }
+
+    /// Lets the kernel drop the cached pages of the file this output will replace (none if it
+    /// replaces nothing); called while the render runs. Otherwise they are freed at the final
+    /// rename, when the old file's last link goes, after the last sample is written and with
+    /// every other core idle; dropped early, they cost the same on a core the render shares.
+    /// The file is not changed: if the render fails it is as it was, only no longer cached.
+    public func releaseReplacedPages() {
+        guard replacesExisting else { return }
+        let fd = openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+    }
+
+    /// Moves the finished `temporary` file into place (see the type's notes); on failure the
+    /// temporary file is removed. The writer must have closed its own descriptor.
+    public func commit(_ temporary: TemporaryOutput) throws(OutputFileError) {
+        defer { temporary.discard() }
+        _ = fchmod(temporary.descriptor, replacedMode ?? OutputFile.newFileMode)
+        // the name must still be the file this process wrote (someone who can write the folder
+        // could have moved it away and put something else there)
+        var mine = stat(), there = stat()
+        guard fstat(temporary.descriptor, &mine) == 0,
+              fstatat(folderFD, temporary.name, &there, AT_SYMLINK_NOFOLLOW) == 0,
+              mine.st_dev == there.st_dev, mine.st_ino == there.st_ino else {
+            throw .cannotCreate(path: path, reason: "its temporary file '\(temporary.path)' was moved or replaced by another process while mixfx wrote it")
+        }
+        if linkat(folderFD, temporary.name, folderFD, name, 0) == 0 { return }
+        let linkErrno = errno
+        if linkErrno == EEXIST && !overwrite { throw .appeared(path: path) }
+        if linkErrno != EEXIST && !overwrite {
+            // no hard links here (some file systems): check, then rename
+            var st = stat()
+            if fstatat(folderFD, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { throw .appeared(path: path) }
+        }
+        if renameat(folderFD, temporary.name, folderFD, name) != 0 {
+            throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+        }
+        temporary.renamed()
+    }
+
+    /// Writes `bytes` to `path` by the same rules (presets, reports, summaries). Control side.
+    public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
+                             overwrite: Bool) throws(OutputFileError) {
+        let out = try OutputFile(path: path, inputs: inputs, overwrite: overwrite)
+        let tmp = try out.createTemporary()
+        let data = Array(bytes)
+        var done = 0
+        while done < data.count {
+            let n = data.withUnsafeBytes { Foundation.write(tmp.descriptor, $0.baseAddress! + done, data.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let reason = String(cString: strerror(errno))
+                tmp.discard()
+                throw .cannotCreate(path: path, reason: reason)
+            }
+            done += n
+        }
+        try out.commit(tmp)
+    }
+
+    /// Writes `bytes` to `path` (inputs as paths).
+    public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: [String], overwrite: Bool) throws(OutputFileError) {
+        try write(bytes, to: path, inputs: FileIdentitySet(inputs), overwrite: overwrite)
+    }
+
+    /// 0666 less the process's umask (read once from /proc; 022 where it cannot be).
+    static let newFileMode: mode_t = {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+           let mask = mode_t(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) {
+            return 0o666 & ~mask
+        }
+        return 0o644
+    }()
+
+    /// Removes the temporary files of mixfx processes of this machine that are gone (killed
+    /// before they could remove their own: SIGKILL, power loss) from the folder of `path`.
+    /// Only names of mixfx's own pattern, owned by this user, regular files, of this host, whose
+    /// process no longer exists. Returns how many were removed. Control side.
+    @discardableResult
+    public static func removeStaleTemporaries(besides path: String) -> Int {
+        let folder = FileIdentity.folder(of: path)
+        let dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dfd >= 0 else { return 0 }
+        defer { close(dfd) }
+        guard let dir = fdopendir(dup(dfd)) else { return 0 }
+        defer { closedir(dir) }
+        var removed = 0
+        let prefix = ".mixfx-\(TemporaryOutput.hostTag)-"
+        while let entry = readdir(dir) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard entryName.hasPrefix(prefix), entryName.hasSuffix(".tmp") else { continue }
+            let middle = entryName.dropFirst(prefix.count).dropLast(4).split(separator: "-")
+            guard middle.count == 2, let pid = Int32(middle[0]), pid > 0, pid != getpid(), middle[1].count == 12 else { continue }
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            var st = stat()
+            guard fstatat(dfd, entryName, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                  st.st_uid == geteuid() else { continue }
+            if unlinkat(dfd, entryName, 0) == 0 { removed += 1 }
+        }
+        return removed
+    }
+}
+
+/// A temporary file being written for an `OutputFile`: its descriptor stays open (and the
+/// process's own) until it is committed or discarded. Writers get a duplicate of it.
+/// `@unchecked Sendable`: used by one thread at a time (the render's).
+public final class TemporaryOutput: @unchecked Sendable {
+    /// The descriptor mixfx created the file with.
+    public let descriptor: Int32
+    /// Its name in the output's folder, and the whole path (for messages and the crash handler).
+    let name: String
+    public let path: String
+    private let folderFD: Int32
+    private var open = true
+    private var named = true
+
+    init(descriptor: Int32, name: String, path: String, folderFD: Int32) {
+        self.descriptor = descriptor
+        self.name = name
+        self.path = path
+        self.folderFD = folderFD
+    }
+
+    deinit { discard() }
+
+    /// A new descriptor of the same open file (for libsndfile, which closes its own).
+    public func duplicateDescriptor() -> Int32 { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
+
+    /// Removes the file (unless it was committed) and closes it. Idempotent.
+    public func discard() {
+        if named {
+            // the name is removed only while it is still this file
+            var mine = stat(), there = stat()
+            if fstat(descriptor, &mine) == 0, fstatat(folderFD, name, &there, AT_SYMLINK_NOFOLLOW) == 0,
+               mine.st_dev == there.st_dev, mine.st_ino == there.st_ino {
+                unlinkat(folderFD, name, 0)
+            }
+            named = false
+            TemporaryFiles.forget(path)
+        }
+        if open {
+            close(descriptor)
+            open = false
+        }
+    }
+
+    /// The rename moved the name away: nothing is left to remove.
+    func renamed() {
+        named = false
+        TemporaryFiles.forget(path)
+    }
+
+    /// `.mixfx-HOST-PID-RANDOM.tmp`: hidden, short whatever the target's name (a 255-byte output
+    /// name still fits), unpredictable (60 random bits), and naming its process and host so a
+    /// later run can tell a dead process's leftovers (`OutputFile.removeStaleTemporaries`).
+    static func makeName() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
+        var r = UInt64.random(in: 0...UInt64.max)
+        var random = ""
+        for _ in 0..<12 {
+            random.append(Character(Unicode.Scalar(alphabet[Int(r & 31)])))
+            r >>= 5
+        }
+        return ".mixfx-\(hostTag)-\(getpid())-\(random).tmp"
+    }
+
+    /// This host's name, letters and digits only, at most 24 of them.
+    static let hostTag: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        let name = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let kept = name.unicodeScalars.filter { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+        let tag = String(String.UnicodeScalarView(kept.prefix(24)))
+        return tag.isEmpty ? "host" : tag
+    }()
+}
