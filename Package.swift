@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "MixFXIO", dependencies: ["MixFXEngine", "MixFXFiles", "CSndFile", "CALSA", "CFileIO"]),
         .target(name: "MixFXPresets", dependencies: ["MixFXEngine", "MixFXFiles"]),
         .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXFiles", "MixFXIO", "MixFXPresets"]),
-        .target(name: "MixFXCLI", dependencies: ["MixFX"]),
+        .target(name: "MixFXCLI", dependencies: ["MixFX", "CFileIO"]),
         .executableTarget(name: "mixfx", dependencies: ["MixFXCLI"]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include "file_io.h"
@@ -11,4 +12,12 @@ int mixfx_start_writeback(int fd, long long offset, long long length) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int mixfx_finish_stdout(void) {
+    errno = 0;
+    int flushed = fflush(stdout);
+    int e = errno;
+    if (flushed != 0 || ferror(stdout)) return e != 0 ? e : EIO;
+    return 0;
 }

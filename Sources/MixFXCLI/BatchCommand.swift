@@ -148,17 +148,20 @@ struct BatchCommand {
                     throw .usage("the manifest on stdin is more than \(BatchManifest.maximumBytes >> 20) MiB")
                 }
             }
-            return (String(decoding: data, as: UTF8.self), FileManager.default.currentDirectoryPath)
+            return (String(decoding: data, as: UTF8.self), FileSystem.currentFolder())
         }
-        var st = stat()
-        guard stat(manifest, &st) == 0 else { throw .usage("cannot open manifest '\(manifest)': no such file") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .usage("manifest '\(manifest)' is not a regular file (use - for stdin)") }
-        guard Int(st.st_size) <= BatchManifest.maximumBytes else {
-            throw .usage("manifest '\(manifest)' is \(st.st_size >> 20) MiB, more than \(BatchManifest.maximumBytes >> 20) MiB")
+        // opened once, checked on the descriptor (a FIFO is refused at once: use - for a stream)
+        let bytes: [UInt8]
+        do { bytes = try RegularFile.read(manifest, maximumBytes: BatchManifest.maximumBytes) } catch {
+            switch error.problem {
+            case .notRegular(let kind): throw .usage("manifest '\(manifest)' is a \(kind), not a regular file (use - for stdin)")
+            case .tooLarge: throw .usage("manifest '\(manifest)' is more than \(BatchManifest.maximumBytes >> 20) MiB")
+            default: throw .usage("cannot open manifest '\(manifest)': \(error.reason)")
+            }
         }
-        guard let data = FileManager.default.contents(atPath: manifest) else { throw .usage("cannot read manifest '\(manifest)'") }
-        guard let text = String(data: data, encoding: .utf8) else { throw .usage("manifest '\(manifest)' is not UTF-8 text") }
-        let dir = URL(fileURLWithPath: manifest).standardized.deletingLastPathComponent().path
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .usage("manifest '\(manifest)' is not UTF-8 text") }
+        let absolute = manifest.hasPrefix("/") ? manifest : FileSystem.currentFolder() + "/" + manifest
+        let dir = URL(fileURLWithPath: absolute).standardized.deletingLastPathComponent().path
         return (text, dir)
     }
 
@@ -172,30 +175,49 @@ struct BatchCommand {
 
     func execute() throws(CLIError) -> Int32 {
         let (text, directory) = try readManifest()
-        let (all, problems) = BatchManifest.parse(text, directory: directory)
+        let (all, problems) = BatchManifest.parse(text, directory: directory, manifestPath: manifest == "-" ? nil : manifest)
         guard problems.isEmpty else {
             for p in problems.dropLast() { Terminal.printError("mixfx: error: \(manifest): \(p)") }
             throw .usage("\(manifest): \(problems.last!)\(problems.count > 1 ? " (\(problems.count) problems; nothing was rendered)" : "; nothing was rendered")")
         }
         let slice = try shardAuto ? environmentShard() : (shard ?? (0, 1))
-        let mine = all.enumerated().filter { $0.offset % slice.count == slice.index }.map(\.element)
+        // every file any job reads (and the manifest), once: no job writes over one of them
+        var reads = FileIdentitySet(manifest == "-" ? [] : [manifest])
+        for j in all { for p in j.resolved.inputs + j.command.presetFiles { reads.insert(p) } }
+        let mine = all.enumerated().filter { $0.offset % slice.count == slice.index }.map { j in
+            var job = j.element
+            job.command.otherInputs = reads
+            return job
+        }
         for j in mine { for w in j.warnings { Terminal.printError("mixfx: warning: job \(j.id) (line \(j.line)): \(w)") } }
-        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all) }
+        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads) }
         if check { return try checkAll(mine, total: all.count, slice: slice) }
         return try renderAll(mine, total: all.count, slice: slice)
     }
 
-    /// `--summary` may replace an earlier batch summary, anything else only with --force.
-    func checkSummaryPath(_ path: String, jobs: [BatchJob]) throws(CLIError) {
-        let inputs = jobs.flatMap(\.resolved.inputs), outputs = jobs.map(\.output)
-        if outputs.contains(where: { BatchManifest.canonical($0) == BatchManifest.canonical(path) }) {
-            throw .usage("--summary: '\(path)' is a job's output")
+    /// `--summary` is no file a job writes or reads, nor the manifest; it may replace an earlier
+    /// batch summary, anything else only with --force. (Checked before anything renders.)
+    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet) throws(CLIError) {
+        let id = FileIdentity(path: path)
+        for j in jobs {
+            for (what, p) in j.writtenFiles where FileIdentity(path: p) == id {
+                throw .usage("--summary: '\(path)' is line \(j.line)'s \(what); give the summary its own name")
+            }
         }
-        let earlier = FileManager.default.contents(atPath: path).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-        let ours = earlier?["generator"] as? String == "mixfx batch"
-        do { _ = try OutputFile(path: path, inputs: inputs, overwrite: force || ours) } catch {
+        if manifest != "-" && FileIdentity(path: manifest) == id {
+            throw .usage("--summary: '\(path)' is the manifest; give the summary its own name")
+        }
+        if let r = reads.member(id) { throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name") }
+        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isBatchSummary(path)) } catch {
             throw .usage("--summary: \(error.description)")
         }
+    }
+
+    /// Whether the file at `path` is a summary an earlier `mixfx batch` wrote.
+    func isBatchSummary(_ path: String) -> Bool {
+        guard let bytes = try? RegularFile.read(path, maximumBytes: 256 << 20),
+              let obj = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else { return false }
+        return obj["generator"] as? String == BatchSidecar.generator && obj["jobs"] is [Any]
     }
 
     /// `--check`: every job planned (files opened, formats and outputs checked), nothing rendered.
@@ -203,7 +225,9 @@ struct BatchCommand {
         var failures: [String] = []
         for j in jobs {
             do throws(CLIError) {
-                _ = try j.command.prepare(j.resolved, overwrite: force || FileManager.default.fileExists(atPath: j.sidecarPath))
+                let plan = overwritePlan(j)
+                _ = try j.command.prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
+                try checkSidecarPath(j, plan.sidecar)
             } catch {
                 failures.append("job \(j.id) (line \(j.line)): \(error.message)")
             }
@@ -219,6 +243,11 @@ struct BatchCommand {
 
     func renderAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int)) throws(CLIError) -> Int32 {
         Terminal.installStopHandlers()
+        // what killed batches (SIGKILL, a lost node) left behind in the output folders
+        var folders = Set<FileIdentity>()
+        for j in jobs where folders.insert(FileIdentity(path: FileIdentity.folder(of: j.output))).inserted {
+            OutputFile.removeStaleTemporaries(besides: j.output)
+        }
         let started = Date()
         let shared = BatchWork(command: self, jobs: jobs)
         let workers = min(jobs.count, self.jobs)
@@ -236,13 +265,16 @@ struct BatchCommand {
         while done.wait(timeout: .now() + 0.25) == .timedOut {
             if bar { progress(shared.outcomes.withLock { $0 }, running: shared.running.load(ordering: .relaxed), started: started) }
         }
-        if bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if bar { Terminal.writeError("\r\u{1B}[K") }
         let results = shared.outcomes.withLock { $0 }
         let wall = Date().timeIntervalSince(started)
         let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
         let summary = summaryObject(jobs, results, wall: wall, total: total, slice: slice)
         if let summaryPath {
-            do { try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: jobs.flatMap(\.resolved.inputs), overwrite: true) } catch {
+            let reads = jobs.first?.command.otherInputs ?? FileIdentitySet()
+            do throws(OutputFileError) {
+                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isBatchSummary(summaryPath))
+            } catch {
                 Terminal.printError("mixfx: error: --summary: \(error.description)")
             }
         }
@@ -265,42 +297,80 @@ struct BatchCommand {
         return (counts["failed"] ?? 0) > 0 ? 1 : 0
     }
 
-    /// One job: skipped when its output and sidecar match, else rendered (output, then sidecar).
+    /// Which of a job's files may be replaced: with `--force` (the batch's or the job's own
+    /// `"args"`) any that is not an input; otherwise only what the job's trusted sidecar says
+    /// this batch wrote, as it was written (see `BatchSidecar`). The sidecar itself when it is
+    /// mixfx's own.
+    struct OverwritePlan {
+        var sidecarFile: BatchSidecar?
+        var output = false, report = false, sidecar = false
+    }
+
+    func overwritePlan(_ job: BatchJob) -> OverwritePlan {
+        let forced = force || job.command.force
+        let s = BatchSidecar.read(job.sidecarPath)
+        return OverwritePlan(sidecarFile: s,
+                             output: forced || s?.describes(output: job.output) == true,
+                             report: forced || job.command.reportPath.map { s?.describes(report: $0) == true } == true,
+                             sidecar: forced || s != nil)
+    }
+
+    /// A file at the sidecar's name that is not mixfx's own sidecar is replaced only with --force.
+    func checkSidecarPath(_ job: BatchJob, _ allowed: Bool) throws(CLIError) {
+        guard !allowed else { return }
+        do throws(OutputFileError) { _ = try OutputFile(path: job.sidecarPath, inputs: job.command.otherInputs, overwrite: false) } catch {
+            if case .exists = error {
+                throw .usage("'\(job.sidecarPath)' exists and is not a mixfx batch sidecar; it is kept (use --force to replace it and the output)")
+            }
+            throw .usage("the sidecar: \(error.description)")
+        }
+    }
+
+    /// One job: skipped when its trusted sidecar says it is done with this hash and its output
+    /// (and report) are the files it wrote, unchanged; else rendered (output, report, sidecar).
     func run(_ job: BatchJob, parallelTracks: Bool) -> Outcome {
         let hash = job.fingerprint()
-        let sidecar = FileManager.default.contents(atPath: job.sidecarPath)
-            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-        if let s = sidecar, s["hash"] as? String == hash, s["state"] as? String == "done",
-           let frames = s["frames"] as? Int, let reader = try? SoundFileReader(path: job.output), reader.format.frameCount == frames {
+        let plan = overwritePlan(job)
+        if let s = plan.sidecarFile, s.hash == hash, s.state == "done", s.describes(output: job.output),
+           job.command.reportPath.map({ s.describes(report: $0) }) ?? true {
             return Outcome(status: "skipped")
         }
         do throws(CLIError) {
-            // an existing output is replaced when a batch wrote it (its sidecar) or with --force
-            let ours = sidecar != nil
-            var (engine, renderer, plan) = try job.command.prepare(job.resolved, overwrite: force || ours)
+            var (engine, renderer, layout) = try job.command.prepare(job.resolved, overwrite: plan.output, overwriteReport: plan.report)
+            try checkSidecarPath(job, plan.sidecar)
             _ = engine
             renderer.isCancelled = { interruptRequested }
             // the loudness and true peak are for the summary: measured only when one is asked for
             renderer.measuresMix = summaryPath != nil || json
             renderer.kernelParallelTracks = parallelTracks
-            try writeSidecar(job, hash: hash, frames: plan.1.frameCount, state: "rendering")
+            // while rendering, the sidecar still vouches for the files of the last run that are
+            // still there (a failed render leaves them as they were)
+            var sidecar = BatchSidecar(job: job.id, hash: hash, frames: layout.1.frameCount, state: "rendering",
+                                       output: plan.output ? plan.sidecarFile?.output : nil,
+                                       report: plan.report ? plan.sidecarFile?.report : nil)
+            try writeSidecar(job, sidecar)
             let report: RenderReport
             do { report = try renderer.render(engine) } catch {
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
                 throw RenderCommand.map(error, job.resolved)
             }
-            try job.command.writeReport(report, job.resolved, plan.1, overwrite: true)
-            try writeSidecar(job, hash: hash, frames: report.frameCount, state: "done")
+            sidecar.output = FileRecord(path: job.output)
+            try writeSidecar(job, sidecar)
+            try job.command.writeReport(report, job.resolved, layout.1, overwrite: plan.report)
+            sidecar.report = job.command.reportPath.flatMap { FileRecord(path: $0) }
+            sidecar.frames = report.frameCount
+            sidecar.state = "done"
+            try writeSidecar(job, sidecar)
             return Outcome(status: "done", report: report)
         } catch {
             return Outcome(status: "failed", error: error.message)
         }
     }
 
-    func writeSidecar(_ job: BatchJob, hash: String, frames: Int, state: String) throws(CLIError) {
-        let obj: [String: Any] = ["generator": "mixfx batch", "job": job.id, "hash": hash, "frames": frames, "state": state,
-                                  "mixfxVersion": MixFXCommand.version]
-        do { try OutputFile.write(Data(jsonText(obj).utf8), to: job.sidecarPath, inputs: job.resolved.inputs, overwrite: true) } catch {
+    func writeSidecar(_ job: BatchJob, _ sidecar: BatchSidecar) throws(CLIError) {
+        do throws(OutputFileError) {
+            try OutputFile.write(Data(jsonText(sidecar.json).utf8), to: job.sidecarPath, inputs: job.command.otherInputs, overwrite: true)
+        } catch {
             throw .failure("cannot write the sidecar '\(job.sidecarPath)': \(error.description)")
         }
     }
@@ -314,7 +384,7 @@ struct BatchCommand {
         let eta = finished.count > 0 ? elapsed / Double(finished.count) * Double(left) : 0
         let line = String(format: "\rbatch  %d/%d   done %d  skipped %d  failed %d  running %d   ETA %d:%02d\u{1B}[K",
                           finished.count, outcomes.count, done, skipped, failed, running, Int(eta) / 60, Int(eta) % 60)
-        FileHandle.standardError.write(Data(line.utf8))
+        Terminal.writeError(line)
     }
 
     func summaryObject(_ jobs: [BatchJob], _ results: [Outcome], wall: Double, total: Int, slice: (index: Int, count: Int)) -> [String: Any] {

@@ -16,6 +16,11 @@ struct BatchJob {
     /// The sidecar that says a finished output is this job's (`OUTPUT.mixfx-batch.json`).
     var sidecarPath: String { output + ".mixfx-batch.json" }
 
+    /// What the job writes: its output, its sidecar and its report (if any).
+    var writtenFiles: [(what: String, path: String)] {
+        [("output", output), ("sidecar", sidecarPath)] + (command.reportPath.map { [("report", $0)] } ?? [])
+    }
+
     /// A hash of everything the output depends on: mixfx's version, the resolved settings
     /// (every track value, format, dither, limiter, normalisation), the output and report
     /// paths, and each input's path, size and modification time (FNV-1a, 64 bits).
@@ -23,9 +28,8 @@ struct BatchJob {
         var text = "mixfx \(MixFXCommand.version)\u{1F}\(output)\u{1F}\(command.reportPath ?? "")\u{1F}"
         text += String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
         for input in resolved.inputs {
-            var st = stat()
-            let ok = stat(input, &st) == 0
-            text += "\u{1F}\(input)\u{1F}\(ok ? st.st_size : -1)\u{1F}\(ok ? st.st_mtim.tv_sec : 0).\(ok ? st.st_mtim.tv_nsec : 0)"
+            let st = FileSystem.status(input)
+            text += "\u{1F}\(input)\u{1F}\(st?.st_size ?? -1)\u{1F}\(st?.st_mtim.tv_sec ?? 0).\(st?.st_mtim.tv_nsec ?? 0)"
         }
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
@@ -44,11 +48,15 @@ enum BatchManifest {
     static let maximumLineBytes = 1 << 20
     static let keys: Set<String> = ["tracks", "output", "args", "preset", "id"]
 
-    /// Every job of `text`, or every problem found (each names its line).
-    static func parse(_ text: String, directory: String) -> (jobs: [BatchJob], problems: [String]) {
+    /// Every job of `text`, or every problem found (each names its line). `manifestPath` is the
+    /// manifest's file (nil: stdin), which no job may write.
+    static func parse(_ text: String, directory: String, manifestPath: String? = nil) -> (jobs: [BatchJob], problems: [String]) {
         var jobs: [BatchJob] = []
         var problems: [String] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // (CRLF line ends, as Windows editors write them, end a line too: to Swift "\r\n" is one
+        // Character, not "\n")
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, raw) in lines.enumerated() {
             let lineNumber = index + 1
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -58,19 +66,7 @@ enum BatchManifest {
                 problems.append("line \(lineNumber): \(error.message)")
             }
         }
-        // outputs unique, and never another job's input
-        var outputs: [String: Int] = [:]
-        var inputs: [String: Int] = [:]
-        for j in jobs { for i in j.resolved.inputs { inputs[canonical(i)] = inputs[canonical(i)] ?? j.line } }
-        for j in jobs {
-            let o = canonical(j.output)
-            if let first = outputs[o] {
-                problems.append("line \(j.line): output '\(j.output)' is also line \(first)'s output")
-            } else {
-                outputs[o] = j.line
-            }
-            if let l = inputs[o] { problems.append("line \(j.line): output '\(j.output)' is an input of line \(l)") }
-        }
+        problems += fileClashes(jobs, manifestPath: manifestPath)
         var ids: [String: Int] = [:]
         for j in jobs {
             if let first = ids[j.id] { problems.append("line \(j.line): id '\(j.id)' is also line \(first)'s") } else { ids[j.id] = j.line }
@@ -78,7 +74,32 @@ enum BatchManifest {
         return (jobs, problems)
     }
 
-    static func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardized.path }
+    /// Every file a job writes (output, sidecar, report) is written by no other job, and is no
+    /// file any job reads (tracks, preset files) nor the manifest. Files are compared by identity
+    /// (`FileIdentity`), so `out//a.wav`, `./out/a.wav` and a linked folder's `a.wav` are one.
+    static func fileClashes(_ jobs: [BatchJob], manifestPath: String?) -> [String] {
+        var problems: [String] = []
+        var read: [FileIdentity: String] = [:]
+        if let manifestPath { read[FileIdentity(path: manifestPath)] = "the manifest" }
+        for j in jobs {
+            for i in j.resolved.inputs { read[FileIdentity(path: i)] = read[FileIdentity(path: i)] ?? "line \(j.line)'s track '\(i)'" }
+            for p in j.command.presetFiles { read[FileIdentity(path: p)] = read[FileIdentity(path: p)] ?? "line \(j.line)'s preset '\(p)'" }
+        }
+        var written: [FileIdentity: String] = [:]
+        for j in jobs {
+            for (what, path) in j.writtenFiles {
+                let id = FileIdentity(path: path)
+                if let r = read[id] {
+                    problems.append("line \(j.line): the \(what) '\(path)' is \(r); a batch never writes over a file it reads")
+                } else if let w = written[id] {
+                    problems.append("line \(j.line): the \(what) '\(path)' is also \(w)")
+                } else {
+                    written[id] = "line \(j.line)'s \(what) '\(path)'"
+                }
+            }
+        }
+        return problems
+    }
 
     static func resolve(_ path: String, _ directory: String) -> String {
         path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardized.path
@@ -115,7 +136,9 @@ enum BatchManifest {
         }
         for (i, a) in args.enumerated() {
             if ["-o", "--output"].contains(a) || a.hasPrefix("--output=") { throw .usage("\"args\": the output is the \"output\" field, not \(a)") }
-            if ["--dry-run", "--print-preset", "--json", "--report-schema"].contains(a) { throw .usage("\"args\": \(a) has no place in a batch job") }
+            if ["--dry-run", "--print-preset", "--json", "--report-schema", "--"].contains(a) {
+                throw .usage("\"args\": \(a) has no place in a batch job\(a == "--" ? " (tracks go in \"tracks\")" : "")")
+            }
             if !a.hasPrefix("-"), i == 0 || !args[i - 1].hasPrefix("-") {
                 throw .usage("\"args\": '\(a)' is not a flag (tracks go in \"tracks\")")
             }
@@ -123,16 +146,20 @@ enum BatchManifest {
             if i > 0 && ["--report", "--preset"].contains(args[i - 1]) && (args[i - 1] == "--report" || looksLikePath(a)) {
                 args[i] = resolve(a, directory)
             }
+            for flag in ["--report=", "--preset="] where a.hasPrefix(flag) {
+                let value = String(a.dropFirst(flag.count))
+                if flag == "--report=" || looksLikePath(value) { args[i] = flag + resolve(value, directory) }
+            }
         }
         var inline: Preset?
         var presetArgs: [String] = []
+        var inlineWarnings: [String] = []
         switch obj["preset"] {
         case nil: break
         case .string(let p)?: presetArgs = ["--preset", looksLikePath(p) ? resolve(p, directory) : p]
         case .object?:
-            var warnings: [String] = []
             let data = (try? JSONSerialization.data(withJSONObject: foundation(obj["preset"]!))) ?? Data()
-            do { inline = try Preset.parse(data, source: "line \(lineNumber) preset", warnings: &warnings) } catch {
+            do { inline = try Preset.parse(data, source: "line \(lineNumber) preset", warnings: &inlineWarnings) } catch {
                 throw .usage(error.description)
             }
         default: throw .usage("\"preset\" must be a preset name, a path or a preset object")
@@ -153,7 +180,8 @@ enum BatchManifest {
         var warnings: [String] = []
         let preset = try command.session.loadPreset(warnings: &warnings)
         let resolved = try command.session.resolve(preset: preset)
-        return BatchJob(id: id, line: lineNumber, command: command, resolved: resolved, warnings: warnings + resolved.warnings)
+        return BatchJob(id: id, line: lineNumber, command: command, resolved: resolved,
+                        warnings: inlineWarnings + warnings + resolved.warnings)
     }
 
     static func looksLikePath(_ s: String) -> Bool { s.contains("/") || s.hasSuffix(".json") }

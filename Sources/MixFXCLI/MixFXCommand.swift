@@ -39,7 +39,7 @@ public enum MixFXCommand {
     public static func run(_ arguments: [String]) -> Int32 {
         do throws(CLIError) {
             guard let first = arguments.first else {
-                Terminal.printError(help)
+                Terminal.writeError(help + "\n")
                 return 2
             }
             let rest = Array(arguments.dropFirst())
@@ -73,6 +73,10 @@ public enum MixFXCommand {
     /// Runs the tool with the process arguments and exits with its status. Main thread.
     public static func main() -> Never {
         Terminal.installCrashHandlers()
-        exit(run(Array(CommandLine.arguments.dropFirst())))
+        // the arguments as their bytes (a file name need not be UTF-8: see PathBytes)
+        let argc = Int(CommandLine.argc)
+        let arguments = (1..<max(1, argc)).compactMap { i in CommandLine.unsafeArgv[i].map { PathBytes.string(cString: $0) } }
+        let status = run(arguments)
+        exit(Terminal.finishStandardOutput(status))
     }
 }

@@ -90,8 +90,43 @@ struct PlayCommand {
         return cmd
     }
 
+    /// The files an ALSA device string names in its arguments (`file:'out.raw',raw`,
+    /// `file:FILE=out.raw`, `tee:default,'copy.raw'`): every argument, its `KEY=` and quotes
+    /// taken off. Plugins such as `file` and `tee` write (and truncate) the file they are given
+    /// as soon as the device opens, so none of them may be an input.
+    static func filesNamed(byDevice device: String) -> [String] {
+        guard let colon = device.firstIndex(of: ":") else { return [] }
+        var parts: [String] = []
+        var current = ""
+        var quote: Character?
+        for c in device[device.index(after: colon)...] {
+            if let q = quote {
+                if c == q { quote = nil } else { current.append(c) }
+            } else if c == "'" || c == "\"" {
+                quote = c
+            } else if c == "," {
+                parts.append(current)
+                current = ""
+            } else {
+                current.append(c)
+            }
+        }
+        parts.append(current)
+        return parts.compactMap { part in
+            var p = part
+            if let eq = p.firstIndex(of: "="), p[..<eq].allSatisfy({ $0.isLetter || $0 == "_" }) { p = String(p[p.index(after: eq)...]) }
+            return p.isEmpty ? nil : p
+        }
+    }
+
     func execute() throws(CLIError) -> Int32 {
         let resolved = try session.resolveAll()
+        let reads = FileIdentitySet(resolved.inputs + session.presetFiles)
+        for file in PlayCommand.filesNamed(byDevice: options.device) {
+            if let input = reads.member(file) {
+                throw .usage("--device: '\(options.device)' would write to '\(file)', which is '\(input)', a file this session reads; give the device another file")
+            }
+        }
         var opts = options
         opts.sampleFormat = resolved.sampleFormat
         var sources: [StreamingSource] = []
@@ -141,7 +176,7 @@ struct PlayCommand {
                         return
                     case .ok(let text):
                         let ack = "ok \(text) @ frame \(player.status.framesRendered)\n"
-                        FileHandle.standardOutput.write(Data(ack.utf8))
+                        Terminal.writeAll(1, ack)
                     }
                 } catch {
                     Terminal.printError("mixfx: control: \(error.message)")

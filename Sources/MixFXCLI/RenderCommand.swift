@@ -91,9 +91,10 @@ struct RenderCommand {
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     /// `--report FILE.json|FILE.html`.
     var reportPath: String?
-    /// Files read besides the tracks and the preset (a batch's manifest, the other jobs'
-    /// inputs): no file this render writes may be one of them.
-    var otherInputs: [String] = []
+    /// Files read besides the tracks and the preset (a batch's manifest, every job's inputs and
+    /// presets): no file this render writes may be one of them. (A set shared by a batch's
+    /// jobs, so it is made once.)
+    var otherInputs = FileIdentitySet()
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         if argv == ["--report-schema"] { print(ReportSchema.json); return 0 }
@@ -155,7 +156,7 @@ struct RenderCommand {
             print(String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self))
             return 0
         }
-        let outputExists = FileManager.default.fileExists(atPath: output)
+        let outputExists = FileSystem.exists(output)
         // (a dry run reports an existing output instead)
         var (engine, renderer, plan) = try prepare(resolved, overwrite: force || dryRun)
         if plan.0.storedSampleFormat == nil, let f = resolved.sampleFormat {
@@ -180,6 +181,8 @@ struct RenderCommand {
             return 0
         }
         renderer.overwrite = force
+        // what killed renders (SIGKILL, power loss) left beside the output
+        OutputFile.removeStaleTemporaries(besides: output)
         let bar = !quiet && Terminal.isTerminal(2) ? ProgressBar() : nil
         renderer.progress = { done, total in bar?.update(done: done, total: total) }
         Terminal.installStopHandlers()
@@ -222,15 +225,16 @@ struct RenderCommand {
 
     /// Everything before rendering, without printing: the inputs exist, the engine is built,
     /// the renderer set up, the report path and the output checked. (`execute`, `mixfx batch`.)
-    func prepare(_ resolved: ResolvedSession, overwrite: Bool) throws(CLIError) -> (AudioEngine, OfflineRenderer, (OutputFormat, EngineLayout)) {
+    /// `overwriteReport` (default: `overwrite`) allows replacing an existing report.
+    func prepare(_ resolved: ResolvedSession, overwrite: Bool, overwriteReport: Bool? = nil) throws(CLIError) -> (AudioEngine, OfflineRenderer, (OutputFormat, EngineLayout)) {
         // every file read: the tracks and a preset file (never written over, by identity)
         let filesRead = resolved.inputs + presetFiles
         let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
-        renderer.otherInputs = presetFiles + otherInputs
+        renderer.otherInputs = otherInputs
         if !dryRun {
             // checked before rendering: a folder that is missing or not writable loses no work
-            do throws(OutputFileError) { _ = try OutputFile(path: output, inputs: FileIdentitySet(filesRead + otherInputs), overwrite: overwrite) } catch {
+            do throws(OutputFileError) { _ = try OutputFile(path: output, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwrite) } catch {
                 throw RenderCommand.map(.output(error), resolved)
             }
         }
@@ -243,11 +247,17 @@ struct RenderCommand {
             guard FileIdentity(path: reportPath) != FileIdentity(path: output) else {
                 throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
             }
-            do throws(OutputFileError) { _ = try OutputFile(path: reportPath, inputs: FileIdentitySet(filesRead + otherInputs), overwrite: overwrite) } catch {
+            do throws(OutputFileError) {
+                _ = try OutputFile(path: reportPath, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwriteReport ?? overwrite)
+            } catch {
                 throw .usage("--report: \(error.description)")
             }
         }
         renderer.overwrite = overwrite
+        renderer.presetFiles = presetFiles
+        // the same session into the same file is the same bytes, Ogg's stream serial included
+        renderer.streamIdentity = String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
+            + "\u{1F}" + resolved.inputs.joined(separator: "\u{1F}") + "\u{1F}" + output
         let plan: (OutputFormat, EngineLayout)
         do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error, resolved) }
         return (engine, renderer, plan)
@@ -263,16 +273,18 @@ struct RenderCommand {
         } else {
             data = Data(jsonText(obj).utf8)
         }
-        do throws(OutputFileError) { try OutputFile.write(data, to: reportPath, inputs: resolved.inputs + presetFiles + otherInputs + [output], overwrite: overwrite) } catch {
+        guard FileIdentity(path: reportPath) != FileIdentity(path: output) else {
+            throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
+        }
+        do throws(OutputFileError) {
+            try OutputFile.write(data, to: reportPath, inputs: otherInputs, alsoInputs: resolved.inputs + presetFiles, overwrite: overwrite)
+        } catch {
             throw .failure("--report: \(error.description) (the mix was written to \(output))")
         }
     }
 
     /// The preset file the session was read from, if it is a file.
-    var presetFiles: [String] {
-        guard let p = session.presetName, p.contains("/") || p.hasSuffix(".json"), RegularFile.exists(p) else { return [] }
-        return [p]
-    }
+    var presetFiles: [String] { session.presetFiles }
 
     static func map(_ error: RenderError, _ resolved: ResolvedSession) -> CLIError {
         if case .engine(let e) = error { return resolved.explain(e) }

@@ -307,3 +307,13 @@ struct ResolvedSession {
         return p
     }
 }
+
+extension SessionOptions {
+    /// The preset file the session is read from, if it is one (a path, or a name found in the
+    /// preset search path): a file read, which nothing mixfx writes may replace.
+    var presetFiles: [String] {
+        guard inlinePreset == nil, let p = presetName else { return [] }
+        if p.contains("/") || p.hasSuffix(".json") { return RegularFile.exists(p) ? [p] : [] }
+        return PresetLibrary().searchDirectories.map { $0 + "/" + p + ".json" }.first(where: RegularFile.exists).map { [$0] } ?? []
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import MixFX
 import Synchronization
+import CFileIO
 
 /// The signal that asked mixfx to stop (0: none yet). Set by the handlers `Terminal.
 /// installStopHandlers` installs; long operations poll it and stop cleanly (a render removes its
@@ -62,8 +63,42 @@ enum Terminal {
         }
     }
 
+    /// Prints one message line on stderr. Whatever it quotes (a file name with a newline or a
+    /// terminal escape, bytes that are not UTF-8) is shown escaped (`PathBytes.shown`): one
+    /// message, one line, and nothing that drives the terminal.
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        writeError(PathBytes.shown(text) + "\n")
+    }
+
+    /// Writes `text` to stderr as it is. Never traps: a closed or full stderr loses the text,
+    /// nothing else (the exit status says what happened).
+    static func writeError(_ text: String) {
+        writeAll(2, text)
+    }
+
+    /// Writes `text` to the descriptor `fd`, retrying short writes; false when it could not.
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ text: String) -> Bool {
+        var bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// Flushes stdout at the end; a command whose output could not be written (`--json >
+    /// /dev/full`, a closed pipe) fails with a message rather than exit 0 having said nothing.
+    /// Returns the exit status to use.
+    static func finishStandardOutput(_ status: Int32) -> Int32 {
+        let e = mixfx_finish_stdout()
+        guard e != 0 else { return status }
+        let reason = String(cString: strerror(e))
+        printError("mixfx: error: cannot write to standard output (\(reason)); what the command printed is incomplete")
+        return status == 0 ? 1 : status
     }
 }
 
@@ -83,11 +118,11 @@ final class ProgressBar {
         let eta = fraction > 0 ? elapsed * (1 - fraction) / fraction : 0
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let line = String(format: "\r[%@] %3d%%  ETA %@ ", bar, Int(fraction * 100), clock(eta))
-        FileHandle.standardError.write(Data(line.utf8))
+        Terminal.writeError(line)
     }
 
     func finish() {
-        FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: width + 20) + "\r").utf8))
+        Terminal.writeError("\r" + String(repeating: " ", count: width + 20) + "\r")
     }
 
     private func clock(_ seconds: Double) -> String {

@@ -107,7 +107,7 @@ final class TerminalMixer {
                 message = k == 91 ? "back 5 s" : "forward 5 s"
             case "w", "W":
                 var name = "mixfx-saved.json", i = 2
-                while FileManager.default.fileExists(atPath: name) { name = "mixfx-saved-\(i).json"; i += 1 }
+                while FileSystem.exists(name) { name = "mixfx-saved-\(i).json"; i += 1 }
                 do { try control.save(to: name); message = "saved \(name) (mixfx play ... --preset \(name))" } catch {
                     message = "cannot save: \(error)"
                 }
@@ -177,7 +177,7 @@ final class TerminalMixer {
         }
         lines.append("  \(message)")
         let screen = "\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J"
-        FileHandle.standardOutput.write(Data(screen.utf8))
+        Terminal.writeAll(1, screen)
     }
 
     /// An RMS bar with the held peak marked, 20 cells over −60…0 dBFS, and the peak in dB.
@@ -206,11 +206,11 @@ final class TerminalMixer {
         raw.c_cc.6 = 0   // VMIN
         raw.c_cc.5 = 0   // VTIME
         tcsetattr(0, TCSANOW, &raw)
-        FileHandle.standardOutput.write(Data("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J".utf8))
+        Terminal.writeAll(1, "\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J")
     }
 
     private func restore() {
-        FileHandle.standardOutput.write(Data("\u{1B}[?25h\u{1B}[?1049l".utf8))
+        Terminal.writeAll(1, "\u{1B}[?25h\u{1B}[?1049l")
         tcsetattr(0, TCSANOW, &original)
     }
 }

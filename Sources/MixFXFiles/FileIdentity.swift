@@ -15,21 +15,19 @@ public enum FileIdentity: Hashable, Sendable {
 
     /// The identity of `path` now. Control side.
     public init(path: String) {
-        var st = stat()
-        if stat(path, &st) == 0 {
+        if let st = FileSystem.status(path) {
             self = .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             return
         }
         // a dangling symbolic link names the file it would create
         var target = path
-        var lst = stat()
-        if lstat(path, &lst) == 0 && (lst.st_mode & S_IFMT) == S_IFLNK, let dest = FileIdentity.linkTarget(path) {
+        if let lst = FileSystem.linkStatus(path), (lst.st_mode & S_IFMT) == S_IFLNK, let dest = FileSystem.linkTarget(path) {
             target = dest.hasPrefix("/") ? dest : FileIdentity.folder(of: path) + "/" + dest
         }
         let folder = FileIdentity.folder(of: target)
         let name = FileIdentity.name(of: target)
-        if stat(folder, &st) == 0 {
-            self = .planned(folderDevice: UInt64(st.st_dev), folderInode: UInt64(st.st_ino), name: Array(name.utf8))
+        if let st = FileSystem.status(folder) {
+            self = .planned(folderDevice: UInt64(st.st_dev), folderInode: UInt64(st.st_ino), name: PathBytes.bytes(name))
         } else {
             self = .unresolved(URL(fileURLWithPath: target).standardized.path)
         }
@@ -43,7 +41,7 @@ public enum FileIdentity: Hashable, Sendable {
     }
 
     /// The folder part of `path` ("." for a bare name; "/" for a file at the root).
-    static func folder(of path: String) -> String {
+    public static func folder(of path: String) -> String {
         var p = Substring(path)
         while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
         guard let slash = p.lastIndex(of: "/") else { return "." }
@@ -52,19 +50,11 @@ public enum FileIdentity: Hashable, Sendable {
     }
 
     /// The last component of `path` (trailing slashes ignored).
-    static func name(of path: String) -> String {
+    public static func name(of path: String) -> String {
         var p = Substring(path)
         while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
         guard let slash = p.lastIndex(of: "/") else { return String(p) }
         return String(p[p.index(after: slash)...])
-    }
-
-    /// What the symbolic link at `path` holds, or nil.
-    static func linkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink(path, &buffer, buffer.count - 1)
-        guard n >= 0 else { return nil }
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 
@@ -88,4 +78,12 @@ public struct FileIdentitySet: Sendable {
     public func member(_ path: String) -> String? { spellings[FileIdentity(path: path)] }
 
     public func contains(_ path: String) -> Bool { member(path) != nil }
+
+    /// Whether a member is the file `identity`.
+    public func contains(_ identity: FileIdentity) -> Bool { spellings[identity] != nil }
+
+    /// The spelling of the member that is the file `identity`, or nil.
+    public func member(_ identity: FileIdentity) -> String? { spellings[identity] }
+
+    public var count: Int { spellings.count }
 }

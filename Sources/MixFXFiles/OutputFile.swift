@@ -79,8 +79,9 @@ public final class OutputFile: Sendable {
         try self.init(path: path, inputs: FileIdentitySet(inputs), overwrite: overwrite)
     }
 
-    /// Checks `path` as an output beside `inputs` (files read, by identity). Control side.
-    public init(path: String, inputs: FileIdentitySet, overwrite: Bool) throws(OutputFileError) {
+    /// Checks `path` as an output beside `inputs` and `alsoInputs` (files read, compared by
+    /// identity: a large shared set and a job's own few paths). Control side.
+    public init(path: String, inputs: FileIdentitySet, alsoInputs: [String] = [], overwrite: Bool) throws(OutputFileError) {
         self.path = path
         self.overwrite = overwrite
         guard !path.isEmpty else { throw .cannotCreate(path: path, reason: "the path is empty") }
@@ -89,13 +90,12 @@ public final class OutputFile: Sendable {
         }
         var target = path
         var st = stat()
-        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
-            guard let resolved = realpath(path, nil) else {
+        if let l = FileSystem.linkStatus(path), (l.st_mode & S_IFMT) == S_IFLNK {
+            guard let resolved = FileSystem.resolved(path) else {
                 if errno == ELOOP { throw .cannotCreate(path: path, reason: "its symbolic links form a loop") }
-                throw .danglingLink(path: path, target: FileIdentity.linkTarget(path) ?? "?")
+                throw .danglingLink(path: path, target: FileSystem.linkTarget(path) ?? "?")
             }
-            target = String(cString: resolved)
-            free(resolved)
+            target = resolved
         }
         targetPath = target
         let folder = FileIdentity.folder(of: target)
@@ -103,10 +103,10 @@ public final class OutputFile: Sendable {
         guard name != "." && name != ".." else {
             throw .cannotCreate(path: path, reason: "'\(name)' names a folder; give a file name")
         }
-        guard name.utf8.count <= 255 else {
-            throw .cannotCreate(path: path, reason: "the file name is \(name.utf8.count) bytes; a name holds at most 255")
+        guard PathBytes.bytes(name).count <= 255 else {
+            throw .cannotCreate(path: path, reason: "the file name is \(PathBytes.bytes(name).count) bytes; a name holds at most 255")
         }
-        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             switch errno {
             case ENOENT, ENOTDIR: throw .noFolder(path: path, folder: folder)
@@ -120,13 +120,8 @@ public final class OutputFile: Sendable {
             throw .folderNotWritable(path: path, folder: folder, reason: reason)
         }
         folderFD = fd
-        if let resolved = realpath(folder, nil) {
-            folderPath = String(cString: resolved)
-            free(resolved)
-        } else {
-            folderPath = folder
-        }
-        guard fstatat(fd, name, &st, 0) == 0 else {
+        folderPath = FileSystem.resolved(folder) ?? folder
+        guard PathBytes.withCString(name, { fstatat(fd, $0, &st, 0) }) == 0 else {
             let e = errno
             replacesExisting = false
             replacedMode = nil
@@ -138,7 +133,8 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .notRegular(path: path, kind: kind)
         }
-        if inputs.contains(target) {
+        let identity = FileIdentity(path: target)
+        if inputs.contains(identity) || alsoInputs.contains(where: { FileIdentity(path: $0) == identity }) {
             close(fd)
             throw .isInput(path: path)
         }
@@ -157,12 +153,14 @@ public final class OutputFile: Sendable {
     public func createTemporary() throws(OutputFileError) -> TemporaryOutput {
         for _ in 0..<64 {
             let tmpName = TemporaryOutput.makeName()
+            let full = folderPath + "/" + tmpName
+            // remembered before it exists, so a fatal signal at any instant still removes it
+            TemporaryFiles.remember(full)
             let fd = openat(folderFD, tmpName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
-            if fd >= 0 {
-                let full = folderPath + "/" + tmpName
-                TemporaryFiles.remember(full)
-                return TemporaryOutput(descriptor: fd, name: tmpName, path: full, folderFD: folderFD)
-            }
+            if fd >= 0 { return TemporaryOutput(descriptor: fd, name: tmpName, path: full, folderFD: folderFD) }
+            let e = errno
+            TemporaryFiles.forget(full)
+            errno = e
             if errno == EEXIST || errno == EINTR { continue }
             throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
         }
@@ -176,7 +174,7 @@ public final class OutputFile: Sendable {
     /// The file is not changed: if the render fails it is as it was, only no longer cached.
     public func releaseReplacedPages() {
         guard replacesExisting else { return }
-        let fd = openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = PathBytes.withCString(name) { openat(folderFD, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return }
         defer { close(fd) }
         var st = stat()
@@ -197,15 +195,15 @@ public final class OutputFile: Sendable {
               mine.st_dev == there.st_dev, mine.st_ino == there.st_ino else {
             throw .cannotCreate(path: path, reason: "its temporary file '\(temporary.path)' was moved or replaced by another process while mixfx wrote it")
         }
-        if linkat(folderFD, temporary.name, folderFD, name, 0) == 0 { return }
+        if PathBytes.withCString(name, { linkat(folderFD, temporary.name, folderFD, $0, 0) }) == 0 { return }
         let linkErrno = errno
         if linkErrno == EEXIST && !overwrite { throw .appeared(path: path) }
         if linkErrno != EEXIST && !overwrite {
             // no hard links here (some file systems): check, then rename
             var st = stat()
-            if fstatat(folderFD, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { throw .appeared(path: path) }
+            if PathBytes.withCString(name, { fstatat(folderFD, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 { throw .appeared(path: path) }
         }
-        if renameat(folderFD, temporary.name, folderFD, name) != 0 {
+        if PathBytes.withCString(name, { renameat(folderFD, temporary.name, folderFD, $0) }) != 0 {
             throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
         }
         temporary.renamed()
@@ -213,8 +211,8 @@ public final class OutputFile: Sendable {
 
     /// Writes `bytes` to `path` by the same rules (presets, reports, summaries). Control side.
     public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
-                             overwrite: Bool) throws(OutputFileError) {
-        let out = try OutputFile(path: path, inputs: inputs, overwrite: overwrite)
+                             alsoInputs: [String] = [], overwrite: Bool) throws(OutputFileError) {
+        let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite)
         let tmp = try out.createTemporary()
         let data = Array(bytes)
         var done = 0
@@ -233,7 +231,7 @@ public final class OutputFile: Sendable {
 
     /// Writes `bytes` to `path` (inputs as paths).
     public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: [String], overwrite: Bool) throws(OutputFileError) {
-        try write(bytes, to: path, inputs: FileIdentitySet(inputs), overwrite: overwrite)
+        try write(bytes, to: path, alsoInputs: inputs, overwrite: overwrite)
     }
 
     /// 0666 less the process's umask (read once from /proc; 022 where it cannot be).
@@ -253,7 +251,7 @@ public final class OutputFile: Sendable {
     @discardableResult
     public static func removeStaleTemporaries(besides path: String) -> Int {
         let folder = FileIdentity.folder(of: path)
-        let dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dfd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dfd >= 0 else { return 0 }
         defer { close(dfd) }
         guard let dir = fdopendir(dup(dfd)) else { return 0 }

@@ -37,7 +37,7 @@ public enum RegularFile {
     /// itself cannot block (`O_NONBLOCK`: a FIFO opens at once and is then refused by `fstat`).
     /// Symbolic links are followed: a user's links to inputs are theirs to make.
     public static func openForReading(_ path: String) throws(FileOpenError) -> Int32 {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        let fd = FileSystem.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { throw FileOpenError(path: path, problem: problem(errno: errno, path: path)) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
@@ -88,17 +88,16 @@ public enum RegularFile {
 
     /// Whether a regular file (links followed) is at `path`.
     public static func exists(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        guard let st = FileSystem.status(path) else { return false }
+        return (st.st_mode & S_IFMT) == S_IFREG
     }
 
     /// The problem an `open` of `path` that failed with `errno` had, in words a user can act on.
     public static func problem(errno e: Int32, path: String) -> FileOpenError.Problem {
         switch e {
         case ENOENT:
-            var st = stat()
-            if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
-                return .danglingLink(target: FileIdentity.linkTarget(path) ?? "?")
+            if let st = FileSystem.linkStatus(path), (st.st_mode & S_IFMT) == S_IFLNK {
+                return .danglingLink(target: FileSystem.linkTarget(path) ?? "?")
             }
             return .missing
         case ELOOP: return .linkLoop

@@ -18,7 +18,7 @@ public enum TemporaryFiles {
     /// Remembers `path` until `forget(path)`. Control side. (Paths past the slots or too long
     /// are not remembered: they are still removed on every ordinary way out.)
     public static func remember(_ path: String) {
-        let bytes = Array(path.utf8CString)
+        let bytes = PathBytes.bytes(path).map { CChar(bitPattern: $0) } + [0]
         guard bytes.count <= pathBytes else { return }
         lock.withLock { _ in
             for i in 0..<slots where storage[i * pathBytes] == 0 {
@@ -31,7 +31,7 @@ public enum TemporaryFiles {
     /// Forgets `path` (it was committed or removed). Control side.
     public static func forget(_ path: String) {
         lock.withLock { _ in
-            for i in 0..<slots where storage[i * pathBytes] != 0 && String(cString: storage + i * pathBytes) == path {
+            for i in 0..<slots where storage[i * pathBytes] != 0 && PathBytes.string(cString: storage + i * pathBytes) == path {
                 storage[i * pathBytes] = 0
             }
         }

@@ -117,8 +117,14 @@ public struct OfflineRenderer {
     public var sampleFormat: SampleFormat?
     /// Allow replacing an existing output (never an input).
     public var overwrite = false
-    /// Files read besides the tracks (presets, a manifest): the output is never one of them.
-    public var otherInputs: [String] = []
+    /// Files read besides the tracks (presets, a manifest, a batch's other jobs' inputs): the
+    /// output is never one of them, nor one of the tracks' files.
+    public var otherInputs = FileIdentitySet()
+    /// Preset files the session was read from (never written over, like the tracks).
+    public var presetFiles: [String] = []
+    /// What names this render, for an Ogg output's stream serial (see `OggStreamSerial`): the
+    /// same identity gives the same bytes. Default: the output's file name.
+    public var streamIdentity: String?
     /// When to TPDF-dither integer samples (see `DitherMode`).
     public var dither = DitherMode.auto
     /// What to do when integer output would clip (default: avoid it with one gain).
@@ -193,7 +199,7 @@ public struct OfflineRenderer {
     private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
         let inputs = layout.tracks.compactMap { ($0.player.source as? SoundFileReader)?.path
             ?? ($0.player.source as? StreamingSource)?.reader.path }
-        do { return try OutputFile(path: outputPath, inputs: FileIdentitySet(inputs + otherInputs), overwrite: overwrite) } catch {
+        do { return try OutputFile(path: outputPath, inputs: otherInputs, alsoInputs: inputs + presetFiles, overwrite: overwrite) } catch {
             throw .output(error)
         }
     }
@@ -321,6 +327,7 @@ public struct OfflineRenderer {
                 }
             }
             writer = nil
+            try seal(tmp!, format)
             if measures != nil || measuresMix { try measure(tmp!, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             let closing = spill?.closeConcurrently()
@@ -352,6 +359,16 @@ struct MasterBlocks {
 }
 
 extension OfflineRenderer {
+    /// The last touch to a written file before it is measured and moved into place: an Ogg
+    /// stream gets its serial from `streamIdentity` instead of libsndfile's random one.
+    func seal(_ written: TemporaryOutput, _ format: OutputFormat) throws(SoundFileError) {
+        guard format.container == .ogg else { return }
+        let identity = streamIdentity ?? FileIdentity.name(of: outputPath)
+        guard OggStreamSerial.rewrite(descriptor: written.descriptor, serial: OggStreamSerial.serial(from: identity)) else {
+            throw .writeFailed(path: outputPath, reason: "the Ogg stream libsndfile wrote could not be read back")
+        }
+    }
+
     /// The report's measures: each track's (as it entered the mix) and the written file's.
     func measure(_ written: TemporaryOutput, _ measures: TrackMeasures?, into report: inout RenderReport) throws {
         if let tracks = measures?.results {
@@ -520,6 +537,7 @@ extension OfflineRenderer {
             report.measuredLUFS = measured.integratedLUFS
             report.integratedLUFS = result.integratedLUFS
             report.renderedTwice = spill == nil
+            try seal(tmp!, format)
             if measures != nil || measuresMix { try measure(tmp!, measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
             let closing = spill?.closeConcurrently()

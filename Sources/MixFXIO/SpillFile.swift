@@ -25,7 +25,7 @@ final class SpillFile {
         self.channelCount = channelCount
         self.reportedPath = reportedPath
         // O_TMPFILE is __O_TMPFILE | O_DIRECTORY (a macro Swift does not import)
-        let unnamed = open(directory, 0o20000000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+        let unnamed = FileSystem.open(directory, 0o20000000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
         if unnamed >= 0 {
             fd = unnamed
             return
@@ -35,11 +35,11 @@ final class SpillFile {
         // still removes it
         TemporaryFiles.remember(path)
         defer { TemporaryFiles.forget(path) }
-        let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let f = FileSystem.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard f >= 0 else {
             throw .cannotCreate(path: reportedPath, reason: "cannot make the temporary mix beside it: \(String(cString: strerror(errno)))")
         }
-        unlink(path)
+        PathBytes.withCString(path) { _ = unlink($0) }
         fd = f
     }
 

@@ -112,8 +112,11 @@ extension Preset {
         guard data.count <= maximumBytes else {
             throw PresetError(source: source, field: "", problem: "\(data.count) bytes is more than a preset may hold (\(maximumBytes / 1024) KiB)")
         }
+        var bytes = [UInt8](data)
+        // a byte-order mark (some editors write one) is not part of the JSON text
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
         let root: JSONValue
-        do { root = try JSONValue.parse([UInt8](data)) } catch {
+        do { root = try JSONValue.parse(bytes) } catch {
             throw PresetError(source: source, field: "", problem: "not valid JSON (\(error))")
         }
         guard case .object(let top) = root else {

@@ -1,4 +1,5 @@
 import Foundation
+import MixFXFiles
 
 /// Where a preset came from.
 public enum PresetOrigin: Equatable, Sendable {
@@ -43,7 +44,7 @@ public struct PresetLibrary: Sendable {
         }
         for dir in searchDirectories {
             let path = dir + "/" + nameOrPath + ".json"
-            if FileManager.default.fileExists(atPath: path) {
+            if FileSystem.exists(path) {
                 return (try loadFile(path, warnings: &warnings), .file(path))
             }
         }
@@ -57,20 +58,17 @@ public struct PresetLibrary: Sendable {
 
     /// Loads and validates one preset file.
     public func loadFile(_ path: String, warnings: inout [String]) throws(PresetError) -> Preset {
-        var st = stat()
-        if stat(path, &st) == 0 {
-            guard (st.st_mode & S_IFMT) == S_IFREG else {
-                throw PresetError(source: path, field: "", problem: "not a regular file (a preset is a JSON file)")
+        // opened once and checked on the descriptor: a FIFO is refused without blocking
+        let bytes: [UInt8]
+        do { bytes = try RegularFile.read(path, maximumBytes: Preset.maximumBytes) } catch {
+            let problem: String = switch error.problem {
+            case .notRegular(let kind): "it is a \(kind), not a regular file (a preset is a JSON file)"
+            case .tooLarge(let b, _): "\(b) bytes is more than a preset may hold (\(Preset.maximumBytes / 1024) KiB)"
+            default: error.reason
             }
-            guard Int(st.st_size) <= Preset.maximumBytes else {
-                throw PresetError(source: path, field: "", problem: "\(st.st_size) bytes is more than a preset may hold (\(Preset.maximumBytes / 1024) KiB)")
-            }
+            throw PresetError(source: path, field: "", problem: problem)
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw PresetError(source: path, field: "", problem: exists ? "cannot be read" : "no such file")
-        }
-        return try Preset.parse(data, source: path, warnings: &warnings)
+        return try Preset.parse(Data(bytes), source: path, warnings: &warnings)
     }
 
     /// The raw JSON text of a preset (for `mixfx preset show`).
@@ -79,7 +77,7 @@ public struct PresetLibrary: Sendable {
         let (_, origin) = try load(nameOrPath, warnings: &warnings)
         switch origin {
         case .builtin: return BuiltinPresets.files.first { $0.name == nameOrPath }!.json
-        case .file(let p): return (try? String(contentsOfFile: p, encoding: .utf8)) ?? ""
+        case .file(let p): return ((try? RegularFile.read(p, maximumBytes: Preset.maximumBytes)).map { String(decoding: $0, as: UTF8.self) }) ?? ""
         }
     }
 
@@ -88,8 +86,9 @@ public struct PresetLibrary: Sendable {
         var result: [(name: String, description: String, origin: PresetOrigin)] = []
         var seen = Set<String>()
         for dir in searchDirectories {
-            let files = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-            for f in files.sorted() where f.hasSuffix(".json") {
+            let files = FileSystem.names(inFolder: dir) ?? []
+            // (a link to nothing, a folder or a FIFO named *.json is no preset)
+            for f in files.sorted() where f.hasSuffix(".json") && RegularFile.exists(dir + "/" + f) {
                 let name = String(f.dropLast(5))
                 guard !seen.contains(name) else { continue }
                 var w: [String] = []

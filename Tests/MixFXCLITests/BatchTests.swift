@@ -87,7 +87,7 @@ import TestSupport
         """.utf8).write(to: URL(fileURLWithPath: bad))
         let r = try MixFXBinary.run(["batch", bad])
         #expect(r.status == 2)
-        for needle in ["line 1: --bass: 99", "line 2: \"output\"", "line 3: not a JSON object", "line 4: output",
+        for needle in ["line 1: --bass: 99", "line 2: \"output\"", "line 3: not a JSON object", "line 4: the output",
                        "line 5: unknown key \"colour\"", "line 6: \"args\": the output", "line 7:", "nothing was rendered"] {
             #expect(r.stderr.contains(needle), "\(needle) in \(r.stderr)")
         }

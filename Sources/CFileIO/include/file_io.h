@@ -7,4 +7,9 @@
 /// declares it only under _GNU_SOURCE, which Swift's Glibc module does not define.
 int mixfx_start_writeback(int fd, long long offset, long long length);
 
+/// Flushes stdout and says whether anything written to it was lost (an earlier write error, or
+/// this flush's): 0 when all of it was written, else the errno of the failure (or EIO). Here
+/// because Swift 6 will not touch C's global `stdout`.
+int mixfx_finish_stdout(void);
+
 #endif

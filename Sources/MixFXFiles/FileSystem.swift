@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The system calls mixfx makes with a path, each through `PathBytes` so a name is its own
+/// bytes. (Code outside `MixFXFiles` uses these instead of `FileManager`, which would read and
+/// write a name that is not UTF-8 under another one.)
+public enum FileSystem {
+    /// `stat` of `path`, links followed; nil (with `errno` set) when it fails.
+    public static func status(_ path: String) -> stat? {
+        var st = stat()
+        let r: Int32 = PathBytes.withCString(path) { p in stat(p, &st) }
+        return r == 0 ? st : nil
+    }
+
+    /// `lstat` of `path`: a link itself, not followed.
+    public static func linkStatus(_ path: String) -> stat? {
+        var st = stat()
+        let r: Int32 = PathBytes.withCString(path) { p in lstat(p, &st) }
+        return r == 0 ? st : nil
+    }
+
+    /// Whether anything (a file, a folder, a link even to nothing) is at `path`.
+    public static func exists(_ path: String) -> Bool { linkStatus(path) != nil }
+
+    /// `open(path, flags, mode)`.
+    public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        PathBytes.withCString(path) { Glibc.open($0, flags, mode) }
+    }
+
+    /// The absolute path without links, `.` or `..` (`realpath`); nil when a part is missing.
+    public static func resolved(_ path: String) -> String? {
+        guard let r = PathBytes.withCString(path, { realpath($0, nil) }) else { return nil }
+        defer { free(r) }
+        return PathBytes.string(cString: r)
+    }
+
+    /// What the symbolic link at `path` holds, or nil.
+    public static func linkTarget(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = PathBytes.withCString(path) { p in
+            buffer.withUnsafeMutableBytes { readlink(p, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
+        }
+        guard n >= 0 else { return nil }
+        return PathBytes.string(buffer[0..<n])
+    }
+
+    /// The names in the folder `path` (without `.` and `..`), or nil when it cannot be read.
+    public static func names(inFolder path: String) -> [String]? {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        guard let dir = fdopendir(fd) else { close(fd); return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in PathBytes.string(raw.prefix(while: { $0 != 0 })) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The current folder.
+    public static func currentFolder() -> String {
+        guard let p = getcwd(nil, 0) else { return "." }
+        defer { free(p) }
+        return PathBytes.string(cString: p)
+    }
+}

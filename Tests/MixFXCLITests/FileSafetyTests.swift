@@ -1,0 +1,376 @@
+import Foundation
+import Testing
+@testable import MixFXCLI
+@testable import MixFXIO
+@testable import MixFXFiles
+import MixFX
+import TestSupport
+
+/// A user's files are safe around mixfx whatever is in the folder, the manifest or the
+/// environment: every written file is created exclusively, nothing is written over a file read
+/// (decided by identity, not spelling), nothing over an existing file without --force, names
+/// are bytes, and messages are one line.
+@Suite struct FileSafetyTests {
+    let dir = TempDir("mixfx-files")
+
+    func tone(_ name: String, seconds: Double = 0.5, hz: Float = 440) throws -> String {
+        let path = dir.file(name)
+        let n = Int(44_100 * seconds)
+        let x = (0..<n).map { i in (0.25 * sin(2 * Float.pi * hz * Float(i) / 44_100) * 32768).rounded() / 32768 }
+        try AudioFiles.write([x, x], to: path, sampleRate: 44_100, sampleFormat: .s16)
+        return path
+    }
+
+    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+    func names() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []) }
+    /// Runs mixfx through /bin/sh, so arguments can be any bytes (printf escapes).
+    func shell(_ script: String) throws -> MixFXBinary.Result {
+        try runProcess("/bin/sh", ["-c", script, MixFXBinary.path], cwd: dir.path)
+    }
+
+    // MARK: temporary files
+
+    /// The temporary output has an unpredictable name, is created exclusively as a regular file
+    /// of mode 0600, and is written through its descriptor: links and FIFOs planted under the
+    /// names earlier versions used (or any name) are neither followed nor opened.
+    @Test func temporaryFilesAreCreatedExclusivelyUnderUnpredictableNames() throws {
+        defer { dir.remove() }
+        let out = try OutputFile(path: dir.file("o.wav"), inputs: [], overwrite: false)
+        let a = try out.createTemporary(), b = try out.createTemporary()
+        #expect(a.path != b.path)
+        let random = { (p: String) in String(p.split(separator: "-").last!.dropLast(4)) }
+        #expect(random(a.path).count == 12 && random(a.path) != random(b.path))
+        var st = stat()
+        #expect(lstat(a.path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && (st.st_mode & 0o777) == 0o600)
+        a.discard(); b.discard()
+        #expect(names().isEmpty)
+
+        // a render beside planted links and FIFOs at every predictable name of the old scheme
+        let input = try tone("in.wav")
+        let victim = dir.file("victim.txt")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        for n in 1...4 {
+            for pid in 1...400 { symlink(victim, dir.file(".o.wav.mixfx-\(pid)-\(n).tmp")) }
+        }
+        mkfifo(dir.file(".o.wav.mixfx-fifo.tmp"), 0o644)
+        let t0 = Date()
+        let r = try MixFXBinary.run(["render", input, "-o", dir.file("o.wav"), "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Date().timeIntervalSince(t0) < 30)
+        #expect(String(decoding: bytes(victim)!, as: UTF8.self) == "precious")
+        var lst = stat()
+        #expect(lstat(dir.file("o.wav"), &lst) == 0 && (lst.st_mode & S_IFMT) == S_IFREG)
+        #expect(try AudioFiles.read(dir.file("o.wav")).format.frameCount == 22_050)
+    }
+
+    /// What a SIGKILLed render or batch left is removed by the next batch in that folder: only
+    /// mixfx's own names, of this host, whose process is gone.
+    @Test func aRerunRemovesTheTemporariesOfDeadProcesses() throws {
+        defer { dir.remove() }
+        _ = try tone("in.wav")
+        let dead = try runProcess("/bin/sh", ["-c", "echo $$"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let host = TemporaryOutput.hostTag
+        let stale = ".mixfx-\(host)-\(dead)-abcdefghijkl.tmp"
+        let alive = ".mixfx-\(host)-\(getpid())-abcdefghijkl.tmp"   // this test process: alive
+        let otherHost = ".mixfx-elsewhere-\(dead)-abcdefghijkl.tmp"
+        let unrelated = ".mixfx-notes.tmp"
+        for n in [stale, alive, otherHost, unrelated] { try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file(n))) }
+        try Data("{\"tracks\": [\"in.wav\"], \"output\": \"o.wav\"}\n".utf8).write(to: URL(fileURLWithPath: dir.file("m.jsonl")))
+        let r = try MixFXBinary.run(["batch", dir.file("m.jsonl"), "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!names().contains(stale))
+        #expect(names().isSuperset(of: [alive, otherHost, unrelated, "o.wav"]))
+    }
+
+    // MARK: identity, not spelling
+
+    /// An output spelled differently from an input (`//`, `./`, a linked folder, a hard link) is
+    /// that input: refused even with --force, the input untouched.
+    @Test func anInputUnderAnotherSpellingIsNeverWrittenOver() throws {
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
+        let input = try tone("in/a.wav")
+        symlink(dir.file("in"), dir.file("linked"))
+        link(input, dir.file("hard.wav"))
+        let before = bytes(input)
+        for spelling in [dir.path + "/in//a.wav", dir.path + "/./in/a.wav", dir.file("linked/a.wav"), dir.file("hard.wav"), "in/../in/a.wav"] {
+            let r = try MixFXBinary.run(["render", input, "--bass", "6", "-o", spelling, "--force"], cwd: dir.path)
+            #expect(r.status == 2 && r.stderr.contains("is one of the inputs"), "\(spelling): \(r.stderr)")
+        }
+        #expect(bytes(input) == before)
+        // the preset read is an input too
+        let preset = dir.file("p.json")
+        try Data("{\"schemaVersion\": 1, \"tracks\": [{\"eq\": {\"bass\": {\"gainDB\": 3}}}]}".utf8).write(to: URL(fileURLWithPath: preset))
+        let presetBefore = bytes(preset)
+        let r = try MixFXBinary.run(["render", input, "--preset", "./p.json", "--report", "p.json", "--force", "-o", "o.wav"], cwd: dir.path)
+        #expect(r.status == 2 && r.stderr.contains("--report") && r.stderr.contains("inputs"), "\(r.stderr)")
+        #expect(bytes(preset) == presetBefore && !names().contains("o.wav"))
+        let o = try MixFXBinary.run(["render", input, "--preset", "./p.json", "-o", "p.json", "--force"], cwd: dir.path)
+        #expect(o.status == 2 && o.stderr.contains("inputs"), "\(o.stderr)")
+        #expect(bytes(preset) == presetBefore)
+    }
+
+    /// `mixfx play` refuses an ALSA device whose arguments name a file it reads (the file plugin
+    /// truncates its file when the device opens).
+    @Test func aDeviceThatWouldWriteOverAnInputIsRefused() throws {
+        defer { dir.remove() }
+        let input = try tone("IN.wav")
+        let before = bytes(input)
+        for device in ["file:'IN.wav',raw", "file:FILE=./IN.wav,FORMAT=raw", "tee:default,'\(input)',raw"] {
+            let r = try MixFXBinary.run(["play", "IN.wav", "--device", device, "--no-ui"], cwd: dir.path)
+            #expect(r.status == 2 && r.stderr.contains("--device") && r.stderr.contains("reads"), "\(device): \(r.stderr)")
+        }
+        #expect(bytes(input) == before)
+        #expect(PlayCommand.filesNamed(byDevice: "file:'a,b.raw',raw") == ["a,b.raw", "raw"])
+        #expect(PlayCommand.filesNamed(byDevice: "default").isEmpty)
+    }
+
+    // MARK: batch
+
+    func manifest(_ lines: [String], _ name: String = "m.jsonl") throws -> String {
+        let path = dir.file(name)
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Two spellings of one file are one file in a manifest: an output that is another job's
+    /// input, two outputs in one folder reached through a link, two jobs with one report, a
+    /// report that is the manifest. Nothing renders.
+    @Test func aManifestsFilesAreComparedByIdentity() throws {
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("in"), withIntermediateDirectories: true)
+        _ = try tone("in/a.wav"); _ = try tone("b.wav")
+        symlink(dir.file("in"), dir.file("linked"))
+        let cases: [([String], String)] = [
+            (["{\"tracks\": [\"b.wav\"], \"output\": \"in//a.wav\"}", "{\"tracks\": [\"in/a.wav\"], \"output\": \"x.wav\"}"], "track"),
+            (["{\"tracks\": [\"b.wav\"], \"output\": \"in/y.wav\"}", "{\"tracks\": [\"b.wav\"], \"output\": \"linked/y.wav\"}"], "also line 1's output"),
+            (["{\"tracks\": [\"b.wav\"], \"output\": \"o1.wav\", \"args\": [\"--report\", \"r.json\"]}",
+              "{\"tracks\": [\"b.wav\"], \"output\": \"o2.wav\", \"args\": [\"--report=./r.json\"]}"], "also line 1's report"),
+            (["{\"tracks\": [\"b.wav\"], \"output\": \"o1.wav\", \"args\": [\"--report\", \"m.json\"]}"], "the manifest"),
+            (["{\"tracks\": [\"b.wav\"], \"output\": \"o1.wav\", \"args\": [\"--\", \"in/a.wav\"]}"], "-- has no place"),
+        ]
+        for (lines, expected) in cases {
+            let m = try manifest(lines, "m.json")
+            for check in [true, false] {
+                let r = try MixFXBinary.run(["batch", m] + (check ? ["--check"] : []))
+                #expect(r.status == 2 && r.stderr.contains(expected) && r.stderr.contains("nothing was rendered"), "\(lines): \(r.stderr)")
+            }
+            #expect(names().filter { $0.hasPrefix("o") || $0.hasPrefix("x") || $0 == "r.json" }.isEmpty)
+        }
+    }
+
+    /// A sidecar is trusted only when it is mixfx's own and describes the output as it is: a
+    /// planted `{}` or a copied sidecar lets the batch replace nothing; a deleted report is
+    /// rendered again; a report over an unrelated file needs --force (the batch's, or the job's).
+    @Test func onlyATrustedSidecarLetsABatchReplaceFiles() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav")
+        let out = dir.file("o.wav"), sidecar = dir.file("o.wav.mixfx-batch.json")
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: out))
+        let m = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"o.wav\"}"])
+        for planted in ["{}", "{\"generator\": \"mixfx batch\", \"job\": \"1\", \"hash\": \"0\", \"frames\": 22050, \"state\": \"done\"}"] {
+            try Data(planted.utf8).write(to: URL(fileURLWithPath: sidecar))
+            let r = try MixFXBinary.run(["batch", m, "--quiet"])
+            #expect(r.status == 1 && r.stderr.contains("o.wav") && r.stderr.contains("--force"), "\(r.stderr)")
+            #expect(bytes(out) == Data("mine".utf8))
+            let c = try MixFXBinary.run(["batch", m, "--check"])
+            #expect(c.status == 2, "\(c.stderr)")
+        }
+        // with the job's own --force it is replaced, and the sidecar then vouches for it
+        let forced = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"o.wav\", \"args\": [\"--force\", \"--report\", \"r.json\"]}"], "f.jsonl")
+        #expect(try MixFXBinary.run(["batch", forced, "--quiet"]).status == 0)
+        #expect(try AudioFiles.read(out).format.frameCount == 22_050)
+        let again = try MixFXBinary.run(["batch", forced, "--json"])
+        #expect(again.status == 0 && again.stdout.contains("\"skipped\" : 1"), "\(again.stdout)")
+        // a deleted report is rendered again; a replaced output is no longer the sidecar's
+        try FileManager.default.removeItem(atPath: dir.file("r.json"))
+        let redo = try MixFXBinary.run(["batch", forced, "--json"])
+        #expect(redo.status == 0 && redo.stdout.contains("\"done\" : 1") && names().contains("r.json"), "\(redo.stdout)")
+        let plain = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"o.wav\", \"args\": [\"--bass\", \"3\"]}"], "p.jsonl")
+        try FileManager.default.removeItem(atPath: out)
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: out))
+        let r = try MixFXBinary.run(["batch", plain, "--quiet"])
+        #expect(r.status == 1 && r.stderr.contains("exists"), "\(r.stderr)")
+        #expect(bytes(out) == Data("someone else's".utf8))
+        // a report over an unrelated file
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: dir.file("notes.json")))
+        let rep = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"n.wav\", \"args\": [\"--report\", \"notes.json\"]}"], "n.jsonl")
+        let rr = try MixFXBinary.run(["batch", rep, "--quiet"])
+        #expect(rr.status == 1 && rr.stderr.contains("notes.json"), "\(rr.stderr)")
+        #expect(bytes(dir.file("notes.json")) == Data("notes".utf8) && !names().contains("n.wav"))
+    }
+
+    /// The summary is checked before anything renders: not the manifest, not a job's file, not
+    /// in a missing folder; and `--check` finds an output folder that is missing or read-only.
+    @Test func everythingIsCheckedBeforeRendering() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav")
+        let m = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"o.wav\"}"])
+        for (summary, expected) in [("m.jsonl", "manifest"), ("o.wav.mixfx-batch.json", "sidecar"), ("nope/s.json", "does not exist")] {
+            let r = try MixFXBinary.run(["batch", m, "--summary", summary], cwd: dir.path)
+            #expect(r.status == 2 && r.stderr.contains(expected), "\(summary): \(r.stderr)")
+            #expect(!names().contains("o.wav"))
+        }
+        let render = try MixFXBinary.run(["render", "a.wav", "-o", "o.wav", "--report", "nope/r.json"], cwd: dir.path)
+        #expect(render.status == 2 && render.stderr.contains("does not exist") && !names().contains("o.wav"), "\(render.stderr)")
+        let missing = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"nodir/o.wav\"}"], "missing.jsonl")
+        let c = try MixFXBinary.run(["batch", missing, "--check"])
+        #expect(c.status == 2 && c.stderr.contains("nodir") && c.stderr.contains("does not exist"), "\(c.stderr)")
+        if geteuid() != 0 {   // (root writes anywhere)
+            try FileManager.default.createDirectory(atPath: dir.file("ro"), withIntermediateDirectories: true)
+            chmod(dir.file("ro"), 0o555)
+            defer { chmod(dir.file("ro"), 0o755) }
+            let ro = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"ro/o.wav\"}"], "ro.jsonl")
+            let r = try MixFXBinary.run(["batch", ro, "--check"])
+            #expect(r.status == 2 && r.stderr.contains("cannot be created"), "\(r.stderr)")
+        }
+    }
+
+    /// Manifests as editors write them: CRLF line ends; `--report=` and `--preset=` in "args"
+    /// from the manifest's folder; an inline preset's unknown key warned about.
+    @Test func manifestDetails() throws {
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("jobs"), withIntermediateDirectories: true)
+        _ = try tone("jobs/a.wav")
+        let m = dir.file("jobs/m.jsonl")
+        try Data(("{\"tracks\": [\"a.wav\"], \"output\": \"o1.wav\", \"args\": [\"--report=r1.json\"]}\r\n"
+                  + "{\"tracks\": [\"a.wav\"], \"output\": \"o2.wav\", \"preset\": {\"schemaVersion\": 1, \"bogus\": 1}}\r\n").utf8)
+            .write(to: URL(fileURLWithPath: m))
+        let r = try MixFXBinary.run(["batch", m, "--quiet"], cwd: dir.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("bogus") && r.stderr.contains("line 2"), "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("jobs/r1.json")) && !names().contains("r1.json"))
+    }
+
+    // MARK: names are bytes
+
+    /// A name that is not UTF-8 is found as an input and written under exactly its bytes; the
+    /// file whose name is the replacement character's spelling is not touched.
+    @Test func namesAreBytes() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav")
+        let r = try shell(#"cp a.wav "$(printf 'in\377.wav')" && printf keep > "out$(printf '\357\277\275').wav" && exec "$0" render "$(printf 'in\377.wav')" -o "$(printf 'out\376.wav')" --quiet"#)
+        #expect(r.status == 0, "\(r.stderr)")
+        let exact = try runProcess("/bin/sh", ["-c", #"test -f "$(printf 'out\376.wav')" && ls | wc -l"#], cwd: dir.path)
+        #expect(exact.status == 0 && exact.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "4", "\(exact.stdout)")
+        #expect(bytes(dir.file("out\u{FFFD}.wav")) == Data("keep".utf8))
+        let forced = try shell(#"exec "$0" render a.wav -o "$(printf 'out\376.wav')" --bass 3 --force --quiet"#)
+        #expect(forced.status == 0 && bytes(dir.file("out\u{FFFD}.wav")) == Data("keep".utf8), "\(forced.stderr)")
+        // an error names the bytes it could not use, escaped
+        let e = try shell(#"exec "$0" render "$(printf 'gone\377.wav')""#)
+        #expect(e.status == 1 && e.stderr.contains("gone\\xff.wav"), "\(e.stderr)")
+        #expect(PathBytes.bytes(PathBytes.string([0x61, 0xFF, 0xEF, 0x9E, 0x80, 0xC3, 0xA9])) == [0x61, 0xFF, 0xEF, 0x9E, 0x80, 0xC3, 0xA9])
+    }
+
+    /// Round trip of every byte string the mapping could confuse: lone bytes, truncated and
+    /// overlong sequences, surrogates, and the private-use characters it uses itself.
+    @Test func thePathMappingIsOneToOne() {
+        var g = SeededGenerator(seed: 7)
+        let interesting: [UInt8] = [0x41, 0x80, 0xBF, 0xC0, 0xC1, 0xC3, 0xA9, 0xE0, 0xED, 0xA0, 0xEF, 0x9E, 0x9F, 0xF0, 0xF4, 0x90, 0xFF, 0x2F, 0x00 + 0x20]
+        for _ in 0..<20_000 {
+            let b = (0..<Int.random(in: 1...8, using: &g)).map { _ in interesting.randomElement(using: &g)! }
+            #expect(PathBytes.bytes(PathBytes.string(b)) == b, "\(b)")
+        }
+        #expect(PathBytes.string(Array("été.wav".utf8)) == "été.wav")
+    }
+
+    /// A name with a newline and a terminal escape is shown escaped: one error, one line.
+    @Test func messagesAreOneLineWhateverTheNames() throws {
+        defer { dir.remove() }
+        let r = try shell(#"exec "$0" render "$(printf 'x\n\033[31mred.wav')""#)
+        #expect(r.status == 1)
+        #expect(r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("\u{1B}") && r.stderr.contains("x\\n\\x1b[31mred.wav"), "\(r.stderr)")
+    }
+
+    // MARK: the standard streams
+
+    /// A lost stdout is a failure, said on stderr; a closed stderr or stdout is no trap.
+    @Test func theStandardStreamsNeverTrap() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav")
+        let full = try shell(#"exec "$0" render a.wav -o j.wav --json > /dev/full"#)
+        #expect(full.status == 1 && full.stderr.contains("standard output"), "\(full.stderr)")
+        let closedErr = try shell(#"exec "$0" render missing.wav 2>&-"#)
+        #expect(closedErr.status == 1)
+        let fullErr = try shell(#"exec "$0" render missing.wav 2>/dev/full"#)
+        #expect(fullErr.status == 1)
+        let closedOut = try shell(#"exec "$0" render a.wav -o k.wav --json >&-"#)
+        #expect(closedOut.status == 1, "\(closedOut.stderr)")
+    }
+
+    // MARK: reading
+
+    /// A file cut short while mixfx reads it (after its length was read from the header) is an
+    /// error naming it, not silence at the end.
+    @Test func anInputCutWhileReadIsAnError() throws {
+        defer { dir.remove() }
+        let input = try tone("a.wav", seconds: 2)
+        let reader = try SoundFileReader(path: input)
+        #expect(reader.format.frameCount == 88_200)
+        let h = FileHandle(forWritingAtPath: input)!
+        try h.truncate(atOffset: 44 + 4 * 30_000)
+        try h.close()
+        let buffer = AudioBuffer(channelCount: 2, capacityFrames: 4096)
+        var read = 0
+        let error = #expect(throws: SoundFileError.self) {
+            while true {
+                let n = try reader.read(into: buffer, offset: 0, frameCount: 4096)
+                if n == 0 { break }
+                read += n
+            }
+        }
+        #expect(read <= 30_000)
+        #expect("\(error!)".contains("a.wav") && "\(error!)".contains("ended at frame 30000"), "\(String(describing: error))")
+    }
+
+    /// A link loop is said to be one; a preset with a byte-order mark reads; a preset that is a
+    /// link to nothing is not listed as available, and naming it says what it is.
+    @Test func inputsProblemsAreNamed() throws {
+        defer { dir.remove() }
+        symlink(dir.file("l1"), dir.file("l2")); symlink(dir.file("l2"), dir.file("l1"))
+        let loop = try MixFXBinary.run(["render", dir.file("l1")])
+        #expect(loop.status == 1 && loop.stderr.contains("loop"), "\(loop.stderr)")
+        _ = try tone("a.wav")
+        try Data([0xEF, 0xBB, 0xBF] + Array("{\"schemaVersion\": 1}".utf8)).write(to: URL(fileURLWithPath: dir.file("bom.json")))
+        let bom = try MixFXBinary.run(["render", "a.wav", "--preset", "bom.json", "-o", "o.wav", "--quiet"], cwd: dir.path)
+        #expect(bom.status == 0, "\(bom.stderr)")
+        try FileManager.default.createDirectory(atPath: dir.file("presets"), withIntermediateDirectories: true)
+        symlink(dir.file("nowhere.json"), dir.file("presets/ghost.json"))
+        var env = ProcessInfo.processInfo.environment
+        env["MIXFX_PRESET_PATH"] = dir.file("presets")
+        let list = try MixFXBinary.run(["presets"], environment: env)
+        #expect(list.status == 0 && !list.stdout.contains("ghost"), "\(list.stdout)")
+        let ghost = try MixFXBinary.run(["render", "a.wav", "--preset", "ghost", "-o", "g.wav"], cwd: dir.path, environment: env)
+        #expect(ghost.status != 0 && ghost.stderr.contains("does not exist") && !ghost.stderr.contains("available: ghost"), "\(ghost.stderr)")
+        let fifo = dir.file("f.json")
+        mkfifo(fifo, 0o644)
+        let t0 = Date()
+        let f = try MixFXBinary.run(["render", "a.wav", "--preset", fifo, "-o", "h.wav"], cwd: dir.path)
+        #expect(f.status != 0 && f.stderr.contains("FIFO") && Date().timeIntervalSince(t0) < 10, "\(f.stderr)")
+        let fm = try MixFXBinary.run(["batch", fifo])
+        #expect(fm.status == 2 && fm.stderr.contains("FIFO"), "\(fm.stderr)")
+    }
+
+    // MARK: Ogg
+
+    /// The same render into an Ogg file is the same bytes (the stream serial comes from the
+    /// session), and the rewritten pages are valid (their CRCs check: the file decodes whole).
+    @Test func oggOutputIsDeterministic() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", seconds: 3)
+        // (the identity includes the output's name: both render to the same name)
+        let a = try MixFXBinary.run(["render", "a.wav", "--pitch", "100", "-o", "x.ogg", "--quiet"], cwd: dir.path)
+        let first = bytes(dir.file("x.ogg"))
+        let b = try MixFXBinary.run(["render", "a.wav", "--pitch", "100", "-o", "x.ogg", "--quiet", "--force"], cwd: dir.path)
+        #expect(a.status == 0 && b.status == 0)
+        #expect(first == bytes(dir.file("x.ogg")))
+        let bytesOfPage = [UInt8](first!)
+        #expect(OggStreamSerial.checksum(bytesOfPage[0..<22] + [0, 0, 0, 0] + bytesOfPage[26..<(27 + Int(bytesOfPage[26]) + bytesOfPage[27..<(27 + Int(bytesOfPage[26]))].reduce(0) { $0 + Int($1) })])
+                == UInt32(bytesOfPage[22]) | UInt32(bytesOfPage[23]) << 8 | UInt32(bytesOfPage[24]) << 16 | UInt32(bytesOfPage[25]) << 24)
+        #expect(try AudioFiles.read(dir.file("x.ogg")).format.frameCount == 3 * 44_100)
+        if which("sox") != nil {
+            let s = try runProcess(which("sox")!, [dir.file("x.ogg"), "-n", "stat"])
+            #expect(s.status == 0 && !s.stderr.lowercased().contains("crc"), "\(s.stderr)")
+        }
+    }
+}
