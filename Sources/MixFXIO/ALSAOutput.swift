@@ -69,10 +69,17 @@ public final class ALSAOutput: @unchecked Sendable {
         var handle: OpaquePointer?
         mixfx_alsa_quiet()   // ALSA's own stderr lines would precede mixfx's (the errors still come back)
         // a sound server's plugin starts its client thread here: it inherits real-time scheduling
-        var err = RealtimePriority.inherited { snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, 0) }
+        // opened without blocking (a device another program holds is "busy" at once, rather than
+        // an open that no signal ends), then switched to blocking writes
+        var err = RealtimePriority.inherited { snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) }
         guard err >= 0, let handle else {
             let names = ALSAOutput.devices().map(\.name)
             throw .cannotOpen(device: device, reason: ALSAOutput.describe(err), available: names)
+        }
+        err = snd_pcm_nonblock(handle, 0)
+        guard err >= 0 else {
+            snd_pcm_close(handle)
+            throw .cannotOpen(device: device, reason: ALSAOutput.describe(err), available: [])
         }
         pcm = handle
         var hw: OpaquePointer?
