@@ -161,7 +161,9 @@ struct BatchCommand {
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .usage("manifest '\(manifest)' is not UTF-8 text") }
         let absolute = manifest.hasPrefix("/") ? manifest : FileSystem.currentFolder() + "/" + manifest
-        let dir = URL(fileURLWithPath: absolute).standardized.deletingLastPathComponent().path
+        // (its folder as the system sees it: `link/../m.jsonl` is in the link's parent's folder)
+        let named = FileIdentity.folder(of: absolute)
+        let dir = FileSystem.resolved(named) ?? named
         return (text, dir)
     }
 
@@ -226,8 +228,8 @@ struct BatchCommand {
         for j in jobs {
             do throws(CLIError) {
                 let plan = overwritePlan(j)
-                _ = try j.command.prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
-                try checkSidecarPath(j, plan.sidecar)
+                _ = try command(j, plan).prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
+                try checkSidecarPath(j, plan)
             } catch {
                 failures.append("job \(j.id) (line \(j.line)): \(error.message)")
             }
@@ -298,27 +300,40 @@ struct BatchCommand {
     }
 
     /// Which of a job's files may be replaced: with `--force` (the batch's or the job's own
-    /// `"args"`) any that is not an input; otherwise only what the job's trusted sidecar says
-    /// this batch wrote, as it was written (see `BatchSidecar`). The sidecar itself when it is
-    /// mixfx's own.
+    /// `"args"`) any that is not an input; otherwise only the very files the job's trusted
+    /// sidecar says this batch wrote (see `BatchSidecar`), and only while they are still those
+    /// files (`OutputFile.onlyReplacing`: one put at the name meanwhile is kept). The sidecar
+    /// itself when it is mixfx's own.
     struct OverwritePlan {
         var sidecarFile: BatchSidecar?
         var output = false, report = false, sidecar = false
+        var outputOnly: FileIdentity?, reportOnly: FileIdentity?, sidecarOnly: FileIdentity?
     }
 
     func overwritePlan(_ job: BatchJob) -> OverwritePlan {
         let forced = force || job.command.force
         let s = BatchSidecar.read(job.sidecarPath)
-        return OverwritePlan(sidecarFile: s,
-                             output: forced || s?.describes(output: job.output) == true,
-                             report: forced || job.command.reportPath.map { s?.describes(report: $0) == true } == true,
-                             sidecar: forced || s != nil)
+        let output = s?.describes(output: job.output) == true
+        let report = job.command.reportPath.map { s?.describes(report: $0) == true } == true
+        return OverwritePlan(sidecarFile: s, output: forced || output, report: forced || report, sidecar: forced || s != nil,
+                             outputOnly: forced ? nil : s?.output?.identity, reportOnly: forced ? nil : s?.report?.identity,
+                             sidecarOnly: forced ? nil : FileRecord(path: job.sidecarPath)?.identity)
     }
 
-    /// A file at the sidecar's name that is not mixfx's own sidecar is replaced only with --force.
-    func checkSidecarPath(_ job: BatchJob, _ allowed: Bool) throws(CLIError) {
-        guard !allowed else { return }
-        do throws(OutputFileError) { _ = try OutputFile(path: job.sidecarPath, inputs: job.command.otherInputs, overwrite: false) } catch {
+    /// The job's command with what it may replace.
+    func command(_ job: BatchJob, _ plan: OverwritePlan) -> RenderCommand {
+        var c = job.command
+        c.outputOnlyReplacing = plan.outputOnly
+        c.reportOnlyReplacing = plan.reportOnly
+        return c
+    }
+
+    /// The sidecar's name can be written: a folder, FIFO or too long a name is refused, and a
+    /// file there that is not mixfx's own sidecar is replaced only with --force.
+    func checkSidecarPath(_ job: BatchJob, _ plan: OverwritePlan) throws(CLIError) {
+        do throws(OutputFileError) {
+            _ = try OutputFile(path: job.sidecarPath, inputs: job.command.otherInputs, overwrite: plan.sidecar, onlyReplacing: plan.sidecarOnly)
+        } catch {
             if case .exists = error {
                 throw .usage("'\(job.sidecarPath)' exists and is not a mixfx batch sidecar; it is kept (use --force to replace it and the output)")
             }
@@ -336,8 +351,9 @@ struct BatchCommand {
             return Outcome(status: "skipped")
         }
         do throws(CLIError) {
-            var (engine, renderer, layout) = try job.command.prepare(job.resolved, overwrite: plan.output, overwriteReport: plan.report)
-            try checkSidecarPath(job, plan.sidecar)
+            let command = command(job, plan)
+            var (engine, renderer, layout) = try command.prepare(job.resolved, overwrite: plan.output, overwriteReport: plan.report)
+            try checkSidecarPath(job, plan)
             _ = engine
             renderer.isCancelled = { interruptRequested }
             // the loudness and true peak are for the summary: measured only when one is asked for
@@ -348,31 +364,36 @@ struct BatchCommand {
             var sidecar = BatchSidecar(job: job.id, hash: hash, frames: layout.1.frameCount, state: "rendering",
                                        output: plan.output ? plan.sidecarFile?.output : nil,
                                        report: plan.report ? plan.sidecarFile?.report : nil)
-            try writeSidecar(job, sidecar)
+            // each later write replaces only the sidecar this run wrote (never a file or link
+            // put at its name meanwhile)
+            var written = try writeSidecar(job, sidecar, overwrite: plan.sidecar, onlyReplacing: plan.sidecarOnly)
             let report: RenderReport
             do { report = try renderer.render(engine) } catch {
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
                 throw RenderCommand.map(error, job.resolved)
             }
             sidecar.output = FileRecord(path: job.output)
-            try writeSidecar(job, sidecar)
-            try job.command.writeReport(report, job.resolved, layout.1, overwrite: plan.report)
+            written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
+            try command.writeReport(report, job.resolved, layout.1, overwrite: plan.report)
             sidecar.report = job.command.reportPath.flatMap { FileRecord(path: $0) }
             sidecar.frames = report.frameCount
             sidecar.state = "done"
-            try writeSidecar(job, sidecar)
+            _ = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
             return Outcome(status: "done", report: report)
         } catch {
             return Outcome(status: "failed", error: error.message)
         }
     }
 
-    func writeSidecar(_ job: BatchJob, _ sidecar: BatchSidecar) throws(CLIError) {
+    /// Writes the sidecar; returns the identity of the file written.
+    func writeSidecar(_ job: BatchJob, _ sidecar: BatchSidecar, overwrite: Bool, onlyReplacing: FileIdentity?) throws(CLIError) -> FileIdentity? {
         do throws(OutputFileError) {
-            try OutputFile.write(Data(jsonText(sidecar.json).utf8), to: job.sidecarPath, inputs: job.command.otherInputs, overwrite: true)
+            try OutputFile.write(Data(jsonText(sidecar.json).utf8), to: job.sidecarPath, inputs: job.command.otherInputs,
+                                 overwrite: overwrite, onlyReplacing: onlyReplacing)
         } catch {
             throw .failure("cannot write the sidecar '\(job.sidecarPath)': \(error.description)")
         }
+        return FileRecord(path: job.sidecarPath)?.identity
     }
 
     func progress(_ outcomes: [Outcome], running: Int, started: Date) {

@@ -101,8 +101,13 @@ enum BatchManifest {
         return problems
     }
 
+    /// A path of the manifest as mixfx holds names (`PathBytes`: a manifest is UTF-8 text, so a
+    /// private-use character in it is that character's bytes), relative ones from the manifest's
+    /// folder. Joined, not tidied: `link/../x.wav` is left for the system to resolve through the
+    /// link, as `mixfx render` would.
     static func resolve(_ path: String, _ directory: String) -> String {
-        path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardized.path
+        let p = PathBytes.string(Array(path.utf8))
+        return p.hasPrefix("/") ? p : (directory.hasSuffix("/") ? directory : directory + "/") + p
     }
 
     static func job(_ line: String, lineNumber: Int, directory: String) throws(CLIError) -> BatchJob {
@@ -114,6 +119,16 @@ enum BatchManifest {
             throw .usage("not a JSON object (\(error.problem) at column \(error.column))")
         }
         guard case .object(let obj) = value else { throw .usage("not a JSON object") }
+        func hasNUL(_ v: JSONValue) -> Bool {
+            switch v {
+            case .string(let s): s.unicodeScalars.contains("\u{0}")
+            case .array(let a): a.contains(where: hasNUL)
+            default: false
+            }
+        }
+        for key in ["tracks", "output", "args", "preset"] where obj[key].map(hasNUL) == true {
+            throw .usage("\"\(key)\": a NUL character (\\u0000) cannot be part of a path or a flag")
+        }
         for k in obj.keys.sorted() where !keys.contains(k) {
             throw .usage("unknown key \"\(k)\" (keys: tracks, output, args, preset, id)")
         }
@@ -175,6 +190,10 @@ enum BatchManifest {
             throw .usage("\"args\": --help has no place in a batch job")
         }
         command.output = resolve(outputText, directory)
+        // (a word in "args" that a flag did not take would be one more track)
+        if command.session.inputs.count > tracks.count {
+            throw .usage("\"args\": '\(command.session.inputs[tracks.count])' is not a flag's value (tracks go in \"tracks\")")
+        }
         command.quiet = true
         command.session.inlinePreset = inline
         var warnings: [String] = []

@@ -72,6 +72,9 @@ struct FileRecord: Equatable {
     }
 
     // (64-bit values as strings: JSON numbers are doubles to most readers)
+    /// The file's identity (device and inode).
+    var identity: FileIdentity { .existing(device: device, inode: inode) }
+
     var json: [String: Any] {
         ["device": String(device), "inode": String(inode), "size": Int(size), "modifiedNanoseconds": String(modifiedNanoseconds)]
     }

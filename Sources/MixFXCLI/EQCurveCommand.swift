@@ -38,13 +38,13 @@ enum EQCurveCommand {
         let settings = eqSettings(v)
         let rate = Double(session.sampleRate ?? preset.sampleRateHz ?? 48_000)
         let svg = eqCurveSVG(settings, sampleRate: rate)
-        do { try OutputFile.write(Data(svg.utf8), to: output, overwrite: force) } catch {
+        do { try OutputFile.write(Data(svg.utf8), to: output, inputs: session.presetFiles, overwrite: force) } catch {
             switch error {
             case .appeared, .cannotCreate: throw .failure(error.description)
             default: throw .usage(error.description)
             }
         }
-        print("wrote    \(output)")
+        print("wrote    \(PathBytes.shown(output))")
         return 0
     }
 

@@ -20,6 +20,8 @@ final class LiveControl: @unchecked Sendable {
     let tracks: [Track]
     let engine: AudioEngine
     let inputs: [String]
+    /// The preset file the session was read from (never saved over, like the tracks).
+    var presetFiles: [String] = []
     let sampleFormat: SampleFormat?
     let sampleRate: Int?
 
@@ -97,6 +99,6 @@ final class LiveControl: @unchecked Sendable {
     /// Writes the current settings as a preset, by the rules every output follows (never an
     /// input, never an existing file unless `overwrite`, temporary file and rename).
     func save(to path: String, overwrite: Bool = false) throws(OutputFileError) {
-        try OutputFile.write(currentPreset().jsonData(), to: path, inputs: inputs, overwrite: overwrite)
+        try OutputFile.write(currentPreset().jsonData(), to: path, inputs: inputs + presetFiles, overwrite: overwrite)
     }
 }

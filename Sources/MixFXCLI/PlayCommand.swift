@@ -10,7 +10,9 @@ struct PlayCommand {
 
     Plays the session through ALSA on a real-time render thread while you change the mix.
 
-      --device NAME       ALSA PCM (default "default"; `mixfx devices` lists them)
+      --device NAME       ALSA PCM (default "default"; `mixfx devices` lists them). A device that
+                          writes a file (file:'out.raw',raw) never writes over an input, nor
+                          over an existing file without --force
       --buffer-ms MS      device buffer (default 50): the control-to-sound latency
       --period-ms MS      render block (default a quarter of the buffer)
       --sample-format F   ask the device for s16, s24, s32 or f32 (default f32, or what it takes)
@@ -41,6 +43,8 @@ struct PlayCommand {
     var session = SessionOptions()
     var options = LiveOptions()
     var noUI = false, json = false, quiet = false
+    /// `--force`: a device may write over a file that exists (never an input).
+    var force = false
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         guard let cmd = try parse(argv) else { print(help); return 0 }
@@ -70,6 +74,7 @@ struct PlayCommand {
                     cmd.options.startSeconds = v
                 }
             case "--loop": cmd.options.loop = true
+            case "--force": cmd.force = true
             case "--no-ui": cmd.noUI = true
             case "--json": cmd.json = true
             case "--quiet", "-q": cmd.quiet = true
@@ -124,7 +129,11 @@ struct PlayCommand {
         let reads = FileIdentitySet(resolved.inputs + session.presetFiles)
         for file in PlayCommand.filesNamed(byDevice: options.device) {
             if let input = reads.member(file) {
-                throw .usage("--device: '\(options.device)' would write to '\(file)', which is '\(input)', a file this session reads; give the device another file")
+                throw .usage("--device: '\(options.device)' would write to '\(file)'\(input == file ? "" : " ('\(input)')"), a file this session reads; give the device another file")
+            }
+            // a plugin such as `file` truncates an existing file (and follows a link) when it opens
+            if !force && FileSystem.exists(file) && file.contains(where: { $0 == "." || $0 == "/" }) {
+                throw .usage("--device: '\(options.device)' would write over '\(file)', which exists; use --force to let it")
             }
         }
         var opts = options
@@ -149,6 +158,7 @@ struct PlayCommand {
         }
         let control = LiveControl(player: player, engine: engine, tracks: tracks, inputs: resolved.inputs,
                                   sampleFormat: resolved.sampleFormat, sampleRate: resolved.sampleRate)
+        control.presetFiles = session.presetFiles
         let interactive = !noUI && Terminal.isTerminal(0) && Terminal.isTerminal(1)
         Terminal.installStopHandlers()
         player.start()
@@ -175,7 +185,7 @@ struct PlayCommand {
                         player.stop()
                         return
                     case .ok(let text):
-                        let ack = "ok \(text) @ frame \(player.status.framesRendered)\n"
+                        let ack = PathBytes.shown("ok \(text) @ frame \(player.status.framesRendered)") + "\n"
                         Terminal.writeAll(1, ack)
                     }
                 } catch {

@@ -33,7 +33,9 @@ enum PresetsCommand {
             throw .usage("preset: expected `mixfx preset show NAME`")
         }
         do {
-            print(try PresetLibrary().text(of: argv[1]), terminator: "")
+            // (as it is: a preset that parsed is JSON, which holds no raw control character
+            // but whitespace, and `preset show x > copy.json` must copy it exactly)
+            Swift.print(try PresetLibrary().text(of: argv[1]), terminator: "")
         } catch {
             throw .usage(error.description)
         }

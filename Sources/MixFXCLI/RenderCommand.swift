@@ -95,6 +95,9 @@ struct RenderCommand {
     /// presets): no file this render writes may be one of them. (A set shared by a batch's
     /// jobs, so it is made once.)
     var otherInputs = FileIdentitySet()
+    /// With overwriting allowed, only these files may be replaced (a batch's own earlier output
+    /// and report, as its sidecar recorded them); nil: any that is not an input.
+    var outputOnlyReplacing: FileIdentity?, reportOnlyReplacing: FileIdentity?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         if argv == ["--report-schema"] { print(ReportSchema.json); return 0 }
@@ -234,7 +237,9 @@ struct RenderCommand {
         renderer.otherInputs = otherInputs
         if !dryRun {
             // checked before rendering: a folder that is missing or not writable loses no work
-            do throws(OutputFileError) { _ = try OutputFile(path: output, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwrite) } catch {
+            do throws(OutputFileError) {
+                _ = try OutputFile(path: output, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwrite, onlyReplacing: outputOnlyReplacing)
+            } catch {
                 throw RenderCommand.map(.output(error), resolved)
             }
         }
@@ -248,12 +253,14 @@ struct RenderCommand {
                 throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
             }
             do throws(OutputFileError) {
-                _ = try OutputFile(path: reportPath, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwriteReport ?? overwrite)
+                _ = try OutputFile(path: reportPath, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwriteReport ?? overwrite,
+                                   onlyReplacing: reportOnlyReplacing)
             } catch {
                 throw .usage("--report: \(error.description)")
             }
         }
         renderer.overwrite = overwrite
+        renderer.onlyReplacing = outputOnlyReplacing
         renderer.presetFiles = presetFiles
         // the same session into the same file is the same bytes, Ogg's stream serial included
         renderer.streamIdentity = String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
@@ -277,7 +284,8 @@ struct RenderCommand {
             throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
         }
         do throws(OutputFileError) {
-            try OutputFile.write(data, to: reportPath, inputs: otherInputs, alsoInputs: resolved.inputs + presetFiles, overwrite: overwrite)
+            try OutputFile.write(data, to: reportPath, inputs: otherInputs, alsoInputs: resolved.inputs + presetFiles, overwrite: overwrite,
+                                 onlyReplacing: reportOnlyReplacing)
         } catch {
             throw .failure("--report: \(error.description) (the mix was written to \(output))")
         }
@@ -388,7 +396,7 @@ struct RenderCommand {
             peak += String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, %@)",
                            20 * log10(Double(r.mixPeak)), r.appliedGainDB, RenderCommand.ceilingText(r))
         }
-        var lines = ["wrote    \(r.outputPath)  (\(describe(r.format)))",
+        var lines = ["wrote    \(PathBytes.shown(r.outputPath))  (\(describe(r.format)))",
                      "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
                      peak,
                      r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples"

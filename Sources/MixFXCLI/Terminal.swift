@@ -11,6 +11,17 @@ let stopSignal = Atomic<Int32>(0)
 /// True once a stop signal (Ctrl-C, SIGTERM, SIGHUP, ...) arrived.
 var interruptRequested: Bool { stopSignal.load(ordering: .relaxed) != 0 }
 
+/// Every line the commands print on stdout (summaries, tables, dry runs, acknowledgements) goes
+/// through here: whatever a line quotes (a file name, a preset's description) is shown with its
+/// control characters and stray bytes escaped (`PathBytes.shown`; tabs kept), so a name cannot
+/// break a line in two or drive the terminal. (JSON escapes its own.) Shadows `Swift.print` in
+/// this module.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    let text = items.map { String(describing: $0) }.joined(separator: separator)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { PathBytes.shown(String($0), keepingTabs: true) }
+    Swift.print(lines.joined(separator: "\n"), terminator: terminator)
+}
+
 enum Terminal {
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
 

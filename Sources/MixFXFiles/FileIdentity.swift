@@ -19,10 +19,12 @@ public enum FileIdentity: Hashable, Sendable {
             self = .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             return
         }
-        // a dangling symbolic link names the file it would create
+        // a dangling symbolic link (or a chain of them) names the file it would create
         var target = path
-        if let lst = FileSystem.linkStatus(path), (lst.st_mode & S_IFMT) == S_IFLNK, let dest = FileSystem.linkTarget(path) {
-            target = dest.hasPrefix("/") ? dest : FileIdentity.folder(of: path) + "/" + dest
+        for _ in 0..<40 {
+            guard let lst = FileSystem.linkStatus(target), (lst.st_mode & S_IFMT) == S_IFLNK,
+                  let dest = FileSystem.linkTarget(target) else { break }
+            target = dest.hasPrefix("/") ? dest : FileIdentity.folder(of: target) + "/" + dest
         }
         let folder = FileIdentity.folder(of: target)
         let name = FileIdentity.name(of: target)

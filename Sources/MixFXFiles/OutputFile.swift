@@ -66,6 +66,9 @@ public final class OutputFile: Sendable {
     public let replacesExisting: Bool
     /// Replacing an existing file is allowed.
     public let overwrite: Bool
+    /// With `overwrite`: only this file may be replaced (a batch's own earlier output, which its
+    /// sidecar vouches for); any other file at the name, then or at the commit, is kept.
+    public let onlyReplacing: FileIdentity?
     /// The target's folder, opened once; every later step is relative to it.
     private let folderFD: Int32
     /// The folder, resolved (for the crash handler's list and for messages).
@@ -81,9 +84,11 @@ public final class OutputFile: Sendable {
 
     /// Checks `path` as an output beside `inputs` and `alsoInputs` (files read, compared by
     /// identity: a large shared set and a job's own few paths). Control side.
-    public init(path: String, inputs: FileIdentitySet, alsoInputs: [String] = [], overwrite: Bool) throws(OutputFileError) {
+    public init(path: String, inputs: FileIdentitySet, alsoInputs: [String] = [], overwrite: Bool,
+                onlyReplacing: FileIdentity? = nil) throws(OutputFileError) {
         self.path = path
         self.overwrite = overwrite
+        self.onlyReplacing = overwrite ? onlyReplacing : nil
         guard !path.isEmpty else { throw .cannotCreate(path: path, reason: "the path is empty") }
         guard !path.hasSuffix("/") else {
             throw .cannotCreate(path: path, reason: "the path ends in '/', so it names a folder; give a file name")
@@ -138,7 +143,7 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .isInput(path: path)
         }
-        guard overwrite else {
+        guard overwrite, self.onlyReplacing == nil || self.onlyReplacing == identity else {
             close(fd)
             throw .exists(path: path)
         }
@@ -198,6 +203,12 @@ public final class OutputFile: Sendable {
         if PathBytes.withCString(name, { linkat(folderFD, temporary.name, folderFD, $0, 0) }) == 0 { return }
         let linkErrno = errno
         if linkErrno == EEXIST && !overwrite { throw .appeared(path: path) }
+        if let only = onlyReplacing {
+            // the name must still be the file that may be replaced
+            var st = stat()
+            let there = PathBytes.withCString(name) { fstatat(folderFD, $0, &st, AT_SYMLINK_NOFOLLOW) } == 0
+            if there && FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)) != only { throw .appeared(path: path) }
+        }
         if linkErrno != EEXIST && !overwrite {
             // no hard links here (some file systems): check, then rename
             var st = stat()
@@ -211,8 +222,8 @@ public final class OutputFile: Sendable {
 
     /// Writes `bytes` to `path` by the same rules (presets, reports, summaries). Control side.
     public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
-                             alsoInputs: [String] = [], overwrite: Bool) throws(OutputFileError) {
-        let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite)
+                             alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil) throws(OutputFileError) {
+        let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite, onlyReplacing: onlyReplacing)
         let tmp = try out.createTemporary()
         let data = Array(bytes)
         var done = 0

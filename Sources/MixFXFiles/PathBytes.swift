@@ -74,11 +74,12 @@ public enum PathBytes {
     /// escapes, C1 codes) and bytes that are not UTF-8 are shown as `\n`, `\t`, `\r` and
     /// `\xNN`, and a backslash as itself. A name can carry any of them; a message stays one line
     /// and cannot drive the terminal.
-    public static func shown(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+    public static func shown(_ text: String, keepingTabs: Bool = false) -> String {
+        let escapes = { (s: Unicode.Scalar) in needsEscape(s) && !(keepingTabs && s == "\t") }
+        guard text.unicodeScalars.contains(where: escapes) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            guard needsEscape(scalar) else {
+            guard escapes(scalar) else {
                 out.unicodeScalars.append(scalar)
                 continue
             }

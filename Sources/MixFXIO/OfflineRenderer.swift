@@ -117,6 +117,8 @@ public struct OfflineRenderer {
     public var sampleFormat: SampleFormat?
     /// Allow replacing an existing output (never an input).
     public var overwrite = false
+    /// With `overwrite`, only this file may be replaced (see `OutputFile.onlyReplacing`).
+    public var onlyReplacing: FileIdentity?
     /// Files read besides the tracks (presets, a manifest, a batch's other jobs' inputs): the
     /// output is never one of them, nor one of the tracks' files.
     public var otherInputs = FileIdentitySet()
@@ -199,7 +201,8 @@ public struct OfflineRenderer {
     private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
         let inputs = layout.tracks.compactMap { ($0.player.source as? SoundFileReader)?.path
             ?? ($0.player.source as? StreamingSource)?.reader.path }
-        do { return try OutputFile(path: outputPath, inputs: otherInputs, alsoInputs: inputs + presetFiles, overwrite: overwrite) } catch {
+        do { return try OutputFile(path: outputPath, inputs: otherInputs, alsoInputs: inputs + presetFiles, overwrite: overwrite,
+                                        onlyReplacing: onlyReplacing) } catch {
             throw .output(error)
         }
     }

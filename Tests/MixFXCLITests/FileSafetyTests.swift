@@ -373,4 +373,76 @@ import TestSupport
             #expect(s.status == 0 && !s.stderr.lowercased().contains("crc"), "\(s.stderr)")
         }
     }
+    // MARK: what may be replaced, and when
+
+    /// A file that may be replaced only as itself (a batch's own earlier output) is kept when
+    /// another file is at the name, at the start or by the commit; a chain of dangling links
+    /// names the file at its end.
+    @Test func onlyTheVouchedForFileIsReplaced() throws {
+        defer { dir.remove() }
+        let path = dir.file("o.wav")
+        try Data("ours".utf8).write(to: URL(fileURLWithPath: path))
+        let ours = FileIdentity(path: path)
+        let out = try OutputFile(path: path, inputs: FileIdentitySet(), overwrite: true, onlyReplacing: ours)
+        let tmp = try out.createTemporary()
+        #expect(write(tmp.descriptor, "new", 3) == 3)
+        // the user puts their own file there while mixfx writes
+        try Data("theirs".utf8).write(to: URL(fileURLWithPath: dir.file("x")))
+        #expect(rename(dir.file("x"), path) == 0)
+        #expect(throws: OutputFileError.appeared(path: path)) { try out.commit(tmp) }
+        #expect(bytes(path) == Data("theirs".utf8))
+        #expect(throws: OutputFileError.exists(path: path)) { _ = try OutputFile(path: path, inputs: FileIdentitySet(), overwrite: true, onlyReplacing: ours) }
+        // the vouched-for file itself is replaced
+        let now = FileIdentity(path: path)
+        let again = try OutputFile(path: path, inputs: FileIdentitySet(), overwrite: true, onlyReplacing: now)
+        let t2 = try again.createTemporary()
+        #expect(write(t2.descriptor, "new", 3) == 3)
+        try again.commit(t2)
+        #expect(bytes(path) == Data("new".utf8))
+        #expect(names() == ["o.wav"])
+        symlink("l2", dir.file("l1")); symlink("end.wav", dir.file("l2"))
+        #expect(FileIdentity(path: dir.file("l1")) == FileIdentity(path: dir.file("end.wav")))
+    }
+
+    /// The preset a session reads is an input for `play`'s save and for `eq-curve`; a device
+    /// never writes over an existing file without --force; `--check --force` still checks the
+    /// sidecar's name; a stray word in "args" or a NUL in a path is refused.
+    @Test func moreFilesReadAndWritten() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav")
+        let preset = dir.file("p.json")
+        try Data("{\"schemaVersion\": 1, \"tracks\": [{\"eq\": {\"bass\": {\"gainDB\": 3}}}]}".utf8).write(to: URL(fileURLWithPath: preset))
+        let before = bytes(preset)
+        try FileManager.default.copyItem(atPath: preset, toPath: dir.file("p.svg"))
+        let eq = try MixFXBinary.run(["eq-curve", "--preset", "./p.svg", "-o", "p.svg", "--force"], cwd: dir.path)
+        #expect(bytes(dir.file("p.svg")) == before)
+        #expect(eq.status != 0 && eq.stderr.contains("inputs"), "\(eq.stderr)")
+        let save = try shell(#"(sleep 1; echo "save p.json --force"; sleep 0.5; echo quit) | "$0" play a.wav --preset ./p.json --device null --no-ui --loop"#)
+        #expect(save.stdout.contains("inputs") || save.stderr.contains("inputs"), "\(save.stdout) \(save.stderr)")
+        #expect(bytes(preset) == before)
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: dir.file("keep.txt")))
+        let dev = try MixFXBinary.run(["play", "a.wav", "--device", "file:keep.txt,raw", "--no-ui"], cwd: dir.path)
+        #expect(dev.status == 2 && dev.stderr.contains("--force"), "\(dev.stderr)")
+        #expect(bytes(dir.file("keep.txt")) == Data("precious".utf8))
+        try FileManager.default.createDirectory(atPath: dir.file("o.wav.mixfx-batch.json"), withIntermediateDirectories: true)
+        let m = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"o.wav\"}"])
+        let check = try MixFXBinary.run(["batch", m, "--check", "--force"])
+        #expect(check.status == 2 && check.stderr.contains("sidecar") && check.stderr.contains("directory"), "\(check.stderr)")
+        let stray = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"s.wav\", \"args\": [\"--force\", \"a.wav\"]}"], "s.jsonl")
+        let r = try MixFXBinary.run(["batch", stray])
+        #expect(r.status == 2 && r.stderr.contains("tracks go in"), "\(r.stderr)")
+        let nul = try manifest(["{\"tracks\": [\"a.wav\"], \"output\": \"n.wav\\u0000.flac\"}"], "n.jsonl")
+        let n = try MixFXBinary.run(["batch", nul])
+        #expect(n.status == 2 && n.stderr.contains("NUL"), "\(n.stderr)")
+        #expect(!names().contains { $0.hasPrefix("s.wav") || $0.hasPrefix("n.wav") })
+    }
+
+    /// What is printed on stdout quotes names escaped too: a summary cannot drive the terminal.
+    @Test func stdoutShowsNamesEscaped() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav")
+        let r = try shell(#"exec "$0" render a.wav -o "$(printf 'o\033[31m\nz.wav')""#)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains("\u{1B}") && r.stdout.contains("o\\x1b[31m\\nz.wav"), "\(r.stdout)")
+    }
 }
