@@ -2,7 +2,7 @@
 #   make run    install what is missing, build in release, render the demo session to demo-mix.wav
 #   make test   install what is missing (with the test oracles) and run the whole suite
 #   make test-slurm   the README's sbatch recipe for `mixfx batch` on a private single-node Slurm
-#                     (as root; installs Debian's Slurm and munge; scripts/test-slurm.sh, about 30 s)
+#                     (as root; installs Debian's Slurm and munge; scripts/test-slurm.sh, about 20 s)
 #
 # Everything is built for this machine's CPU (scripts/swift-flags.sh: `-target-cpu native`, and
 # the FFT's eight-lane stages where the CPU has AVX2; the output is the same bytes as a portable
