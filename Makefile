@@ -25,11 +25,10 @@ test:
 	scripts/install-deps.sh test
 	CPU=$(TEST_CPU) scripts/test.sh
 
-# mixfx is the portable release build with make test's flags (scripts/test.sh), so that after
-# make test (as in CI) nothing is built again
+# mixfx as the README's batch section builds it for a cluster: the portable release build
 test-slurm:
 	scripts/install-deps.sh slurm
-	swift build -c release -Xswiftc -enable-testing --product mixfx
+	swift build -c release --product mixfx
 	scripts/test-slurm.sh .build/release/mixfx
 
 build:

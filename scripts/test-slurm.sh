@@ -18,7 +18,7 @@
 # Needs root (the daemons), the packages of `scripts/install-deps.sh slurm`, python3 (reads the
 # summaries). MIXFX_SLURM_KEEP=1 keeps the scratch folder and the daemons' logs.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 binary=${1:-.build/release/mixfx}
 [ "$(id -u)" -eq 0 ] || { echo "test-slurm: run as root (sudo make test-slurm): slurmd starts the tasks as their users" >&2; exit 2; }
 [ -x "$binary" ] || { echo "test-slurm: no mixfx binary at '$binary' (swift build -c release --product mixfx)" >&2; exit 2; }
@@ -171,12 +171,12 @@ script=$(recipe "$A") || { fail "a) the recipe for $A"; finish; }
 job=$(submit "$A" "$script")
 check "a) 16 tasks, each exit 0" "$(all_tasks_ok 16)" "$(tasks "$job")"
 check "a) out/ holds the 32 outputs and their sidecars, nothing else" \
-  "$(expected_outputs $(seq 0 15)) / $jobs sidecars" "$(outputs "$A") / $(ls "$A/out" | grep -c '\.wav\.mixfx-batch\.json$') sidecars"
+  "$(expected_outputs $(seq 0 15)) / $jobs sidecars" "$(outputs "$A") / $(find "$A/out" -name '*.wav.mixfx-batch.json' | wc -l) sidecars"
 check "a) out/ holds 64 files: no temporary left behind" $((2 * jobs)) "$(ls -A "$A/out" | wc -l)"
 check "a) every output has its input's length (soxi -s)" "$jobs outputs, 0 with another length" "$(frames_ok "$A")"
 all16=$(seq 0 15 | tr '\n' ' ')
 check "a) each task's summary: its shard, 32 in all, done 2 (its own two jobs), skipped 0, failed 0" \
-  "$(expect_summaries "$all16" "T T/N $jobs 2 0 0 IDS")" "$(summaries "$A" "$all16" shard total done skipped failed done-ids)"
+  "$(expect_summaries "$all16" "T T/N $jobs 2 0 0 IDS")" "$(summaries "$A" "$all16" shard total "done" skipped failed done-ids)"
 done_all=$(summaries "$A" "$all16" done-ids | cut -d' ' -f2 | tr , '\n')
 check "a) the summaries' done jobs: 32, each once" "$jobs $jobs" "$(wc -l <<<"$done_all") $(sort -u <<<"$done_all" | wc -l)"
 check "a) the tasks' logs are empty (--quiet, no warnings)" "" "$(cat "$A"/logs/*.log)"
@@ -188,7 +188,7 @@ rm -f "$A"/logs/*.log
 job=$(submit "$A" "$script")
 check "b) rerun: 16 tasks, each exit 0" "$(all_tasks_ok 16)" "$(tasks "$job")"
 check "b) rerun: each summary says done 0, skipped 2, failed 0" \
-  "$(expect_summaries "$all16" "T T/N 0 2 0")" "$(summaries "$A" "$all16" shard done skipped failed)"
+  "$(expect_summaries "$all16" "T T/N 0 2 0")" "$(summaries "$A" "$all16" shard "done" skipped failed)"
 check "b) rerun: the outputs and sidecars are unchanged (size, time, checksum)" "$before" "$(snapshot "$A")"
 
 # --- c) a task cancelled before it ran, resubmitted alone ---------------------------------------
@@ -201,14 +201,15 @@ scontrol update JobId="${job}_$k" Nice=1 && scancel "${job}_$k"
 scontrol release "$job" 2>/dev/null   # reports task k as finished; the others are released
 expected=$(all_tasks_ok 16 | sed "s/^$k COMPLETED 0$/$k CANCELLED 0/")
 check "c) task $k cancelled, the other 15 exit 0" "$expected" "$(tasks "$job")"
-others=$(expected_outputs $(seq 0 15 | grep -vx "$k"))
+mapfile -t other_shards < <(seq 0 15 | grep -vx "$k")
+others=$(expected_outputs "${other_shards[@]}")
 check "c) the outputs of the other 15 shards, none of shard $k's" "$others" "$(outputs "$C")"
-check "c) no summary from task $k" "$k missing" "$(summaries "$C" "$k" done)"
+check "c) no summary from task $k" "$k missing" "$(summaries "$C" "$k" "done")"
 before=$(snapshot "$C")
 job=$(submit "$C" "$script" --array=$k)
 check "c) task $k resubmitted alone (--array=$k) exits 0" "$k COMPLETED 0" "$(tasks "$job")"
 check "c) its summary: shard $k/16, done 2 (its own jobs), skipped 0" \
-  "$(expect_summaries "$k" "T T/N 2 0 IDS")" "$(summaries "$C" "$k" shard done skipped done-ids)"
+  "$(expect_summaries "$k" "T T/N 2 0 IDS")" "$(summaries "$C" "$k" shard "done" skipped done-ids)"
 check "c) now all 32 outputs" "$(expected_outputs $(seq 0 15))" "$(outputs "$C")"
 not_k=(); for id in $(ids_of_shard "$k"); do not_k+=(-e "^\./$id\.wav"); done
 after_others=$(snapshot "$C" | grep -v "${not_k[@]}")
@@ -223,7 +224,7 @@ job=$(submit "$D" "$script" --array=0-6:2)
 check "d) --array=0-6:2: tasks 0, 2, 4, 6 exit 0" "$(printf '%s COMPLETED 0\n' 0 2 4 6)" "$(tasks "$job")"
 check "d) exactly the outputs of shards 0, 2, 4, 6" "$(expected_outputs 0 2 4 6)" "$(outputs "$D")"
 check "d) the four summaries: shard s/16, done 2, its own jobs" \
-  "$(expect_summaries "0 2 4 6" "T T/N 2 IDS")" "$(summaries "$D" "0 2 4 6" shard done done-ids)"
+  "$(expect_summaries "0 2 4 6" "T T/N 2 IDS")" "$(summaries "$D" "0 2 4 6" shard "done" done-ids)"
 check "d) the summaries of those four tasks only" "summary-0.json summary-2.json summary-4.json summary-6.json" \
   "$(cd "$D" && ls summary-*.json | sort -V | tr '\n' ' ' | sed 's/ $//')"
 
@@ -241,11 +242,11 @@ case $log in
     pass "e) the line names SLURM_ARRAY_TASK_ID=3, the unknown count and MIXFX_SHARD_COUNT" ;;
   *) fail "e) the error line: '$log'" ;;
 esac
-check "e) nothing written (no output, no summary)" "|3 missing" "$(outputs "$E")|$(summaries "$E" 3 done)"
+check "e) nothing written (no output, no summary)" "|3 missing" "$(outputs "$E")|$(summaries "$E" 3 "done")"
 job=$(submit "$E" "$script" --array=3 --export=ALL,MIXFX_SHARD_COUNT=16)
 check "e) the same script with MIXFX_SHARD_COUNT=16: task 3 exits 0" "3 COMPLETED 0" "$(tasks "$job")"
 check "e) ... and renders shard 3/16 exactly" "$(expect_summaries 3 "T T/N 2 IDS") | $(expected_outputs 3)" \
-  "$(summaries "$E" 3 shard done done-ids) | $(outputs "$E")"
+  "$(summaries "$E" 3 shard "done" done-ids) | $(outputs "$E")"
 
 echo "test-slurm: $((SECONDS - t0)) s (Slurm, inputs and the five cases)"
 finish

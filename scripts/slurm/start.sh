@@ -8,16 +8,16 @@
 #   scripts/slurm/start.sh FOLDER     FOLDER: new or empty, e.g. from mktemp -d
 #
 # Prints `export SLURM_CONF=FOLDER/slurm.conf` on its last line: the clients (sbatch, squeue,
-# scontrol, scancel) find this Slurm through it. The node is idle when it returns (about 2 s).
-# scripts/slurm/stop.sh FOLDER stops the daemons by their recorded pids.
+# scontrol, scancel) find this Slurm through it. The node is idle when it returns (about a second).
+# scripts/slurm/stop.sh FOLDER stops the daemons by their recorded pids (after a failed start too).
 #
 # The configuration: one node (this host, its CPUs and memory as `slurmd -C` reports them, at
 # 127.0.0.1 so an unresolvable hostname does not matter), one partition; ports from
 # MIXFX_SLURM_PORT (default 6917, slurmd on the next one), not Slurm's usual 6817/6818;
-# MIXFX_SLURM_CPUS (below) for a node with more CPUs than the host;
-# processes tracked through /proc and no cgroups (works in a container); batch_sched_delay=0 so
-# an array's tasks start back to back; finished jobs stay known to scontrol for 10 minutes
-# (MinJobAge; there is no accounting database, so no sacct).
+# MIXFX_SLURM_CPUS (below) for a node with more CPUs than the host; processes tracked through
+# /proc and no cgroups (works in a container); batch_sched_delay=0 (by default a batch task may
+# wait up to 3 s to start); finished jobs stay known to scontrol for 10 minutes (MinJobAge;
+# there is no accounting database, so no sacct).
 set -euo pipefail
 dir=${1:?usage: scripts/slurm/start.sh FOLDER}
 [ "$(id -u)" -eq 0 ] || { echo "slurm/start.sh: run as root (slurmd starts jobs as their users)" >&2; exit 1; }
