@@ -1,6 +1,8 @@
 # mixfx: the two commands of the README.
 #   make run    install what is missing, build in release, render the demo session to demo-mix.wav
 #   make test   install what is missing (with the test oracles) and run the whole suite
+#   make test-slurm   the README's sbatch recipe for `mixfx batch` on a private single-node Slurm
+#                     (as root; installs Debian's Slurm and munge; scripts/test-slurm.sh, about 20 s)
 #
 # Everything is built for this machine's CPU (scripts/swift-flags.sh: `-target-cpu native`, and
 # the FFT's eight-lane stages where the CPU has AVX2; the output is the same bytes as a portable
@@ -10,7 +12,7 @@ CPU ?= native
 export CPU
 SWIFTFLAGS = $(shell scripts/swift-flags.sh)
 
-.PHONY: run test build bench clean fuzz test-asan test-tsan soak
+.PHONY: run test test-slurm build bench clean fuzz test-asan test-tsan soak
 
 run:
 	scripts/install-deps.sh
@@ -22,6 +24,12 @@ TEST_CPU ?= x86-64
 test:
 	scripts/install-deps.sh test
 	CPU=$(TEST_CPU) scripts/test.sh
+
+# mixfx as the README's batch section builds it for a cluster: the portable release build
+test-slurm:
+	scripts/install-deps.sh slurm
+	swift build -c release --product mixfx
+	scripts/test-slurm.sh .build/release/mixfx
 
 build:
 	swift build -c release $(SWIFTFLAGS)

@@ -7,9 +7,13 @@
 #                            second validator for the report schema), and pyloudnorm from PyPI
 #                            (the loudness meter's oracle), qemu-user (the portable build under an
 #                            emulated pre-AVX CPU)
+#   install-deps.sh slurm    what make test-slurm uses: sox (the test's inputs and frame counts)
+#                            and a single-node Slurm from Debian's archive (slurmctld, slurmd,
+#                            slurm-client, munge); the daemons are not started (scripts/slurm/)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
 if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user); fi
+if [ "${1:-}" = slurm ]; then pkgs+=(sox slurmctld slurmd slurm-client munge); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,5 +28,15 @@ echo "installing: ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
+# Without an init system (a container, CI) the packages' postinst scripts cannot start their
+# services: a policy-rc.d that answers 101 (action forbidden) keeps them from trying; one that
+# is already there (Docker images have one) stays, ours is removed afterwards.
+policy=""
+if [ "${1:-}" = slurm ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  trap '$SUDO rm -f "$policy"' EXIT
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
