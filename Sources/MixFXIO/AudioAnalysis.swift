@@ -194,6 +194,8 @@ public struct AudioAnalyzer {
         guard f.frameCount <= SourceFormat.maximumFrameCount else {
             throw .cannotOpen(path: path, reason: "a length of \(f.frameCount) frames (allowed: up to 2^40)")
         }
+        // the rates a render takes, where the K-weighting is designed
+        if let problem = AudioEngine.sourceSampleRateProblem(f.sampleRate) { throw .cannotOpen(path: path, reason: problem) }
         let block = 4096
         let buffer = AudioBuffer(channelCount: f.channelCount, capacityFrames: block)
         let dspCopy = DSPCopy.active   // the guard in the chosen DSP copy, as the render's tracks run it
