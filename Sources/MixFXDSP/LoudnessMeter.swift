@@ -82,6 +82,11 @@ public struct LoudnessMeter {
 
     private mutating func finishStep() {
         steps.append(stepEnergy / Double(stepFrames))
+        // the display series (`shortTermSeriesLUFS`), summed exactly as it is there
+        seriesSum += steps[steps.count - 1]
+        if finishedSteps >= 30 && steps.count >= 31 { seriesSum -= steps[steps.count - 31] }
+        lastSeriesEnergy = max(0, seriesSum) / Double(min(finishedSteps + 1, 30))
+        finishedSteps += 1
         if let keptSteps, steps.count > keptSteps { steps.removeFirst() }   // (no allocation)
         stepEnergy = 0
         stepFill = 0
@@ -99,6 +104,14 @@ public struct LoudnessMeter {
         for z in steps[(steps.count - count)...] { sum += z }
         return sum / Double(count)
     }
+
+    private var seriesSum = 0.0
+    /// 100 ms steps finished so far.
+    public private(set) var finishedSteps = 0
+    /// The mean-square energy of the short-term window at the end of the last finished step,
+    /// as `shortTermSeriesLUFS` gives it (a window of what there is during the first 3 s): what
+    /// a history that cannot keep every step takes step by step.
+    public private(set) var lastSeriesEnergy = 0.0
 
     /// Frames in each 100 ms step.
     public var stepFrameCount: Int { stepFrames }
