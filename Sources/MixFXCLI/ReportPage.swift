@@ -59,10 +59,11 @@ enum ReportPage {
         if let h = mix["history"] as? [String: Any] {
             let tp = levels(h["truePeakDBTP"])
             let over = tp.compactMap { $0 }.filter { $0 > -1 }.count
-            body += "<h2>Mix true peak</h2>\n<p>Largest true peak in each 100 ms; \(over) of \(tp.count) steps above −1 dBTP.</p>\n"
-            body += plot(id: "truepeak", title: "Mix true peak per 100 ms (4× oversampled)", duration: duration,
+            let step = h["stepSeconds"] as? Double ?? 0.1
+            body += "<h2>Mix true peak</h2>\n<p>Largest true peak in each \(stepText(step)); \(over) of \(tp.count) steps above −1 dBTP.</p>\n"
+            body += plot(id: "truepeak", title: "Mix true peak per \(stepText(step)) (4× oversampled)", duration: duration,
                          yLabel: "dBTP", yMin: -30, yMax: 6, yStep: 6,
-                         series: [Series(id: "mix-truePeakDBTP", name: "mix", color: mixColor, step: h["stepSeconds"] as? Double ?? 0.1, values: tp)],
+                         series: [Series(id: "mix-truePeakDBTP", name: "mix", color: mixColor, step: step, values: tp)],
                          references: [(0, "0 dBTP", "#c0392b"), (-1, "−1 dBTP", "#e08e0b")])
         }
         // waveforms
@@ -121,8 +122,14 @@ enum ReportPage {
         var width = 1.5
     }
 
+    /// A history's step in words: "100 ms", or (a long session's merged points) "1.6 s".
+    static func stepText(_ seconds: Double) -> String {
+        seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)
+    }
+
     /// A line plot of series over time (x: seconds, value k at (k + 1)·step, the end of its
-    /// step). Values beyond the axis are drawn at its edge; nulls break the line.
+    /// step; a last point past the duration, one covering less than a step, at the end).
+    /// Values beyond the axis are drawn at its edge; nulls break the line.
     static func plot(id: String, title: String, duration: Double, yLabel: String, yMin: Double, yMax: Double,
                      yStep: Double, series: [Series], references: [(Double, String, String)]) -> String {
         let width = 900.0, height = 320.0, left = 64.0, top = 30.0, plotW = 700.0, plotH = 240.0
@@ -176,7 +183,8 @@ enum ReportPage {
         return out + "</svg>\n"
     }
 
-    /// A waveform overview: the band between each 100 ms step's smallest and largest sample.
+    /// A waveform overview: the band between each step's smallest and largest sample (100 ms,
+    /// or more in a long session, see `AnalysisHistory`), at the step's end as in `plot`.
     static func waveform(id: String, title: String, history h: [String: Any], duration: Double, color: String) -> String {
         let lo = (h["minimum"] as? [Double]) ?? [], hi = (h["maximum"] as? [Double]) ?? []
         let step = h["stepSeconds"] as? Double ?? 0.1

@@ -103,11 +103,11 @@ enum ReportSchema {
           "required": ["stepSeconds", "minimum", "maximum", "truePeakDBTP", "shortTermLUFS"],
           "additionalProperties": false,
           "properties": {
-            "stepSeconds": {"type": "number", "exclusiveMinimum": 0},
-            "minimum": {"type": "array", "items": {"type": "number"}},
-            "maximum": {"type": "array", "items": {"type": "number"}},
-            "truePeakDBTP": {"type": "array", "items": {"$ref": "#/$defs/level"}},
-            "shortTermLUFS": {"type": "array", "items": {"$ref": "#/$defs/level"}}
+            "stepSeconds": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds per point, value k at the end of (k + 1) steps: the loudness meter's 100 ms, doubled each time the series were merged to stay within 4096 points (neighbours in pairs: the smaller minimum, the larger maximum and true peak, the mean energy of the short-term loudness). The last point may cover less than a step."},
+            "minimum": {"type": "array", "items": {"type": "number"}, "maxItems": 4096},
+            "maximum": {"type": "array", "items": {"type": "number"}, "maxItems": 4096},
+            "truePeakDBTP": {"type": "array", "items": {"$ref": "#/$defs/level"}, "maxItems": 4096},
+            "shortTermLUFS": {"type": "array", "items": {"$ref": "#/$defs/level"}, "maxItems": 4096}
           }
         }
       }

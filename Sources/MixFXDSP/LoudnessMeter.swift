@@ -19,6 +19,7 @@ import Glibc
 /// The K-weighting filters are the standard's 48 kHz coefficients, recomputed for other rates
 /// from their analog prototypes (the derivation libebur128 uses): stage 1 a shelf at
 /// f0 = 1681.97 Hz, G = +4.00 dB, Q = 0.7072; stage 2 a high-pass at f0 = 38.135 Hz, Q = 0.5003.
+/// See `KWeighting` for how each rate is designed; `sampleRateRange` is where it is defined.
 ///
 /// Memory: one Double per 100 ms of signal (29 KB an hour), for the gating at the end. Not
 /// thread-safe: one thread at a time.
@@ -44,6 +45,9 @@ public struct LoudnessMeter {
     /// short-term loudness), so `process` never allocates; integrated loudness and range then
     /// cover only those.
     public init(sampleRate: Double, channelCount: Int, keepingSteps: Int? = nil) {
+        precondition(Double(LoudnessMeter.sampleRateRange.lowerBound) <= sampleRate
+                     && sampleRate <= Double(LoudnessMeter.sampleRateRange.upperBound),
+                     "LoudnessMeter: \(sampleRate) Hz is outside \(LoudnessMeter.sampleRateRange)")
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         stepFrames = max(1, Int((sampleRate / 10).rounded()))
@@ -52,6 +56,11 @@ public struct LoudnessMeter {
         steps.reserveCapacity(keepingSteps.map { $0 + 1 } ?? 36_000)
     }
     private let keptSteps: Int?
+
+    /// The sample rates the K-weighting is designed for, Hz: every rate a mixfx source may have
+    /// (`AudioEngine.sourceSampleRateRange` is this range), so `analyze` measures whatever
+    /// `render` takes.
+    public static let sampleRateRange = 1000...768_000
 
     /// Loudness of a mean-square energy, LUFS.
     @inline(__always)
@@ -73,6 +82,11 @@ public struct LoudnessMeter {
 
     private mutating func finishStep() {
         steps.append(stepEnergy / Double(stepFrames))
+        // the display series (`shortTermSeriesLUFS`), summed exactly as it is there
+        seriesSum += steps[steps.count - 1]
+        if finishedSteps >= 30 && steps.count >= 31 { seriesSum -= steps[steps.count - 31] }
+        lastSeriesEnergy = max(0, seriesSum) / Double(min(finishedSteps + 1, 30))
+        finishedSteps += 1
         if let keptSteps, steps.count > keptSteps { steps.removeFirst() }   // (no allocation)
         stepEnergy = 0
         stepFill = 0
@@ -90,6 +104,14 @@ public struct LoudnessMeter {
         for z in steps[(steps.count - count)...] { sum += z }
         return sum / Double(count)
     }
+
+    private var seriesSum = 0.0
+    /// 100 ms steps finished so far.
+    public private(set) var finishedSteps = 0
+    /// The mean-square energy of the short-term window at the end of the last finished step,
+    /// as `shortTermSeriesLUFS` gives it (a window of what there is during the first 3 s): what
+    /// a history that cannot keep every step takes step by step.
+    public private(set) var lastSeriesEnergy = 0.0
 
     /// Frames in each 100 ms step.
     public var stepFrameCount: Int { stepFrames }
@@ -150,26 +172,123 @@ public struct LoudnessMeter {
 }
 
 /// The K-weighting filter of one channel: two biquads in series, in double precision.
+///
+/// What it approximates at every rate: the analog prototypes (the shelf H₁, the high-pass H₂)
+/// with the gain BS.1770's 48 kHz table gives the high-pass's passband (its numerator is
+/// 1, −2, 1, so the gain is a₀ = 1 + K/Q + K² at 48 kHz, +0.043 dB; the −0.691 in the loudness
+/// formula is calibrated on that table). Two designs:
+///
+/// - **32 kHz and up**: libebur128's. Both stages by the bilinear transform pre-warped at their
+///   corners (K = tan(π·f0/fs)), the high-pass's numerator 1, −2, 1 as in the table. At 48 kHz
+///   this is the table (to 1e-8); elsewhere the pre-warped shelf bends the response near
+///   Nyquist and the unnormalised high-pass's gain drifts with the rate: within 0.041 dB of the
+///   prototype from 20 Hz to Nyquist at every rate from 32 to 768 kHz. Kept because loudness
+///   there then agrees exactly with libebur128 (and pyloudnorm's "DeMan" filters), and renders
+///   normalised at these rates keep their samples.
+/// - **Below 32 kHz**, where that drift grows (0.09 dB at 22.05 kHz, 0.5 dB at 8 kHz, and no
+///   filter at all once the shelf's corner passes Nyquist, 3364 Hz): the high-pass as above
+///   but with its numerator scaled to the 48 kHz gain, and the shelf *matched* (M. Vicanek,
+///   "Matched Second Order Digital Filters", 2016): poles by the impulse invariance
+///   z = e^(s/fs), which maps them exactly whatever the corner; numerator from the squared
+///   magnitude |H(ω)|² = (B₀φ₀ + B₁φ₁ + B₂φ₂) / (A₀φ₀ + A₁φ₁ + A₂φ₂) with φ₁ = sin²(ω/2),
+///   φ₀ = 1 − φ₁, φ₂ = 4φ₀φ₁, so that it equals the prototype's |H₁|² at DC, at Nyquist and at
+///   min(f0, fs/4). Within 0.05 dB of the prototype over the whole band from 8 kHz up (a 997 Hz
+///   tone within 0.041 dB), 0.11 dB from 6 kHz; below, one biquad cannot follow a shelf whose
+///   corner is near or above Nyquist: up to 0.39 dB at 3 kHz, 0.08 dB at 1 kHz.
+///   `KWeightingTests` checks these bounds.
 struct KWeighting {
     private var b: (Double, Double, Double, Double, Double, Double)   // stage 1 b0 b1 b2, stage 2 b0 b1 b2
     private var a: (Double, Double, Double, Double)                   // stage 1 a1 a2, stage 2 a1 a2
     private var s1 = (0.0, 0.0), s2 = (0.0, 0.0)                      // transposed direct form II states
 
+    /// The analog prototypes (libebur128's fit of BS.1770's 48 kHz table).
+    static let shelfHz = 1681.974450955533, shelfGainDB = 3.999843853973347, shelfQ = 0.7071752369554196
+    static let shelfBandExponent = 0.4996667741545416
+    static let highPassHz = 38.13547087602444, highPassQ = 0.5003270373238773
+    /// From this rate up, libebur128's design (see the type's notes).
+    static let bilinearMinimumRate = 32_000.0
+
     init(sampleRate fs: Double) {
-        // stage 1: the shelf (analog prototype of BS.1770's 48 kHz pre-filter)
-        let f0 = 1681.974450955533, gainDB = 3.999843853973347, q = 0.7071752369554196
-        var k = tan(Double.pi * f0 / fs)
-        let vh = pow(10, gainDB / 20), vb = pow(vh, 0.4996667741545416)
-        var a0 = 1 + k / q + k * k
-        let b10 = (vh + vb * k / q + k * k) / a0, b11 = 2 * (k * k - vh) / a0, b12 = (vh - vb * k / q + k * k) / a0
-        let a11 = 2 * (k * k - 1) / a0, a12 = (1 - k / q + k * k) / a0
-        // stage 2: the RLB high-pass
-        let f1 = 38.13547087602444, q1 = 0.5003270373238773
-        k = tan(Double.pi * f1 / fs)
-        a0 = 1 + k / q1 + k * k
-        let a21 = 2 * (k * k - 1) / a0, a22 = (1 - k / q1 + k * k) / a0
-        b = (b10, b11, b12, 1, -2, 1)
-        a = (a11, a12, a21, a22)
+        if fs >= KWeighting.bilinearMinimumRate {
+            // stage 1: the shelf (analog prototype of BS.1770's 48 kHz pre-filter)
+            let f0 = KWeighting.shelfHz, gainDB = KWeighting.shelfGainDB, q = KWeighting.shelfQ
+            var k = tan(Double.pi * f0 / fs)
+            let vh = pow(10, gainDB / 20), vb = pow(vh, KWeighting.shelfBandExponent)
+            var a0 = 1 + k / q + k * k
+            let b10 = (vh + vb * k / q + k * k) / a0, b11 = 2 * (k * k - vh) / a0, b12 = (vh - vb * k / q + k * k) / a0
+            let a11 = 2 * (k * k - 1) / a0, a12 = (1 - k / q + k * k) / a0
+            // stage 2: the RLB high-pass
+            let f1 = KWeighting.highPassHz, q1 = KWeighting.highPassQ
+            k = tan(Double.pi * f1 / fs)
+            a0 = 1 + k / q1 + k * k
+            let a21 = 2 * (k * k - 1) / a0, a22 = (1 - k / q1 + k * k) / a0
+            b = (b10, b11, b12, 1, -2, 1)
+            a = (a11, a12, a21, a22)
+        } else {
+            let (b1, a1) = KWeighting.matchedShelf(sampleRate: fs)
+            // stage 2: bilinear, its passband gain the 48 kHz table's
+            let q1 = KWeighting.highPassQ
+            let k48 = tan(Double.pi * KWeighting.highPassHz / 48_000), gain48 = 1 + k48 / q1 + k48 * k48
+            let k = tan(Double.pi * KWeighting.highPassHz / fs), a0 = 1 + k / q1 + k * k
+            let g = gain48 / a0
+            b = (b1.0, b1.1, b1.2, g, -2 * g, g)
+            a = (a1.0, a1.1, 2 * (k * k - 1) / a0, (1 - k / q1 + k * k) / a0)
+        }
+    }
+
+    /// The shelf prototype's squared magnitude at `hz`: H₁(s) = (Vh·s² + Vb·(ω₀/Q)·s + ω₀²) /
+    /// (s² + (ω₀/Q)·s + ω₀²), s = j·2π·hz.
+    static func shelfSquaredMagnitude(hz: Double) -> Double {
+        let vh = pow(10, shelfGainDB / 20), vb = pow(vh, shelfBandExponent)
+        let w0 = 2 * Double.pi * shelfHz, w = 2 * Double.pi * hz
+        let real = w0 * w0 - w * w, imag = w0 / shelfQ * w
+        let numReal = w0 * w0 - vh * w * w, numImag = vb * imag
+        return (numReal * numReal + numImag * numImag) / (real * real + imag * imag)
+    }
+
+    /// The matched shelf at `fs` (see the type's notes): (b0, b1, b2), (a1, a2).
+    static func matchedShelf(sampleRate fs: Double) -> ((Double, Double, Double), (Double, Double)) {
+        let w0 = 2 * Double.pi * shelfHz / fs, zeta = 1 / (2 * shelfQ)   // ζ < 1: complex poles
+        let r = exp(-zeta * w0)
+        let a1 = -2 * r * cos((1 - zeta * zeta).squareRoot() * w0), a2 = r * r
+        let bigA0 = (1 + a1 + a2) * (1 + a1 + a2), bigA1 = (1 - a1 + a2) * (1 - a1 + a2), bigA2 = -4 * a2
+        let bigB0 = bigA0 * shelfSquaredMagnitude(hz: 0)
+        let bigB1 = bigA1 * shelfSquaredMagnitude(hz: fs / 2)
+        let matchHz = min(shelfHz, fs / 4)
+        let phi1 = pow(sin(Double.pi * matchHz / fs), 2), phi0 = 1 - phi1, phi2 = 4 * phi0 * phi1
+        let target = shelfSquaredMagnitude(hz: matchHz) * (bigA0 * phi0 + bigA1 * phi1 + bigA2 * phi2)
+        let bigB2 = (target - bigB0 * phi0 - bigB1 * phi1) / phi2
+        // back to coefficients: √B₀ = b0 + b1 + b2, √B₁ = b0 − b1 + b2, B₂ = −4·b0·b2 (the
+        // minimum-phase root)
+        let r0 = bigB0.squareRoot(), r1 = bigB1.squareRoot(), w = (r0 + r1) / 2
+        let b0 = (w + (w * w + bigB2).squareRoot()) / 2
+        return ((b0, (r0 - r1) / 2, -bigB2 / (4 * b0)), (a1, a2))
+    }
+
+    /// The coefficients: stage 1 (b0, b1, b2, a1, a2), then stage 2's.
+    var coefficients: [Double] { [b.0, b.1, b.2, a.0, a.1, b.3, b.4, b.5, a.2, a.3] }
+
+    /// The filter's response magnitude at `hz` for the rate it was made for, dB.
+    func responseDB(hz: Double, sampleRate fs: Double) -> Double {
+        func stage(_ b0: Double, _ b1: Double, _ b2: Double, _ a1: Double, _ a2: Double) -> Double {
+            let w = 2 * Double.pi * hz / fs, c1 = cos(w), s1 = sin(w), c2 = cos(2 * w), s2 = sin(2 * w)
+            let nr = b0 + b1 * c1 + b2 * c2, ni = -(b1 * s1 + b2 * s2)
+            let dr = 1 + a1 * c1 + a2 * c2, di = -(a1 * s1 + a2 * s2)
+            return (nr * nr + ni * ni) / (dr * dr + di * di)
+        }
+        let p = stage(b.0, b.1, b.2, a.0, a.1) * stage(b.3, b.4, b.5, a.2, a.3)
+        return 10 * log10(p)
+    }
+
+    /// The prototype's response at `hz` with the 48 kHz table's high-pass gain, dB: what every
+    /// rate's design approximates.
+    static func prototypeDB(hz: Double) -> Double {
+        let q1 = highPassQ
+        let k48 = tan(Double.pi * highPassHz / 48_000), gain48 = 1 + k48 / q1 + k48 * k48
+        let w1 = 2 * Double.pi * highPassHz, w = 2 * Double.pi * hz
+        let real = w1 * w1 - w * w, imag = w1 / q1 * w
+        let highPass = w * w * w * w / (real * real + imag * imag)
+        return 10 * log10(shelfSquaredMagnitude(hz: hz) * highPass * gain48 * gain48)
     }
 
     /// Filters `count` samples and returns Σ y² (the samples are not changed).

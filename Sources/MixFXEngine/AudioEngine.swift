@@ -54,7 +54,14 @@ public struct Track: Sendable {
 public final class AudioEngine {
     /// The sample rates a source may have, Hz (a length at any output rate then fits an Int:
     /// 2^40 frames · 768000 < 2^63).
+    /// `mixfx analyze` takes the same (`LoudnessMeter.sampleRateRange` is this range).
     public static let sourceSampleRateRange = 1000...768_000
+    /// Why a source at `rate` Hz is refused (nil: it is not), in the words both `render` and
+    /// `analyze` use.
+    public static func sourceSampleRateProblem(_ rate: Int) -> String? {
+        let rates = sourceSampleRateRange
+        return rates.contains(rate) ? nil : "sample rate \(rate) Hz (allowed: \(rates.lowerBound) to \(rates.upperBound))"
+    }
     /// The sample rates a mix may be rendered at, Hz.
     public static let outputSampleRateRange = 8000...384_000
 
@@ -170,10 +177,8 @@ public final class AudioEngine {
                 throw .unsupportedFormat(source: t.player.source.name,
                                          reason: "\(f.channelCount) channels (allowed: 1 to \(SourceFormat.maximumChannelCount), mono to 7.1)")
             }
-            let sourceRates = AudioEngine.sourceSampleRateRange
-            guard sourceRates.contains(f.sampleRate) else {
-                throw .unsupportedFormat(source: t.player.source.name,
-                                         reason: "sample rate \(f.sampleRate) Hz (allowed: \(sourceRates.lowerBound) to \(sourceRates.upperBound))")
+            if let problem = AudioEngine.sourceSampleRateProblem(f.sampleRate) {
+                throw .unsupportedFormat(source: t.player.source.name, reason: problem)
             }
             // (so the length at any output rate fits in an Int: 2^40 frames · 768000 < 2^63)
             guard f.frameCount >= 0 && f.frameCount <= SourceFormat.maximumFrameCount else {

@@ -13,6 +13,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case unsupportedPlacement(node: String, problem: String)
     /// A setting a live kernel cannot take yet (a tempo).
     case notLive(node: String, problem: String)
+    /// Looping a session of no frames (it would go round without ever playing anything).
+    case nothingToLoop
 
     /// One line naming the node, parameter or source, the problem and what is allowed.
     public var description: String {
@@ -29,6 +31,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .sourceFailed(let s, let m): "\(s): \(m)"
         case .unsupportedPlacement(let n, let p): "\(n): \(p)"
         case .notLive(let n, let p): "\(n): \(p)"
+        case .nothingToLoop: "the session is 0 frames long: there is nothing to loop (loop a session of at least one frame)"
         }
     }
 }

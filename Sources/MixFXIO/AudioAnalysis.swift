@@ -32,17 +32,100 @@ public struct AudioAnalysis: Sendable, Equatable {
     public var monoSumLossDB: Double?
 }
 
-/// What a signal did over time, in 100 ms steps: what a report plots.
+/// What a signal did over time, in steps of 100 ms or a power of two times that: what a report
+/// plots.
+///
+/// At most `maximumPointCount` points, so a report's memory and size do not grow with the
+/// session: when a point more would not fit, neighbours are merged in pairs and the step
+/// doubles (the smallest of two minima, the largest of two maxima and true peaks, the power
+/// mean of two short-term loudnesses, i.e. the mean of their energies). The last point may
+/// cover fewer 100 ms steps than the others (the signal's end). Up to `maximumPointCount`
+/// steps (6 min 49.6 s) every step is its own point.
 public struct AnalysisHistory: Sendable, Equatable {
-    /// Seconds per step (the loudness meter's 100 ms).
+    /// The most points a series holds.
+    public static let maximumPointCount = 4096
+    /// Seconds per point (the loudness meter's 100 ms step, doubled as often as merged).
     public var stepSeconds: Double
-    /// Per step, the smallest and largest sample over all channels (a waveform overview).
+    /// Per point, the smallest and largest sample over all channels (a waveform overview).
     public var minimum: [Float] = []
     public var maximum: [Float] = []
-    /// Per step, the true peak, dBTP (−∞ for silence).
+    /// Per point, the true peak, dBTP (−∞ for silence).
     public var truePeakDBTP: [Double] = []
-    /// Per step, the short-term loudness (3 s window) at its end, LUFS.
+    /// Per point, the short-term loudness (3 s window) at the end of its 100 ms steps, LUFS
+    /// (merged points: the power mean of their steps').
     public var shortTermLUFS: [Double] = []
+}
+
+/// Builds an `AnalysisHistory` of at most `limit` points, step by step (see its notes).
+struct HistoryRecorder {
+    private(set) var history: AnalysisHistory
+    /// Short-term energy per point (LUFS only when read, so merged points average energies).
+    private var energies: [Double] = []
+    private let limit: Int
+    /// 100 ms steps per point, and the point being gathered.
+    private var stepsPerPoint = 1
+    private var pendingSteps = 0
+    private var pendingMinimum: Float = 0, pendingMaximum: Float = 0, pendingPeak: Float = 0
+    private var pendingEnergy = 0.0
+
+    init(stepSeconds: Double, limit: Int) {
+        precondition(limit >= 2 && limit % 2 == 0)
+        history = AnalysisHistory(stepSeconds: stepSeconds)
+        self.limit = limit
+        history.minimum.reserveCapacity(limit); history.maximum.reserveCapacity(limit)
+        history.truePeakDBTP.reserveCapacity(limit); energies.reserveCapacity(limit)
+    }
+
+    /// One 100 ms step: its extremes, true peak (linear) and short-term energy.
+    mutating func append(minimum: Float, maximum: Float, truePeak: Float, energy: Double) {
+        if pendingSteps == 0 {
+            pendingMinimum = minimum; pendingMaximum = maximum; pendingPeak = truePeak; pendingEnergy = energy
+        } else {
+            pendingMinimum = min(pendingMinimum, minimum); pendingMaximum = max(pendingMaximum, maximum)
+            pendingPeak = max(pendingPeak, truePeak); pendingEnergy += energy
+        }
+        pendingSteps += 1
+        if pendingSteps == stepsPerPoint {
+            // full: merge, and the steps gathered become the first half of a point of the new step
+            if energies.count == limit { mergePairs() } else { appendPending() }
+        }
+    }
+
+    private mutating func appendPending() {
+        history.minimum.append(pendingMinimum)
+        history.maximum.append(pendingMaximum)
+        history.truePeakDBTP.append(HistoryRecorder.dB(pendingPeak))
+        energies.append(pendingEnergy / Double(pendingSteps))
+        pendingSteps = 0
+    }
+
+    private mutating func mergePairs() {
+        let half = limit / 2
+        for k in 0..<half {
+            history.minimum[k] = min(history.minimum[2 * k], history.minimum[2 * k + 1])
+            history.maximum[k] = max(history.maximum[2 * k], history.maximum[2 * k + 1])
+            history.truePeakDBTP[k] = max(history.truePeakDBTP[2 * k], history.truePeakDBTP[2 * k + 1])
+            energies[k] = (energies[2 * k] + energies[2 * k + 1]) / 2
+        }
+        history.minimum.removeLast(half); history.maximum.removeLast(half)
+        history.truePeakDBTP.removeLast(half); energies.removeLast(half)
+        stepsPerPoint *= 2
+        history.stepSeconds *= 2
+    }
+
+    static func dB(_ peak: Float) -> Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
+
+    /// The history so far, with a last point of the steps gathered for a point not yet full.
+    var result: AnalysisHistory {
+        var copy = self
+        if copy.pendingSteps > 0 {
+            if copy.energies.count == limit { copy.mergePairs() }
+            copy.appendPending()
+        }
+        var h = copy.history
+        h.shortTermLUFS = copy.energies.map { LoudnessMeter.lufs(energy: $0) }
+        return h
+    }
 }
 
 /// Accumulates an `AudioAnalysis` block by block. One thread at a time.
@@ -57,12 +140,14 @@ public struct AudioAnalyzer {
     private var sum: [Double], sumSquares: [Double]
     private var sumLR = 0.0, sumMid = 0.0
     /// With `keepsHistory`: the steps so far, the current step's extremes and fill.
-    private var steps: AnalysisHistory?
+    private var steps: HistoryRecorder?
     private var stepMin: Float = 0, stepMax: Float = 0, stepFill = 0
     private var earlierTruePeak: Float = 0, earlierSamplePeak: Float = 0
 
     /// An analyzer for blocks of up to `maximumFrameCount` frames. Control side (allocates).
-    public init(sampleRate: Int, channelCount: Int, maximumFrameCount: Int = 4096, keepsHistory: Bool = false) {
+    /// `historyPointLimit`: the most points the history's series hold (even; a test makes it small).
+    public init(sampleRate: Int, channelCount: Int, maximumFrameCount: Int = 4096, keepsHistory: Bool = false,
+                historyPointLimit: Int = AnalysisHistory.maximumPointCount) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.maximumFrameCount = maximumFrameCount
@@ -70,15 +155,13 @@ public struct AudioAnalyzer {
         truePeak = TruePeakMeter(channelCount: channelCount, maximumFrameCount: maximumFrameCount)
         sum = [Double](repeating: 0, count: channelCount)
         sumSquares = sum
-        if keepsHistory { steps = AnalysisHistory(stepSeconds: Double(loudness.stepFrameCount) / Double(sampleRate)) }
+        if keepsHistory {
+            steps = HistoryRecorder(stepSeconds: Double(loudness.stepFrameCount) / Double(sampleRate), limit: historyPointLimit)
+        }
     }
 
     /// The history so far (nil unless made with `keepsHistory`).
-    public var history: AnalysisHistory? {
-        guard var h = steps else { return nil }
-        h.shortTermLUFS = loudness.shortTermSeriesLUFS
-        return h
-    }
+    public var history: AnalysisHistory? { steps?.result }
 
     /// Frees the true-peak meter's history (once, when done).
     public func deallocate() { truePeak.deallocate() }
@@ -86,8 +169,8 @@ public struct AudioAnalyzer {
     /// Adds `frameCount` (≤ maximumFrameCount) frames of planar `buffer`.
     public mutating func process(_ buffer: AudioBuffer, frameCount n: Int) {
         let channel = { (c: Int) in UnsafePointer(buffer.channel(c)) }
-        loudness.process(channel, frameCount: n)
         if steps == nil {
+            loudness.process(channel, frameCount: n)
             truePeak.process(channel, frameCount: n)
         } else {
             recordSteps(buffer, frameCount: n)
@@ -120,6 +203,8 @@ public struct AudioAnalyzer {
         var done = 0
         while done < n {
             let m = min(n - done, stepFrames - stepFill)
+            // (the loudness meter split at the same step ends: the same sums as a whole block)
+            loudness.process({ UnsafePointer(buffer.channel($0) + done) }, frameCount: m)
             truePeak.process({ UnsafePointer(buffer.channel($0) + done) }, frameCount: m)
             for c in 0..<channelCount {
                 let x = buffer.channel(c) + done
@@ -133,9 +218,7 @@ public struct AudioAnalyzer {
     }
 
     private mutating func finishStep() {
-        steps!.minimum.append(stepMin)
-        steps!.maximum.append(stepMax)
-        steps!.truePeakDBTP.append(truePeak.peak > 0 ? 20 * log10(Double(truePeak.peak)) : -.infinity)
+        steps!.append(minimum: stepMin, maximum: stepMax, truePeak: truePeak.peak, energy: loudness.lastSeriesEnergy)
         earlierTruePeak = max(earlierTruePeak, truePeak.peak)
         earlierSamplePeak = max(earlierSamplePeak, truePeak.samplePeak)
         truePeak.restartPeaks()
@@ -194,6 +277,8 @@ public struct AudioAnalyzer {
         guard f.frameCount <= SourceFormat.maximumFrameCount else {
             throw .cannotOpen(path: path, reason: "a length of \(f.frameCount) frames (allowed: up to 2^40)")
         }
+        // the rates a render takes, where the K-weighting is designed
+        if let problem = AudioEngine.sourceSampleRateProblem(f.sampleRate) { throw .cannotOpen(path: path, reason: problem) }
         let block = 4096
         let buffer = AudioBuffer(channelCount: f.channelCount, capacityFrames: block)
         let dspCopy = DSPCopy.active   // the guard in the chosen DSP copy, as the render's tracks run it

@@ -122,6 +122,8 @@ public final class LivePlayer: @unchecked Sendable {
         self.sources = sources
         self.options = options
         let layout = try engine.validate()
+        // (a loop of no frames would have the feeder go round forever without writing)
+        if options.loop && layout.frameCount == 0 { throw EngineError.nothingToLoop }
         let out = ALSAOutput(device: options.device)
         try out.open(sampleRate: layout.sampleRate, channelCount: layout.channelCount,
                      preferredFormat: options.sampleFormat, bufferMilliseconds: options.bufferMilliseconds,

@@ -131,7 +131,11 @@ public final class StreamingSource: PlacingSource, @unchecked Sendable {
     /// not always whole: seam k falls at round(k·frames), so tracks at other rates stay within
     /// a sample of the session). The file plays, then silence to the seam. nil: no loop.
     /// Control side, before playing.
-    public func setLoop(frames: Double?) { loopFrames = frames }
+    /// `frames` must be above 0 (`LivePlayer` refuses to loop an empty session).
+    public func setLoop(frames: Double?) {
+        precondition(frames.map { $0 > 0 } ?? true, "StreamingSource: a loop of \(frames ?? 0) frames")
+        loopFrames = frames
+    }
 
     /// Feeder side: carries out a seek the render thread asked for, then tops the ring up from
     /// the file. Returns true if it wrote anything.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MixFX
 import TestSupport
+@testable import MixFXDSP
 
 /// `mixfx analyze` on signals whose measures are known in closed form.
 @Suite struct AnalyzeTests {
@@ -65,5 +66,32 @@ import TestSupport
         let lines = table.stdout.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].contains("LUFS") && lines[0].contains("dBTP") && lines[1].contains("t.wav"))
         #expect(lines[0].count == lines[1].count)   // aligned
+    }
+
+    /// `analyze` takes the sample rates `render` takes from a source and refuses the others in
+    /// the same words; where it takes them, a tone at fs/10 reads the K-weighting prototype's
+    /// loudness (issue #30: +1917 LUFS at 100 Hz, −∞ at 1000 Hz).
+    @Test(arguments: [999, 1000, 2000, 768_000, 768_001])
+    func analyzeTakesTheRatesRenderTakes(rate: Int) throws {
+        defer { dir.remove() }
+        #expect(LoudnessMeter.sampleRateRange == AudioEngine.sourceSampleRateRange)
+        let path = dir.file("r\(rate).wav")
+        let hz = Double(rate) / 10, amplitude = 0.25
+        let x = (0..<rate).map { Float(amplitude * sin(2 * Double.pi * hz * Double($0) / Double(rate))) }   // 1 s
+        try AudioFiles.write([x], to: path, sampleRate: rate, sampleFormat: .f32)
+        let analyzed = try MixFXBinary.run(["analyze", path, "--json"])
+        let rendered = try MixFXBinary.run(["render", path, "--rate", "48000", "-o", dir.file("out\(rate).wav"), "--force", "--quiet"])
+        if AudioEngine.sourceSampleRateRange.contains(rate) {
+            #expect(analyzed.status == 0 && rendered.status == 0, "\(analyzed.stderr) \(rendered.stderr)")
+            let obj = try JSONSerialization.jsonObject(with: Data(analyzed.stdout.utf8)) as! [String: Any]
+            let lufs = try #require((obj["files"] as! [[String: Any]])[0]["integratedLUFS"] as? Double)
+            let expected = -0.691 + 10 * log10(amplitude * amplitude / 2) + KWeighting.prototypeDB(hz: hz)
+            #expect(abs(lufs - expected) < (rate < 8000 ? 0.1 : 0.05), "\(rate) Hz: \(lufs) LUFS, expected \(expected)")
+        } else {
+            let words = "sample rate \(rate) Hz (allowed: 1000 to 768000)"
+            #expect(analyzed.status == 1 && analyzed.stderr.contains(words), "\(analyzed.stderr)")
+            #expect(rendered.status != 0 && rendered.stderr.contains(words), "\(rendered.stderr)")
+            #expect(!analyzed.stdout.contains("\"files\""), "\(analyzed.stdout)")
+        }
     }
 }

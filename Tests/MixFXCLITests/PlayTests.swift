@@ -550,4 +550,46 @@ import TestSupport
         let ownMax = 0.5 * 2 * Double.pi * 440 / 48_000
         #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 })
     }
+
+    /// `--loop` of a session with no frames is refused before the device opens (exit 2, one
+    /// line): the feeder went round a zero-frame loop forever at 100 % CPU, and `quit` and
+    /// Ctrl-C hung waiting for it (issue #30). Without `--loop` it just ends. No device needed.
+    @Test func loopingAnEmptySessionIsRefused() throws {
+        defer { dir.remove() }
+        let empty = dir.file("empty.wav")
+        try AudioFiles.write([[Float]()], to: empty, sampleRate: 48_000)
+        let env = ALSARig.environment(tap: dir.file("t.raw"))
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", empty, "--loop", "--device", "mixfx_tap", "--no-ui"], environment: env)
+        let t0 = Date()
+        while p.process.isRunning && Date().timeIntervalSince(t0) < 10 { usleep(10_000) }
+        // (the spinning player ignored SIGTERM too)
+        if p.process.isRunning { kill(p.process.processIdentifier, SIGKILL) }
+        #expect(Date().timeIntervalSince(t0) < 5, "still playing after \(Date().timeIntervalSince(t0)) s")
+        #expect(p.wait(timeout: 10) == 2, "\(p.stderr)")
+        let lines = p.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && p.stderr.contains("0 frames long: there is nothing to loop"), "\(p.stderr)")
+        let tapped = (try? Data(contentsOf: URL(fileURLWithPath: dir.file("t.raw"))))?.count ?? 0
+        #expect(tapped == 0)
+        // not looped: ends at once
+        let once = try InteractiveProcess(MixFXBinary.path, ["play", empty, "--device", "mixfx_tap", "--no-ui"], environment: env)
+        #expect(once.wait(timeout: 10) == 0, "\(once.stderr)")
+    }
+
+    /// An empty file placed after silence is a session of that silence: `--loop` plays it and
+    /// `quit` stops it (the loop's length is the session's, not the file's).
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func anEmptyFileAfterSilenceLoopsAndQuits() throws {
+        defer { dir.remove() }
+        let empty = dir.file("empty.wav")
+        try AudioFiles.write([[Float]()], to: empty, sampleRate: 48_000)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", empty, "--track", "1:start=0.1", "--loop", "--device", "mixfx_pulse_tap",
+                                                          "--no-ui", "--sample-format", "f32"],
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 3 * 4800, bytesPerFrame: 4)   // three loops of 0.1 s
+        p.send("quit")
+        #expect(p.wait(timeout: 5) == 0, "\(p.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: tap))
+        #expect(data.count >= 3 * 4800 * 4)
+    }
 }

@@ -1,13 +1,13 @@
 import Foundation
 
 /// A small JSON Schema (draft 2020-12) checker for the keywords mixfx's schemas use: type,
-/// const, enum, required, properties, additionalProperties, items, minItems, minimum, maximum,
-/// exclusiveMinimum and local $ref (#/$defs/...). Returns every violation as "path: problem";
+/// const, enum, required, properties, additionalProperties, items, minItems, maxItems, minimum,
+/// maximum, exclusiveMinimum and local $ref (#/$defs/...). Returns every violation as "path: problem";
 /// an unknown keyword is itself reported, so a schema cannot silently go unchecked.
 public struct JSONSchemaCheck {
     let root: [String: Any]
     static let known: Set<String> = ["$schema", "$id", "title", "description", "type", "const", "enum", "required",
-                                     "properties", "additionalProperties", "items", "minItems", "minimum",
+                                     "properties", "additionalProperties", "items", "minItems", "maxItems", "minimum",
                                      "maximum", "exclusiveMinimum", "$ref", "$defs"]
 
     public init(schema: [String: Any]) { root = schema }
@@ -53,6 +53,7 @@ public struct JSONSchemaCheck {
         }
         if let a = v as? [Any] {
             if let m = s["minItems"] as? Int, a.count < m { out.append("\(path): \(a.count) items < minItems \(m)") }
+            if let m = s["maxItems"] as? Int, a.count > m { out.append("\(path): \(a.count) items > maxItems \(m)") }
             if let items = s["items"] as? [String: Any] {
                 for (i, x) in a.enumerated() { check(x, items, "\(path)[\(i)]", &out) }
             }
