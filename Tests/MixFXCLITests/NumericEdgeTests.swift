@@ -158,6 +158,7 @@ import TestSupport
         defer { dir.remove() }
         let input = try tone("a.wav", rate: 8000, seconds: 0.1)
         for (args, flag, allowed) in [(["--bass", "1e309"], "--bass", "from -96 to 24 dB"),
+                                      (["--pitch=1e400"], "--pitch", "from -2400 to 2400 cents"),
                                       (["--track", "1:start=1e400"], "start", "from 0 to 1000000 s"),
                                       (["--tempo", "-1e309%"], "--tempo", "3.125% to 3200%"),
                                       (["--lfe-gain", "1e309"], "--lfe-gain", "-60 to 20 dB")] {
