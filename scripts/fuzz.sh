@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# libFuzzer runs of mixfx's five fuzz targets (Fuzz/MixFXFuzz): the preset parser, the
+# libFuzzer runs of mixfx's six fuzz targets (Fuzz/MixFXFuzz): the preset parser, the
 # command-line parsers (render, play), the live control protocol, the file-reading path
-# (libsndfile through SoundFileReader into a track), and mixfx batch's manifest parser.
+# (libsndfile through SoundFileReader into a track), mixfx batch's manifest parser, and the
+# numeric settings at their edges (planning and a short render of the sessions they make).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   default 5 s each, all targets (make test runs this)
 #   make fuzz                                600 s each (to a plateau); see Fuzz/README.md
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-5}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(preset cli control file manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(preset cli control file manifest numeric)
 swift build -c release --product mixfx-fuzz --build-path .build/fuzz \
   -Xswiftc -sanitize=fuzzer -Xswiftc -DMIXFX_FUZZ -Xswiftc -parse-as-library -Xswiftc -enable-testing
 mkdir -p .build/fuzz-artifacts

@@ -56,21 +56,25 @@ struct Arguments {
 }
 
 /// A decimal number (`-3`, `0.5`, `1e-3`); not hex (`0x10`), `inf`, `nan` or blanks, which
-/// `Double(_:)` would take.
-func parseNumber(_ text: String, flag: String) throws(CLIError) -> Double {
-    guard isDecimal(text), let v = Double(text), v.isFinite else {
+/// `Double(_:)` would take. A decimal beyond the largest Double (`1e309`) is a number out of
+/// range, said so with `allowed` (the range) when given.
+func parseNumber(_ text: String, flag: String, allowed: String? = nil) throws(CLIError) -> Double {
+    guard isDecimal(text), let v = Double(text) else {
         throw .usage("\(flag): '\(text)' is not a number (write it in decimal, e.g. -3 or 0.5)")
+    }
+    guard v.isFinite else {
+        throw .usage("\(flag): \(text) is out of range\(allowed.map { " (allowed: \($0))" } ?? "")")
     }
     return v
 }
 
 /// A time in seconds: `90`, `1:30`, `1:30.5` or `1:02:03.25` (minutes and seconds below 60
 /// after the first field).
-func parseTime(_ text: String, flag: String) throws(CLIError) -> Double {
+func parseTime(_ text: String, flag: String, allowed: String? = nil) throws(CLIError) -> Double {
     let fields = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
     let bad = CLIError.usage("\(flag): '\(text)' is not a time (seconds, mm:ss.s or h:mm:ss, e.g. 90, 1:30 or 1:02:03.5)")
     guard fields.count <= 3 else { throw bad }
-    if fields.count == 1 { return try parseNumber(text, flag: flag) }
+    if fields.count == 1 { return try parseNumber(text, flag: flag, allowed: allowed) }
     var total = 0.0
     for (i, f) in fields.enumerated() {
         guard isDecimal(f), !f.hasPrefix("-"), !f.hasPrefix("+"), !f.contains("e"), !f.contains("E"), let v = Double(f) else { throw bad }

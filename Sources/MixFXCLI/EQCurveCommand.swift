@@ -36,8 +36,13 @@ enum EQCurveCommand {
         var v = preset.values(forTrack: 0)
         v.merge(session.globalValues) { $1 }
         let settings = eqSettings(v)
-        let rate = Double(session.sampleRate ?? preset.sampleRateHz ?? 48_000)
-        let svg = eqCurveSVG(settings, sampleRate: rate)
+        let rate = session.sampleRate ?? preset.sampleRateHz ?? 48_000
+        // the rule render applies, in its words: a corner render refuses is not drawn
+        if let p = AudioEngine.nyquistProblem(settings, sampleRate: rate) {
+            throw ResolvedSession.parameterError(node: nil, id: p.parameter, problem: p.problem, allowed: p.allowed,
+                                                 isDefault: v[p.parameter] == p.parameter.spec.defaultValue, hasTracks: false)
+        }
+        let svg = eqCurveSVG(settings, sampleRate: Double(rate))
         do { try OutputFile.write(Data(svg.utf8), to: output, inputs: session.presetFiles, overwrite: force) } catch {
             switch error {
             case .appeared, .cannotCreate: throw .failure(error.description)
@@ -64,6 +69,8 @@ enum EQCurveCommand {
         let n = 300
         let freqs = (0..<n).map { fMin * pow(fMax / fMin, Double($0) / Double(n - 1)) }
         let dbs = freqs.map { settings.responseDB(atHz: $0, sampleRate: sampleRate) }
+        // (every setting in range gives a finite response: `ShelfBandSettings.slopeRange`)
+        precondition(dbs.allSatisfy(\.isFinite), "a non-finite EQ response for \(settings) at \(sampleRate) Hz")
         let extreme = max(6, (dbs.map(abs).max() ?? 0) + 0.5)
         let dbMax = (extreme / 6).rounded(.up) * 6, dbMin = -dbMax
         func x(_ f: Double) -> Double { left + plotW * log10(f / fMin) / log10(fMax / fMin) }

@@ -65,7 +65,7 @@ struct SessionOptions {
             let text = try args.value(for: name, inline: inline)
             trackValues.append(try SessionOptions.parseTrack(text))
         case "--master-volume":
-            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name, allowed: ParameterID.masterVolume.spec.allowedText)
             if let p = ParameterID.masterVolume.spec.problem(with: v) {
                 throw .usage("\(name): \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")
             }
@@ -83,8 +83,9 @@ struct SessionOptions {
             }
             channels = Int(text)
         case "--lfe-gain":
-            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
             let range = AudioEngine.lfeGainRange
+            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name,
+                                    allowed: "\(fmt(range.lowerBound)) to \(fmt(range.upperBound)) dB")
             guard range.contains(v) else {
                 throw .usage("--lfe-gain: \(fmt(v)) is not from \(fmt(range.lowerBound)) to \(fmt(range.upperBound)) dB")
             }
@@ -112,11 +113,12 @@ struct SessionOptions {
             default: throw .usage("\(flag): '\(text)' is not on or off")
             }
         } else if spec.isTime {
-            v = try parseTime(text, flag: flag)
+            v = try parseTime(text, flag: flag, allowed: spec.allowedText)
         } else if spec.unit == "×" && text.hasSuffix("%") {
-            v = try parseNumber(String(text.dropLast()), flag: flag) / 100   // a ratio as a percentage: 90% = 0.9
+            // a ratio as a percentage: 90% = 0.9
+            v = try parseNumber(String(text.dropLast()), flag: flag, allowed: "\(fmt(spec.minimum * 100))% to \(fmt(spec.maximum * 100))%") / 100
         } else {
-            v = try parseNumber(text, flag: flag)
+            v = try parseNumber(text, flag: flag, allowed: spec.allowedText)
         }
         if let p = spec.problem(with: v) { throw .usage("\(flag): \(p) (allowed: \(spec.allowedText))") }
         return v
@@ -280,15 +282,26 @@ struct ResolvedSession {
         switch error {
         case .parameterOutOfRange(let node, let id, let problem, let allowed):
             guard id.spec.node != nil else { return .usage(error.description) }
-            let key = id.spec.key
-            let isDefault = tracks.allSatisfy { $0[id] == id.spec.defaultValue }
-            let hint = isDefault ? "; that is the default: set --\(key) (or --track N:\(key)=...)" : ""
-            return .usage("\(node): --\(key): \(problem) (allowed: \(allowed))\(hint)")
+            return ResolvedSession.parameterError(node: node, id: id, problem: problem, allowed: allowed,
+                                                  isDefault: tracks.allSatisfy { $0[id] == id.spec.defaultValue })
+        case .unsupportedOutputRate(let rate, let fromInputs):
+            let rates = AudioEngine.outputSampleRateRange
+            let origin = fromInputs ? ", the highest input rate," : ""
+            return .usage("output: sample rate \(rate) Hz\(origin) is not one mixfx renders at (allowed: \(rates.lowerBound) to \(rates.upperBound) Hz): give --rate HZ, e.g. --rate \(min(max(rate, rates.lowerBound), rates.upperBound))")
         case .unsupportedFormat, .sourceFailed:
             return .failure(error.description)
         default:
             return .usage(error.description)
         }
+    }
+
+    /// A track parameter's problem named by its flag ("track 1 (a.wav) EQ: --bass-freq: ...");
+    /// a default the user never set is said to be one.
+    static func parameterError(node: String?, id: ParameterID, problem: String, allowed: String, isDefault: Bool,
+                               hasTracks: Bool = true) -> CLIError {
+        let key = id.spec.key
+        let hint = isDefault ? "; that is the default: set --\(key)\(hasTracks ? " (or --track N:\(key)=...)" : "")" : ""
+        return .usage("\(node.map { "\($0): " } ?? "")--\(key): \(problem) (allowed: \(allowed))\(hint)")
     }
 
     /// The effective settings as a preset that loads back to the same render.

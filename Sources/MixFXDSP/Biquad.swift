@@ -43,7 +43,8 @@ extension BiquadCoefficients {
     ///
     ///     A     = 10^(gainDB/40)
     ///     w0    = 2π·f0/Fs
-    ///     alpha = sin(w0)/2 · sqrt( (A + 1/A)·(1/S − 1) + 2 )        (S = shelf slope, 0 < S ≤ 1)
+    ///     alpha = sin(w0)/2 · sqrt( (A + 1/A)·(1/S − 1) + 2 )        (S = shelf slope, 0 < S ≤ 1;
+    ///                                                                mixfx takes `ShelfBandSettings.slopeRange`)
     ///
     ///     lowShelf:  b0 =    A·( (A+1) − (A−1)·cos(w0) + 2·sqrt(A)·alpha )
     ///                b1 =  2·A·( (A−1) − (A+1)·cos(w0) )

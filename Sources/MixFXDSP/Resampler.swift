@@ -1,8 +1,9 @@
 /// Streaming sample-rate converter between two integer rates, band-limited with a `SincTable`.
 ///
 /// Output frame n is the input interpolated at position n·inRate/outRate (computed exactly in
-/// integers), so the output is aligned with the input at sample 0 and a finite input of L frames
-/// gives exactly ceil(L·outRate/inRate) frames. The caller pushes input with `write` and pulls
+/// integers, stepped frame by frame so that no product of a position and a rate is formed: it
+/// cannot overflow however long the stream), so the output is aligned with the input at sample 0
+/// and a finite input of L frames gives exactly ceil(L·outRate/inRate) frames. The caller pushes input with `write` and pulls
 /// output with `read`; after `finish()` missing input is taken as silence.
 /// `@unchecked Sendable`: it keeps signal state, so one thread at a time (a track's, which an
 /// offline render may hand to a worker thread).
@@ -21,6 +22,10 @@ public final class Resampler: @unchecked Sendable {
     private var bufferStart = 0      // absolute input index of buffers[0]
     private var bufferFill = 0       // frames held
     private var outIndex = 0         // next output frame
+    // its input position: outIndex·inRate = inIndex·outRate + inRemainder, 0 ≤ inRemainder < outRate
+    private var inIndex = 0
+    private var inRemainder = 0
+    private let stepWhole: Int, stepRemainder: Int   // inRate / outRate, inRate % outRate
     private var inputFrames = 0      // input frames received
     private var finished = false
 
@@ -32,6 +37,8 @@ public final class Resampler: @unchecked Sendable {
         self.outRate = outRate
         self.channelCount = channelCount
         self.maxWriteFrames = maxWriteFrames
+        stepWhole = inRate / outRate
+        stepRemainder = inRate % outRate
         table = SincTable(scale: Double(outRate) / Double(inRate), quality: quality)
         capacity = 2 * table.taps + 2 * maxWriteFrames + 16
         buffers = .allocate(capacity: capacity * channelCount)
@@ -50,13 +57,21 @@ public final class Resampler: @unchecked Sendable {
         bufferStart = -table.leftFrames
         bufferFill = table.leftFrames
         outIndex = 0
+        inIndex = 0
+        inRemainder = 0
         inputFrames = 0
         finished = false
     }
 
-    /// Output frames a finite input of `inputFrames` frames yields.
+    /// Output frames a finite input of `inputFrames` frames yields: ceil(inputFrames·outRate /
+    /// inRate), the product taken in 128 bits (a long input times a reduced rate pair such as
+    /// 44101·9999 → 384000·10000 passes 2^63). The result must fit an Int (any length the
+    /// engine accepts does: at most 2^40 frames times a ratio of at most 1536).
     public static func outputFrameCount(inputFrames: Int, inRate: Int, outRate: Int) -> Int {
-        (inputFrames * outRate + inRate - 1) / inRate
+        precondition(inputFrames >= 0 && inRate > 0 && outRate > 0)
+        let product = inputFrames.multipliedFullWidth(by: outRate)
+        let (low, carry) = product.low.addingReportingOverflow(UInt(inRate - 1))
+        return inRate.dividingFullWidth((product.high + (carry ? 1 : 0), low)).quotient
     }
 
     /// Appends up to `maxWriteFrames` frames of planar input.
@@ -95,11 +110,10 @@ public final class Resampler: @unchecked Sendable {
 
     @inline(__always)
     private func canProduce() -> Bool {
-        let i = outIndex * inRate / outRate
         if finished {
             return outIndex < Resampler.outputFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
         }
-        return i + table.rightFrames < bufferStart + bufferFill
+        return inIndex + table.rightFrames < bufferStart + bufferFill
     }
 
     /// Writes up to `maxFrames` output frames into `output` channels starting at `offset`;
@@ -107,21 +121,22 @@ public final class Resampler: @unchecked Sendable {
     public func read(into output: (Int) -> UnsafeMutablePointer<Float>, offset: Int, maxFrames: Int) -> Int {
         var n = 0
         while n < maxFrames && canProduce() {
-            let num = outIndex * inRate
-            let i = num / outRate
-            let frac = Double(num - i * outRate) / Double(outRate)
+            let frac = Double(inRemainder) / Double(outRate)
             for c in 0..<channelCount {
                 let base = buffers + c * capacity
-                output(c)[offset + n] = table.interpolate(base, index: i - bufferStart, fraction: frac)
+                output(c)[offset + n] = table.interpolate(base, index: inIndex - bufferStart, fraction: frac)
             }
             outIndex += 1
+            inIndex += stepWhole
+            inRemainder += stepRemainder
+            if inRemainder >= outRate { inRemainder -= outRate; inIndex += 1 }
             n += 1
         }
         return n
     }
 
     private func compact() {
-        let firstNeeded = outIndex * inRate / outRate - table.leftFrames + 1
+        let firstNeeded = inIndex - table.leftFrames + 1
         let drop = firstNeeded - bufferStart
         if drop > 0 && bufferFill + maxWriteFrames + table.rightFrames + 2 > capacity {
             let keep = bufferFill - drop

@@ -187,20 +187,13 @@ public final class AudioEngine {
             }
         }
         let rate = outputSampleRate ?? tracks.map { $0.player.source.format.sampleRate }.max()!
-        let outputRates = AudioEngine.outputSampleRateRange
-        guard outputRates.contains(rate) else {
-            throw .unsupportedFormat(source: "output", reason: "sample rate \(rate) Hz (allowed: \(outputRates.lowerBound) to \(outputRates.upperBound))")
+        guard AudioEngine.outputSampleRateRange.contains(rate) else {
+            throw .unsupportedOutputRate(rateHz: rate, isHighestInputRate: outputSampleRate == nil)
         }
         for t in tracks {
             for case let eq as ShelfEQNode in t.effects {
-                // Only an active band must sit below Nyquist: a flat 5800 Hz treble shelf on an
-                // 8 kHz file is no error.
-                let s = eq.settings
-                let active = [(eq.bassFrequency, s.bass.isNeutral), (eq.trebleFrequency, s.treble.isNeutral)]
-                for (p, neutral) in active where !neutral && p.value >= Double(rate) / 2 {
-                    throw .parameterOutOfRange(node: eq.name, parameter: p.id,
-                                               problem: "\(p.value) Hz is not below the Nyquist frequency \(Double(rate) / 2) Hz",
-                                               allowed: "20 Hz up to below half the output sample rate")
+                if let p = AudioEngine.nyquistProblem(eq.settings, sampleRate: rate) {
+                    throw .parameterOutOfRange(node: eq.name, parameter: p.parameter, problem: p.problem, allowed: p.allowed)
                 }
             }
         }
@@ -231,6 +224,19 @@ public final class AudioEngine {
         return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
                             frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter,
                             lfeGainDB: lfeGainDB)
+    }
+
+    /// Why `settings` cannot run at `sampleRate` (the parameter, the problem, what is allowed), nil
+    /// when they can: an active band's corner must be below the Nyquist frequency (a flat 5800 Hz
+    /// treble shelf on an 8 kHz file is no error). Rendering and `mixfx eq-curve` both apply it.
+    public static func nyquistProblem(_ settings: ShelfEQSettings, sampleRate: Int) -> (parameter: ParameterID, problem: String, allowed: String)? {
+        let nyquist = Double(sampleRate) / 2
+        for (id, band) in [(ParameterID.bassFrequencyHz, settings.bass), (.trebleFrequencyHz, settings.treble)]
+        where !band.isNeutral && band.frequencyHz >= nyquist {
+            return (id, "\(format(band.frequencyHz)) Hz is not below the Nyquist frequency \(format(nyquist)) Hz of \(sampleRate) Hz",
+                    "20 Hz up to below half the output sample rate")
+        }
+        return nil
     }
 
     /// A source's format before placement (a `PlacingSource` may already hold one).

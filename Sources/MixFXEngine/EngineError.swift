@@ -8,6 +8,9 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case mixerHasOutput
     case parameterOutOfRange(node: String, parameter: ParameterID, problem: String, allowed: String)
     case unsupportedFormat(source: String, reason: String)
+    /// The mix's rate is outside `AudioEngine.outputSampleRateRange`: the highest input rate
+    /// (no `outputSampleRate` set), or the one set.
+    case unsupportedOutputRate(rateHz: Int, isHighestInputRate: Bool)
     case sourceFailed(source: String, message: String)
     /// A placement that leaves nothing to play (a trim past the end, an end before the start).
     case unsupportedPlacement(node: String, problem: String)
@@ -28,6 +31,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .parameterOutOfRange(let n, let p, let problem, let allowed):
             "\(n): \(p.rawValue): \(problem) (allowed: \(allowed))"
         case .unsupportedFormat(let s, let r): "\(s): \(r)"
+        case .unsupportedOutputRate(let r, let fromInputs):
+            "output: sample rate \(r) Hz\(fromInputs ? " (the highest input rate)" : "") (allowed: \(AudioEngine.outputSampleRateRange.lowerBound) to \(AudioEngine.outputSampleRateRange.upperBound) Hz; set outputSampleRate)"
         case .sourceFailed(let s, let m): "\(s): \(m)"
         case .unsupportedPlacement(let n, let p): "\(n): \(p)"
         case .notLive(let n, let p): "\(n): \(p)"

@@ -116,7 +116,7 @@ public final class ShelfEQNode: AudioNode, @unchecked Sendable {
     public let bassGain = AudioParameter(.bassGainDB)
     /// Low-shelf corner, Hz. Any thread.
     public let bassFrequency = AudioParameter(.bassFrequencyHz)
-    /// Low-shelf slope S (0 < S ≤ 1). Any thread.
+    /// Low-shelf slope S (`ShelfBandSettings.slopeRange`). Any thread.
     public let bassSlopeParameter = AudioParameter(.bassSlope)
     /// Low-shelf bypass (0 or 1). Any thread.
     public let bassBypassParameter = AudioParameter(.bassBypass)
@@ -124,7 +124,7 @@ public final class ShelfEQNode: AudioNode, @unchecked Sendable {
     public let trebleGain = AudioParameter(.trebleGainDB)
     /// High-shelf corner, Hz. Any thread.
     public let trebleFrequency = AudioParameter(.trebleFrequencyHz)
-    /// High-shelf slope S (0 < S ≤ 1). Any thread.
+    /// High-shelf slope S (`ShelfBandSettings.slopeRange`). Any thread.
     public let trebleSlopeParameter = AudioParameter(.trebleSlope)
     /// High-shelf bypass (0 or 1). Any thread.
     public let trebleBypassParameter = AudioParameter(.trebleBypass)

@@ -35,7 +35,7 @@ public struct ParameterSpec: Sendable {
     public let minimum: Double
     /// Largest allowed value.
     public let maximum: Double
-    /// True when the minimum itself is not allowed (slope: 0 < S ≤ 1).
+    /// True when the minimum itself is not allowed.
     public let minimumExcluded: Bool
     /// The value a missing preset key or a new node takes.
     public let defaultValue: Double
@@ -78,7 +78,8 @@ public struct ParameterSpec: Sendable {
 
     /// Why `value` is not allowed ("40 is above 24"), or nil when it is.
     public func problem(with value: Double) -> String? {
-        if !value.isFinite { return "\(value) is not a finite number" }
+        if value.isNaN { return "nan is not a number" }
+        if value.isInfinite { return value > 0 ? "infinity is above \(format(maximum))" : "-infinity is below \(format(minimum))" }
         if isInteger && value.rounded() != value { return "\(format(value)) is not a whole number" }
         if value > maximum { return "\(format(value)) is above \(format(maximum))" }
         if value < minimum || (minimumExcluded && value == minimum) {
@@ -98,6 +99,7 @@ extension ParameterID {
     /// DSP's own (`PitchShifterSettings`).
     public var spec: ParameterSpec {
         let pitch = PitchShifterSettings.centsRange, overlap = PitchShifterSettings.overlapRange
+        let slope = ShelfBandSettings.slopeRange
         return switch self {
         case .bassGainDB: s("bass", ["eq", "bass", "gainDB"], \Track.eq.bassGain, -96, 24, 0, "dB", "bass (low shelf) gain")
         case .trebleGainDB: s("treble", ["eq", "treble", "gainDB"], \Track.eq.trebleGain, -96, 24, 0, "dB", "treble (high shelf) gain")
@@ -107,10 +109,10 @@ extension ParameterID {
                                  "bass shelf corner frequency (below Nyquist)")
         case .trebleFrequencyHz: s("treble-freq", ["eq", "treble", "frequencyHz"], \Track.eq.trebleFrequency, 20, 24_000, 5800, "Hz",
                                    "treble shelf corner frequency (below Nyquist)")
-        case .bassSlope: s("bass-slope", ["eq", "bass", "slope"], \Track.eq.bassSlopeParameter, 0, 1, 1, "",
-                           "bass shelf slope S (RBJ), 0 < S ≤ 1", minEx: true)
-        case .trebleSlope: s("treble-slope", ["eq", "treble", "slope"], \Track.eq.trebleSlopeParameter, 0, 1, 1, "",
-                             "treble shelf slope S (RBJ), 0 < S ≤ 1", minEx: true)
+        case .bassSlope: s("bass-slope", ["eq", "bass", "slope"], \Track.eq.bassSlopeParameter, slope.lowerBound, slope.upperBound, 1, "",
+                           "bass shelf slope S (RBJ; 1: steepest without overshoot)")
+        case .trebleSlope: s("treble-slope", ["eq", "treble", "slope"], \Track.eq.trebleSlopeParameter, slope.lowerBound, slope.upperBound, 1, "",
+                             "treble shelf slope S (RBJ; 1: steepest without overshoot)")
         case .bassBypass: s("bass-bypass", ["eq", "bass", "bypass"], \Track.eq.bassBypassParameter, 0, 1, 0, "",
                             "bypass the bass shelf", bool: true)
         case .trebleBypass: s("treble-bypass", ["eq", "treble", "bypass"], \Track.eq.trebleBypassParameter, 0, 1, 0, "",

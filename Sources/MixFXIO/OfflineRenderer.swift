@@ -166,6 +166,7 @@ public struct OfflineRenderer {
             throw .unsupportedOutput(path: outputPath,
                                      reason: "unknown extension (allowed: \(Container.extensionsText))")
         }
+        if let problem = container.sampleRateProblem(layout.sampleRate) { throw .unsupportedOutput(path: outputPath, reason: problem) }
         let bits = layout.tracks.map { $0.player.source.format.bitsPerSample }.max() ?? 16
         var sf = sampleFormat ?? SampleFormat.matching(bitsPerSample: bits)
         if let allowed = container.sampleFormats, !allowed.contains(sf) {

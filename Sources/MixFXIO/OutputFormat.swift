@@ -55,6 +55,21 @@ public enum Container: String, CaseIterable, Sendable {
         }
     }
 
+    /// Why the container cannot hold audio at `rateHz` (one of `AudioEngine.outputSampleRateRange`),
+    /// nil when it can. libsndfile's encoders set the limits: libvorbis has encoder settings up to
+    /// 200 kHz; FLAC's streamable subset, which libFLAC writes, codes a rate from 65536 Hz up
+    /// in its frame headers only as tens of Hz. The other containers store any rate as a number.
+    public func sampleRateProblem(_ rateHz: Int) -> String? {
+        switch self {
+        case .ogg where rateHz > 200_000:
+            return "Ogg/Vorbis holds sample rates up to 200000 Hz, not \(rateHz) Hz (give --rate up to 200000, or write .flac, .wav, .caf, .w64, .aiff, .au or .rf64, which hold any rate from 8000 to 384000 Hz; FLAC from 65536 Hz on in steps of 10 Hz)"
+        case .flac where rateHz >= 65_536 && rateHz % 10 != 0:
+            return "FLAC holds sample rates below 65536 Hz, or multiples of 10 Hz above, not \(rateHz) Hz (give --rate \(rateHz / 10 * 10) or \(rateHz / 10 * 10 + 10), or write .wav, .caf, .w64, .aiff, .au or .rf64, which hold any rate from 8000 to 384000 Hz; Ogg/Vorbis up to 200000 Hz)"
+        default:
+            return nil
+        }
+    }
+
     /// The most audio data the container's header can describe, bytes; nil when it is not a
     /// practical limit (64-bit sizes, or a stream format).
     public var maximumDataBytes: Int? {

@@ -38,7 +38,8 @@ import TestSupport
         }
     }
 
-    @Test(arguments: ["0x10", "inf", "nan", "1e400", " 1", "1,5", "--", "1.2.3", "+-1", "e5"])
+    // (a decimal beyond the largest double, 1e400, is a number out of range: NumericEdgeTests)
+    @Test(arguments: ["0x10", "inf", "nan", " 1", "1,5", "--", "1.2.3", "+-1", "e5"])
     func numbersAreDecimal(text: String) throws {
         defer { dir.remove() }
         let r = try MixFXBinary.run(["render", try input(), "--pitch=\(text)", "--dry-run"])

@@ -47,7 +47,7 @@ import TestSupport
         #expect(problem(#"{"schemaVersion": 1e300}"#).contains("schemaVersion: 1e+300 is not supported"))
         #expect(problem(#"{"schemaVersion": -9e18}"#).contains("is not supported"))
         #expect(problem(#"{"all": {}}"#).contains("schemaVersion: missing"))
-        #expect(problem(#"{"schemaVersion": 1, "all": {"eq": {"bass": {"slope": 0}}}}"#).contains("all.eq.bass.slope: 0 must be above 0"))
+        #expect(problem(#"{"schemaVersion": 1, "all": {"eq": {"bass": {"slope": 0}}}}"#).contains("all.eq.bass.slope: 0 is below 0.0001"))
         #expect(problem(#"{"schemaVersion": 1, "all": {"pitch": {"overlap": 4.5}}}"#).contains("4.5 is not a whole number"))
         #expect(problem(#"{"schemaVersion": 1, "all": {"eq": {"treble": {"bypass": 1}}}}"#).contains("must be true or false"))
         #expect(problem(#"{"schemaVersion": 1, "output": {"sampleFormat": "s12"}}"#).contains("output.sampleFormat"))

@@ -42,6 +42,9 @@ import TestSupport
         (100.0, -12.0, 0.5, 12.0, 3000.0, 48_000.0),
         (55.0, 24.0, 1.0, -24.0, 8000.0, 48_000.0),
         (250.0, -6.0, 0.3, 3.0, 10_000.0, 96_000.0),
+        // the slope's lower edge (`ShelfBandSettings.slopeRange`)
+        (100.0, 12.0, 0.0001, 24.0, 5800.0, 48_000.0),
+        (20.0, -96.0, 0.0001, -12.0, 3000.0, 8000.0),
     ])
     func measuredResponseMatchesFormula(bassHz: Double, bassDB: Double, slope: Double, trebleDB: Double,
                                         trebleHz: Double, rate: Double) {
@@ -74,6 +77,33 @@ import TestSupport
             f *= 1.25
         }
         #expect(worst < 0.01, "worst deviation \(worst) dB")
+    }
+
+    /// Across the edges of every range the shelves take (corner 20 Hz to just below Nyquist,
+    /// −96 to 24 dB, the slope's range, 8 to 384 kHz) the coefficients are finite and the poles
+    /// stay inside the unit circle by at least 1e-8 (the slope's lower edge is set by this: at
+    /// S = 1e-6 the nearest pole is 1.3e-9 from it, and below about 1e-18 it reaches it).
+    @Test func polesStayInsideTheUnitCircleAtEveryEdge() {
+        var nearest = 1.0
+        for rate in [8000.0, 44_100, 384_000] {
+            for f in [20.0, 1000, 24_000] {
+                for gain in [-96.0, -0.001, 0.001, 24] {
+                    for slope in [ShelfBandSettings.slopeRange.lowerBound, 0.01, ShelfBandSettings.slopeRange.upperBound] {
+                        for kind in [ShelfKind.low, .high] {
+                            let c = BiquadCoefficients.shelf(kind, frequencyHz: min(f, rate * 0.499), gainDB: gain, slope: slope, sampleRate: rate)
+                            let finite = [c.b0, c.b1, c.b2, c.a1, c.a2].allSatisfy(\.isFinite)
+                            #expect(finite)
+                            // the roots of z² + a1·z + a2
+                            let disc = c.a1 * c.a1 - 4 * c.a2
+                            let radius = disc < 0 ? c.a2.squareRoot()
+                                : max(abs(-c.a1 + disc.squareRoot()), abs(-c.a1 - disc.squareRoot())) / 2
+                            nearest = min(nearest, 1 - radius)
+                        }
+                    }
+                }
+            }
+        }
+        #expect(nearest >= 1e-8, "the nearest pole is \(nearest) inside the unit circle")
     }
 
     @Test func zeroDBIsBitExact() {
