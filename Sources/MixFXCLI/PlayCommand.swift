@@ -231,7 +231,10 @@ struct PlayCommand {
                                        player.output.sampleFormat.rawValue, player.output.sampleRate,
                                        player.output.bufferFrames, s.underruns, s.maxDSPLoad * 100))
         }
-        return 0
+        // Ctrl-C is how a listener ends playing (0); any other stop signal is 128 + N, as for
+        // every command
+        let signal = stopSignal.load(ordering: .relaxed)
+        return signal != 0 && signal != SIGINT ? 128 + signal : 0
     }
 }
 

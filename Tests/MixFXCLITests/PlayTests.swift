@@ -528,6 +528,22 @@ import TestSupport
         #expect(report["underruns"] as? Int == 0 && report["diskUnderflowFrames"] as? Int == 0, "\(p.stdout)")
     }
 
+    /// Ctrl-C ends playing normally (0); SIGTERM and SIGHUP are 128 + N, as for every command.
+    /// (A real-time device: the null device plays faster than real time and would be done.)
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
+          arguments: [(SIGINT, Int32(0)), (SIGTERM, 128 + SIGTERM), (SIGHUP, 128 + SIGHUP)])
+    func stopSignalsGiveTheirStatus(signal: Int32, status: Int32) throws {
+        defer { dir.remove() }
+        let input = try sine("s.wav", seconds: 30)
+        let tap = dir.file("t.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--quiet",
+                                                          "--sample-format", "f32"],
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 24_000, bytesPerFrame: 4)   // half a second played
+        kill(p.process.processIdentifier, signal)
+        #expect(p.wait(timeout: 10) == status, "\(p.stderr)")
+    }
+
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func interruptFadesOutAndStops() throws {
         defer { dir.remove() }
