@@ -3,7 +3,8 @@
 # binaries and compares the files with cmp. Usage:
 #   scripts/same-bytes.sh OLD_MIXFX NEW_MIXFX [WORKDIR]
 # The sessions cover the band (s16, the no-clip gain), float output, formants, per-track
-# settings, another overlap, resampling, mono and 24-bit inputs, and a preset.
+# settings, another overlap, resampling, mono and 24-bit inputs, a preset, tempo and placement,
+# and the output stage (limiter, normalisation, the dither's second pass).
 # NEW_ARGS (optional) is appended to the new binary's command line only: where a new default
 # changes output on purpose, it shows that everything else did not (e.g. NEW_ARGS="--dither none").
 set -euo pipefail
@@ -28,11 +29,23 @@ sessions=(
   "s24-tpdf|$work/st22.flac --pitch -100 --sample-format s24 --dither tpdf"
 )
 # tempo, speed and placement (when the old binary has them: from 036dec9 on)
-if "$old" render --help 2>&1 | grep -q -- "--tempo"; then
+old_help=$("$old" render --help 2>&1 || true)
+if grep -q -- "--tempo" <<< "$old_help"; then
   sessions+=(
     "tempo|$band/track1.wav $band/track2.wav --tempo 0.8 --pitch -200 --track 2:tempo=1.25,start=0.5,trim=1..8,fade-in=0.3 --sample-format f32"
     "tempo-hits|$band/track4.wav --tempo 0.5 --pitch 1200 --sample-format f32"
     "speed|$band/track3.wav $work/st22.flac --speed 0.8 --track 2:tempo=2 --sample-format f32"
+  )
+fi
+# the output stage: limiter, loudness normalisation (with and without it), the no-clip gain
+# after the limiter (when the old binary has them)
+if grep -q -- "--normalize" <<< "$old_help"; then
+  sessions+=(
+    "limit|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --volume 2 --bass 6 --limit -2 --sample-format s16"
+    "limit-0|$band/track1.wav $band/track4.wav --volume 4 --limit 0 --sample-format s16"
+    "normalize|$band/track1.wav $band/track2.wav --normalize -16 --sample-format s24"
+    "normalize-limit|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --normalize -9 --limit -1 --sample-format s16"
+    "strict-dither|$work/mono48.wav --pitch 100 --clip --sample-format s16"
   )
 fi
 status=0

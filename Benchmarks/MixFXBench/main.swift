@@ -179,7 +179,7 @@ do {
     let kernel = try engine.makeKernel(maximumFrameCount: block)
     let t = try timeIt {
         try kernel.start()
-        while try kernel.render(frameCount: block) > 0 {}
+        while kernel.render(frameCount: block) > 0 {}
     }
     report("mixer, 4 stereo tracks (no effects)", audioSeconds: audio, wall: t)
 }

@@ -10,8 +10,10 @@ import MixFXDSP
 /// Threading: `start`, `seek` and `render` are called from one thread at a time (the render
 /// thread). Node parameters may change from any thread: a live kernel picks them up at the next
 /// block and smooths them (gains over 10 ms, EQ with τ = 10 ms, pitch with τ = 20 ms).
-/// `render` does not allocate or lock (the sources it reads from may: a live player reads from
-/// ring buffers that do not).
+/// `render` does not allocate, lock or throw (the sources it reads from may: a live player reads
+/// from ring buffers that do neither); a source's read error is kept in `failure` and the track
+/// goes silent. Live, the mix goes through the output stage (`OutputStage`: limiter, meters),
+/// its latency pre-rolled, so a live kernel renders what an offline render writes.
 /// `@unchecked Sendable`: one thread at a time renders (above); what other threads may read —
 /// meters, `trackReplacedSamples` — are atomics.
 public final class RenderKernel: @unchecked Sendable {
@@ -31,10 +33,15 @@ public final class RenderKernel: @unchecked Sendable {
     /// one-time initialisation).
     private let dspCopy = DSPCopy.active
     /// Live: the master bus's short-term loudness, true peak and limiter gain (after the
-    /// master section; see `MasterSection`).
+    /// output stage; see `OutputStage`).
     public let masterLevels = MasterMeter()
-    /// Live: the master section (limiter, meters) the mix goes through.
-    private var master: MasterSection?
+    /// Live: the output stage (limiter, meters) the mix goes through. (Offline the renderer runs
+    /// one itself, after the mix is kept: see `MixFXIO.OfflineRenderer`.)
+    private let stage: OutputStage?
+    /// The first error a track's source gave while rendering (the track rendered silence from
+    /// then on). Offline renderers check it after each block, a live player after each period.
+    public var failure: (any Error)? { failures.first }
+    private let failures = RenderFailures()
     private let tracks: [TrackKernel]
     private let rampFrames: Int
     /// Frames of the mix rendered since `start` or the last `seek`.
@@ -68,9 +75,10 @@ public final class RenderKernel: @unchecked Sendable {
         self.maximumFrameCount = maximumFrameCount
         self.mode = mode
         output = AudioBuffer(channelCount: layout.channelCount, capacityFrames: maximumFrameCount)
+        let failures = failures
         tracks = layout.tracks.map {
             TrackKernel(layout: $0, outputRate: layout.sampleRate, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB,
-                        maximumFrameCount: maximumFrameCount, mode: mode)
+                        maximumFrameCount: maximumFrameCount, mode: mode, failures: failures)
         }
         trackMeters = tracks.map(\.meter)
         workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
@@ -80,17 +88,16 @@ public final class RenderKernel: @unchecked Sendable {
         rampFrames = max(1, layout.sampleRate / 100)
         trackPeak = [Float](repeating: 0, count: tracks.count)
         trackSum = [Float](repeating: 0, count: tracks.count)
-        if mode == .live { master = MasterSection(layout: layout, maximumFrameCount: maximumFrameCount, meter: masterLevels) }
+        stage = mode == .live
+            ? OutputStage(ProcessSpec(sampleRate: Double(layout.sampleRate), maximumFrameCount: maximumFrameCount,
+                                      channelCount: layout.channelCount),
+                          limiter: layout.masterLimiter?.settings, ceilingNode: layout.masterLimiter, meter: masterLevels)
+            : nil
     }
 
     deinit {
         pipeline?.stop()
-        master?.deallocate()
     }
-
-    /// Live: the delay the master section's limiter adds after the mix, frames (0 without a
-    /// limiter, and offline, where the renderer runs the limiter itself).
-    public var masterLatencyFrames: Int { master?.latencyFrames ?? 0 }
 
     /// Per track, the source frames one frame of the mix takes (rate conversion and speed): a
     /// live player loops each source every `layout.frameCount` times this.
@@ -114,7 +121,7 @@ public final class RenderKernel: @unchecked Sendable {
         pipeline = nil
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
-        master?.reset()
+        stage?.reset()
         for t in tracks {
             let sourceFrame = Int((Double(target) * t.sourceFramesPerOutputFrame).rounded())
             try t.reset(toFrame: sourceFrame)
@@ -122,7 +129,7 @@ public final class RenderKernel: @unchecked Sendable {
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
-                try t.render(frameCount: n, into: trackBuffers[t.channelCount]!, workspace: workspace)
+                t.render(frameCount: n, into: trackBuffers[t.channelCount]!, workspace: workspace)
                 left -= n
             }
             t.setGains(targetGains(t, anySolo: anySolo()))
@@ -151,7 +158,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// player keeps them silent). Render side: no allocation, no lock, no file access.
     public func restartSignal(atFrame frame: Int) {
         let solo = anySolo()
-        master?.reset()
+        stage?.reset()
         for t in tracks {
             t.resetSignalState()
             t.songBase = frame - largestLatencyFrames + t.latencyFrames
@@ -162,9 +169,28 @@ public final class RenderKernel: @unchecked Sendable {
 
     /// Renders up to `frameCount` (≤ `maximumFrameCount`) frames of the mix into `output`; returns
     /// the frames rendered, fewer at the end of the mix and 0 after it (never fewer when
-    /// `loops`: the sources then loop, see `StreamingSource.setLoop`).
-    public func render(frameCount: Int) throws -> Int {
-        let n = loops ? min(frameCount, maximumFrameCount) : min(frameCount, maximumFrameCount, framesToEnd)
+    /// `loops`: the sources then loop, see `StreamingSource.setLoop`). Live, through the output
+    /// stage. Render thread; does not allocate, lock or throw (see `failure`).
+    public func render(frameCount: Int) -> Int {
+        let asked = min(frameCount, maximumFrameCount)
+        guard let stage else {
+            let n = mix(frameCount: min(asked, framesToEnd))
+            framesRendered += n
+            return n
+        }
+        let (block, n) = stage.render(frameCount: asked) { (m: Int) -> (AudioBuffer, Int) in
+            (output, mix(frameCount: loops ? m : min(m, framesToEnd)))
+        }
+        if block !== output {
+            for c in 0..<output.channelCount { output.channel(c).update(from: block.channel(c), count: n) }
+        }
+        framesRendered += n
+        return n
+    }
+
+    /// Mixes the next `n` frames of every track into `output` (the mix before the output stage)
+    /// and records the meters; returns `n`.
+    private func mix(frameCount n: Int) -> Int {
         guard n > 0 else { return 0 }
         let outChannels = layout.channelCount
         output.clear(frameCount: n)
@@ -180,7 +206,7 @@ public final class RenderKernel: @unchecked Sendable {
             }
             var done = 0
             while done < n {
-                let (offset, frames) = try pipeline.acquire()
+                let (offset, frames) = pipeline.acquire()
                 let m = min(n - done, frames - offset)
                 for (k, t) in tracks.enumerated() {
                     let b = pipeline.buffer(track: k)
@@ -201,7 +227,7 @@ public final class RenderKernel: @unchecked Sendable {
         // One track after another: render it, mix it.
         for (k, t) in tracks.enumerated() {
             let buffer = trackBuffers[t.channelCount]!
-            try t.render(frameCount: n, into: buffer, workspace: workspace)
+            t.render(frameCount: n, into: buffer, workspace: workspace)
             let target = targetGains(t, anySolo: solo)
             if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
             let inL = buffer.channel(0)
@@ -248,13 +274,11 @@ public final class RenderKernel: @unchecked Sendable {
         return position
     }
 
-    /// The master meter, and the position.
+    /// The mix's meter.
     private func finish(_ n: Int, _ outChannels: Int) -> Int {
         var peak: Float = 0, sumL: Float = 0, sumR: Float = 0
         dspCopy.levels(output.channel(0), outChannels > 1 ? output.channel(1) : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
         masterMeter.record(peak: peak, rms: ((sumL + sumR) / Float(n * outChannels)).squareRoot())
-        master?.process(output, frameCount: n)
-        framesRendered += n
         return n
     }
 

@@ -91,6 +91,8 @@ final class TrackKernel: @unchecked Sendable {
     /// Samples of the source replaced by 0 because they were NaN, ±∞ or beyond ±10⁶
     /// (`SampleGuard`). Written by the rendering thread, read by any.
     let replacedSamples = Atomic<Int>(0)
+    /// Where a read error of the source is recorded (the kernel's; see `render`).
+    private let failures: RenderFailures
     /// The DSP copy that guards the samples (read here, not on the render thread).
     private let dspCopy = DSPCopy.active
     /// With a resampler: the source's frames before it.
@@ -126,7 +128,9 @@ final class TrackKernel: @unchecked Sendable {
         right.ramp(to: gains.right, steps: frames)
     }
 
-    init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode) {
+    init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode,
+         failures: RenderFailures) {
+        self.failures = failures
         self.layout = layout
         // the placement is read where the source is read: inside a read-ahead source's feeder,
         // else by a `PlacedSource` in front of the source
@@ -238,8 +242,9 @@ final class TrackKernel: @unchecked Sendable {
 
     /// Renders the next `frameCount` frames of this track into `buffer` (`channelCount`
     /// channels; silence after the end), its shifters working in `workspace` (the rendering
-    /// thread's, of at least `workspaceByteCount` bytes).
-    func render(frameCount: Int, into buffer: AudioBuffer, workspace: PitchShifterWorkspace) throws {
+    /// thread's, of at least `workspaceByteCount` bytes). Does not throw: a source that cannot be
+    /// read is recorded in the kernel's `RenderFailures` and the track goes silent.
+    func render(frameCount: Int, into buffer: AudioBuffer, workspace: PitchShifterWorkspace) {
         for e in effects { if case .pitch(_, let s) = e { s.use(workspace) } }
         let left = buffer.channel(0)
         let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
@@ -248,8 +253,8 @@ final class TrackKernel: @unchecked Sendable {
             // A tempo (or live, where one may come): the shifter asks for its input as it needs
             // it (R frames per output frame); the effects before it run on that input, those after
             // it on the output.
-            func pullInput(_ n: Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?) {
-                try pull(frameCount: n, into: input)
+            func pullInput(_ n: Int) -> (UnsafePointer<Float>, UnsafePointer<Float>?) {
+                pull(frameCount: n, into: input)
                 let inL = input.channel(0), inR: UnsafeMutablePointer<Float>? = channelCount > 1 ? input.channel(1) : nil
                 runEffects(0..<k, left: inL, right: inR, frameCount: n)
                 return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
@@ -258,14 +263,14 @@ final class TrackKernel: @unchecked Sendable {
                 shifter.setPitchCents(node.pitchParameter.clampedValue)
                 shifter.setPreserveFormants(node.formantParameter.value != 0)
                 shifter.setTempo(node.rateParameter.clampedValue)
-                try shifter.process(live: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
+                shifter.process(live: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
             } else {
-                try shifter.process(into: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
+                shifter.process(into: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
             }
             runEffects((k + 1)..<effects.count, left: left, right: right, frameCount: frameCount)
             return
         }
-        try pull(frameCount: frameCount, into: buffer)
+        pull(frameCount: frameCount, into: buffer)
         runEffects(effects.indices, left: left, right: right, frameCount: frameCount)
     }
 
@@ -287,7 +292,7 @@ final class TrackKernel: @unchecked Sendable {
         }
     }
 
-    private func pull(frameCount: Int, into buffer: AudioBuffer) throws {
+    private func pull(frameCount: Int, into buffer: AudioBuffer) {
         var done = 0
         if let resampler, let readBuffer {
             while done < frameCount {
@@ -295,7 +300,7 @@ final class TrackKernel: @unchecked Sendable {
                 guard done < frameCount else { break }
                 if resampler.isDrained { break }
                 if resampler.needsInput {
-                    let n = try readSource(into: readBuffer, offset: 0, frameCount: readBuffer.capacityFrames)
+                    let n = readSource(into: readBuffer, offset: 0, frameCount: readBuffer.capacityFrames)
                     if n == 0 {
                         resampler.finish()
                     } else {
@@ -305,7 +310,7 @@ final class TrackKernel: @unchecked Sendable {
             }
         } else {
             while done < frameCount {
-                let n = try readSource(into: buffer, offset: done, frameCount: frameCount - done)
+                let n = readSource(into: buffer, offset: done, frameCount: frameCount - done)
                 if n == 0 { break }
                 done += n
             }
@@ -316,18 +321,30 @@ final class TrackKernel: @unchecked Sendable {
     }
 
     /// Reads up to `frameCount` source frames into `out` at `offset` (the track's channels:
-    /// downmixed when the source has more), sanitised; 0 at the end.
+    /// downmixed when the source has more), sanitised; 0 at the end, and after a read error
+    /// (recorded in `failures`).
     @inline(__always)
-    private func readSource(into out: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
+    private func readSource(into out: AudioBuffer, offset: Int, frameCount: Int) -> Int {
         guard let downmix, let sourceBuffer else {
-            let n = try source.read(into: out, offset: offset, frameCount: frameCount)
+            let n = read(into: out, offset: offset, frameCount: frameCount)
             guardSamples(out, offset: offset, count: n)
             return n
         }
-        let n = try source.read(into: sourceBuffer, offset: 0, frameCount: min(frameCount, sourceBuffer.capacityFrames))
+        let n = read(into: sourceBuffer, offset: 0, frameCount: min(frameCount, sourceBuffer.capacityFrames))
         guardSamples(sourceBuffer, offset: 0, count: n)
         downmix.process(input: { UnsafePointer(sourceBuffer.channel($0)) }, output: { out.channel($0) + offset }, frameCount: n)
         return n
+    }
+
+    /// The source's next frames; 0 after a read error, which is recorded.
+    @inline(__always)
+    private func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) -> Int {
+        do {
+            return try source.read(into: buffer, offset: offset, frameCount: frameCount)
+        } catch {
+            failures.record(error)
+            return 0
+        }
     }
 
     /// Replaces what no node may see (NaN, ±∞, |x| > 10⁶) by 0, counting it.

@@ -53,11 +53,10 @@ final class TrackPipeline: @unchecked Sendable {
     private let workReady: UnsafeMutablePointer<pthread_cond_t>    // workers wait on it
     private let blockReady: UnsafeMutablePointer<pthread_cond_t>   // the render thread waits on it
     // Guarded by `lock`: per track, blocks completed and whether a worker is on one; blocks mixed
-    // (their slots free again); the first block that failed; stop requested.
+    // (their slots free again); stop requested.
     private var completed: [Int]
     private var busy: [Bool]
     private var mixed = 0
-    private var failure: (block: Int, error: any Error)?
     private var stopping = false
     private var idleWorkers = 0
     private var awaitedBlock = -1            // the block the render thread waits for, else −1
@@ -125,9 +124,8 @@ final class TrackPipeline: @unchecked Sendable {
         return true
     }
 
-    /// The blocks to render (under `lock`): all of them, or after a failure those before it (the
-    /// mix still needs them).
-    private var blockLimit: Int { min(blockCount, failure?.block ?? blockCount) }
+    /// The blocks to render: all of them.
+    private var blockLimit: Int { blockCount }
 
     /// The track worker `w` renders next (under `lock`): its own track furthest behind, else
     /// another worker's; nil if none may render now. A track may render its next block when no
@@ -175,22 +173,15 @@ final class TrackPipeline: @unchecked Sendable {
         let b = completed[k]
         pthread_mutex_unlock(lock)
         let n = min(blockFrames, totalFrames - b * blockFrames)
-        var failed: (any Error)?
-        do {
-            try tracks[k].render(frameCount: n, into: slots[k][b % TrackPipeline.depth], workspace: workspaces[w])
-        } catch {
-            failed = error
-        }
+        // (a source's read error is recorded by the track, which renders silence: see
+        // `RenderFailures`)
+        tracks[k].render(frameCount: n, into: slots[k][b % TrackPipeline.depth], workspace: workspaces[w])
         pthread_mutex_lock(lock)
         busy[k] = false
-        if let failed {
-            if failure == nil || failure!.block > b { failure = (b, failed) }
-        } else {
-            completed[k] += 1
-        }
-        // wake only who may now proceed: the render thread when its block is complete (or
-        // failed), an idle worker when this track is free to take
-        if awaitedBlock >= 0 && (failed != nil || !completed.contains(where: { $0 <= awaitedBlock })) {
+        completed[k] += 1
+        // wake only who may now proceed: the render thread when its block is complete, an idle
+        // worker when this track is free to take
+        if awaitedBlock >= 0 && !completed.contains(where: { $0 <= awaitedBlock }) {
             pthread_cond_signal(blockReady)
         }
         if idleWorkers > 0 { pthread_cond_broadcast(workReady) }
@@ -198,16 +189,11 @@ final class TrackPipeline: @unchecked Sendable {
 
     /// Waits until the current block is complete for every track, rendering tracks' blocks
     /// meanwhile where one is free to take (`pick`); returns where mixing
-    /// continues in it and how many frames it holds. Throws what a worker threw while rendering
-    /// this block (the blocks before it mix as usual, as they would one after another).
-    func acquire() throws -> (offset: Int, frames: Int) {
+    /// continues in it and how many frames it holds.
+    func acquire() -> (offset: Int, frames: Int) {
         if !held {
             pthread_mutex_lock(lock)
             while completed.contains(where: { $0 <= block }) {
-                if let failed = failure, failed.block <= block {
-                    pthread_mutex_unlock(lock)
-                    throw failed.error
-                }
                 // rather than sleep, render a track's next block here
                 if let k = pick(worker: renderThreadIndex) {
                     renderBlock(track: k, as: renderThreadIndex)

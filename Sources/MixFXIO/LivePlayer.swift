@@ -170,8 +170,9 @@ public final class LivePlayer: @unchecked Sendable {
     /// Fades out and stops; `waitUntilFinished` returns once the device has drained the fade.
     public func stop() { stopRequested.store(true, ordering: .relaxed) }
 
-    /// Test hook: the render thread sleeps once for `milliseconds` (to provoke an underrun).
-    public func stall(milliseconds: Int) { stallMilliseconds.store(milliseconds, ordering: .relaxed) }
+    /// Test hook, for the package's own tests only (the CLI's `debug stall`): the render thread
+    /// sleeps once for `milliseconds`, to provoke a real underrun.
+    package func stall(milliseconds: Int) { stallMilliseconds.store(milliseconds, ordering: .relaxed) }
 
     /// Jumps to `seconds` (clamped to the session), with a short fade; returns once playback
     /// goes on from there (or has ended). Any thread but the render thread.
@@ -304,7 +305,8 @@ public final class LivePlayer: @unchecked Sendable {
                 } else {
                     // (seeking: up to the target frame exactly, silent)
                     let frames = seekingTo >= 0 && sourcesMoved ? min(period, seekingTo - kernel.framesRendered) : period
-                    n = try kernel.render(frameCount: frames)
+                    n = kernel.render(frameCount: frames)
+                    if let failure = kernel.failure { throw failure }
                     if n == 0 { break }
                     applyGain(target: paused || seekingTo >= 0 ? 0 : 1, step: fadeStep, frames: n, channels: channels)
                 }
@@ -377,7 +379,8 @@ public final class LivePlayer: @unchecked Sendable {
     /// Renders one more period fading to silence and writes it.
     private func fadeOut(period: Int, channels: Int, step: Float) throws {
         guard gain > 0 else { return }
-        let n = try kernel.render(frameCount: period)
+        let n = kernel.render(frameCount: period)
+        if let failure = kernel.failure { throw failure }
         if n > 0 {
             let fadeStep = max(step, gain / Float(n))
             applyGain(target: 0, step: fadeStep, frames: n, channels: channels)

@@ -208,157 +208,89 @@ public struct OfflineRenderer {
         }
     }
 
-    /// Renders the whole session into `outputPath`.
+    /// Renders the whole session into `outputPath`: a first pass renders the mix (and keeps it
+    /// in a `SpillFile` where a second conversion may need it), the gain is decided, and the
+    /// kept mix is converted again where that gain or the dither asks for it (`RenderPasses`).
+    /// So the DSP runs once whatever happens, and twice only where there is no room for the
+    /// spill (4 bytes per sample beside the output; `RenderReport.renderedTwice`).
     ///
-    /// Integer output is converted while rendering. With `ClipPolicy.avoid` the mix is also kept
-    /// in a `SpillFile`: if nothing clipped it is dropped unread; if something did, the mix's true
-    /// peak is measured from it and it is converted again with the one gain that brings the true
-    /// peak to `safeCeilingDBTP` (so the DSP runs once either way). The spill takes 4 bytes per
-    /// sample beside the output; where there is no room for it, a mix that clipped is rendered
-    /// a second time instead (`RenderReport.renderedTwice`).
+    /// - Without `normalizeLUFS` the first pass writes the mix through the output stage
+    ///   (`OutputStage`: the limiter, if any) as it renders. With `ClipPolicy.avoid`, a mix that
+    ///   clipped is converted again with the one gain that brings its true peak to
+    ///   `safeCeilingDBTP`; with `DitherMode.auto`, a mix whose every sample was already a value
+    ///   of the format is written again without dither.
+    /// - With `normalizeLUFS` the first pass only measures the mix; it is then converted with the
+    ///   gain that reaches the target, before the limiter (`renderNormalized`).
     public func render(_ engine: AudioEngine) throws(RenderError) -> RenderReport {
-        if let target = normalizeLUFS { return try renderNormalized(engine, targetLUFS: target) }
         let (format, layout) = try plan(engine)
         let output = try outputFile(layout)
         let kernel: RenderKernel
         do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
         kernel.parallelTracks = kernelParallelTracks
-        let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
-        let isInteger = format.storedSampleFormat?.isInteger == true
-        let policy = isInteger ? clipPolicy : .clamp
-        let directory = output.folderPath
-        var tmp: TemporaryOutput?
+        let passes = RenderPasses(renderer: self, format: format, output: output, kernel: kernel)
         let started = Date()
-        var writer: SoundFileWriter?
         do {
-            tmp = try output.createTemporary()
-            // `DitherMode.auto` dithers 16-bit output and keeps the mix, to write it again without
-            // dither if every sample turns out to have been a 16-bit value already
-            let dithered = dithers(format)
-            writer = try SoundFileWriter(temporary: tmp!, format: format, dither: dithered, reportedPath: outputPath)
-            // (no room for the spill, now or later, is no failure: see below)
-            var spill = policy == .avoid || (dither == .auto && dithered)
-                ? try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath) : nil
-            measures?.restart(); try kernel.start()
-            output.releaseReplacedPages()
-            let total = kernel.layout.frameCount
-            var limited = master(kernel)
-            while true {
-                let (block, n) = try limited.next()
-                if n == 0 { break }
-                try writer!.write(block, frameCount: n)
-                if let s = spill {
-                    do { try s.append(block, frameCount: n) } catch { spill = nil }
-                    // kept only for the auto dither's second pass (`--clip`, `--strict`): not
-                    // needed once a sample has needed rounding
-                    if policy != .avoid && writer!.offGridSamples > 0 { spill = nil }
-                }
-                if policy == .fail && writer!.clippedSamples > 0 {
-                    throw RenderError.wouldClip(path: outputPath, peakDBFS: 20 * log10(Double(writer!.peak)),
-                                                atSeconds: Double(kernel.framesRendered - n) / Double(format.sampleRate))
-                }
-                progress?(kernel.framesRendered, total)
-                if isCancelled?() == true { throw RenderError.cancelled }
+            var report = if let target = normalizeLUFS {
+                try renderNormalized(passes, targetLUFS: target)
+            } else {
+                try renderWithClipPolicy(passes)
             }
-            try writer!.close()
-            var report = RenderReport(outputPath: outputPath, format: format, frameCount: total,
-                                      peak: writer!.peak, clippedSamples: writer!.clippedSamples,
-                                      elapsedSeconds: 0,
-                                      trackLatencyFrames: kernel.trackLatencyFrames,
-                                      trackReplacedSamples: kernel.trackReplacedSamples,
-                                      clipPolicy: policy, mixPeak: writer!.peak)
-            report.ditherApplied = dithered
-            limited.describe(into: &report)
-            /// Converts the mix once more, `gain` times louder, into a fresh temporary file: the
-            /// blocks come from `next` (0 frames at the end).
-            func convertAgain(gain: Float, dither: Bool, _ next: () throws -> (AudioBuffer, Int)) throws {
-                tmp?.discard()
-                tmp = try output.createTemporary()
-                writer = try SoundFileWriter(temporary: tmp!, format: format, dither: dither, reportedPath: outputPath)
-                report.ditherApplied = dither
-                while true {
-                    let (block, n) = try next()
-                    if n == 0 { break }
-                    for c in 0..<format.channelCount {
-                        let p = block.channel(c)
-                        for i in 0..<n { p[i] *= gain }
-                    }
-                    try writer!.write(block, frameCount: n)
-                    if isCancelled?() == true { throw RenderError.cancelled }
-                }
-                try writer!.close()
-                report.peak = writer!.peak
-                report.clippedSamples = writer!.clippedSamples
-                report.appliedGainDB = 20 * log10(Double(gain))
-            }
-            let ceiling = pow(10, OfflineRenderer.safeCeilingDBTP / 20)
-            if policy == .avoid, let spill, report.clippedSamples > 0 {
-                // the mix clipped: measure its true peak from the spill, then convert the spill
-                // again with the one gain that brings that peak to the ceiling
-                let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
-                var meter = TruePeakMeter(channelCount: format.channelCount, maximumFrameCount: blockFrames)
-                defer { meter.deallocate() }
-                spill.rewind()
-                while true {
-                    let n = try spill.read(into: buffer, maxFrames: blockFrames)
-                    if n == 0 { break }
-                    meter.process({ UnsafePointer(buffer.channel($0)) }, frameCount: n)
-                    if isCancelled?() == true { throw RenderError.cancelled }
-                }
-                spill.rewind()
-                try convertAgain(gain: Float(ceiling / Double(meter.peak)), dither: dithered) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
-                report.truePeakDBTP = meter.peakDBTP + report.appliedGainDB
-            } else if policy == .avoid && report.clippedSamples > 0 {
-                // the mix clipped and there was no room to keep it (a full disk, a file-size
-                // limit: the spill is twice the size of 16-bit output): render it again, with
-                // the gain that brings its sample peak to the ceiling (its true peak unmeasured)
-                measures?.restart(); try kernel.start()
-                limited = master(kernel)
-                try convertAgain(gain: Float(ceiling / Double(report.mixPeak)), dither: dithered) { try limited.next() }
-                report.renderedTwice = true
-            } else if dither == .auto && dithered && writer!.offGridSamples == 0 {
-                // every sample was already a value of the format (a pass-through, a plain sum
-                // of 16-bit tracks): dither would only add noise, so write the mix again without
-                if let spill {
-                    let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
-                    spill.rewind()
-                    try convertAgain(gain: 1, dither: false) { (buffer, try spill.read(into: buffer, maxFrames: blockFrames)) }
-                } else {
-                    measures?.restart(); try kernel.start()
-                    limited = master(kernel)
-                    try convertAgain(gain: 1, dither: false) { try limited.next() }
-                    report.renderedTwice = true
-                }
-            }
-            writer = nil
-            try seal(tmp!, format)
-            if measures != nil || measuresMix { try measure(tmp!, measures, into: &report) }
+            guard let written = passes.temporary else { throw RenderError.cancelled }
+            try seal(written, format)
+            if passes.measures != nil || measuresMix { try measure(written, passes.measures, into: &report) }
             report.elapsedSeconds = Date().timeIntervalSince(started)
-            let closing = spill?.closeConcurrently()
+            let closing = passes.closeSpillConcurrently()
             defer { closing?.join() }
-            do { try output.commit(tmp!) } catch { throw RenderError.output(error) }
+            do { try output.commit(written) } catch { throw RenderError.output(error) }
             return report
         } catch {
-            writer = nil
-            tmp?.discard()
+            passes.discard()
             throw OfflineRenderer.renderError(error, outputPath)
         }
     }
-}
 
-/// The mix's blocks after the master section's limiter (when there is one): `next` returns
-/// (buffer, frames), 0 frames at the end.
-struct MasterBlocks {
-    let next: () throws -> (AudioBuffer, Int)
-    let limiter: LimitedBlocks?
-    let ceilingDBTP: Double?
-
-    /// The limiter's part of a report.
-    func describe(into report: inout RenderReport) {
-        guard let limiter else { return }
-        report.limiterCeilingDBTP = ceilingDBTP
-        report.limiterMaximumReductionDB = limiter.maximumGainReductionDB
-        report.limiterFramesLimited = limiter.framesLimited
+    /// The first pass writes the mix; then the clip policy and the dither decide whether it is
+    /// converted again, and with which gain.
+    private func renderWithClipPolicy(_ passes: RenderPasses) throws -> RenderReport {
+        let format = passes.format
+        let policy = format.storedSampleFormat?.isInteger == true ? clipPolicy : .clamp
+        let dithered = dithers(format)
+        // kept to measure a mix that clips (avoid) or to write it again without dither (auto)
+        let keep = policy == .avoid || (dither == .auto && dithered)
+        var written = try passes.firstPass(keeping: keep, dither: dithered) { writer, n, position in
+            // (with --clip or --strict the mix is kept for the auto dither only: not needed once
+            // a sample has needed rounding)
+            if policy != .avoid && writer.offGridSamples > 0 { passes.dropSpill() }
+            if policy == .fail && writer.clippedSamples > 0 {
+                throw RenderError.wouldClip(path: outputPath, peakDBFS: 20 * log10(Double(writer.peak)),
+                                            atSeconds: Double(position - n) / Double(format.sampleRate))
+            }
+        }
+        var report = RenderReport(outputPath: outputPath, format: format, frameCount: passes.kernel.layout.frameCount,
+                                  peak: written.peak, clippedSamples: written.clippedSamples, elapsedSeconds: 0,
+                                  trackLatencyFrames: passes.kernel.trackLatencyFrames,
+                                  trackReplacedSamples: passes.kernel.trackReplacedSamples,
+                                  clipPolicy: policy, mixPeak: written.peak)
+        passes.describeLimiter(into: &report)
+        if policy == .avoid && written.clippedSamples > 0 {
+            // the mix clipped: one gain for all of it brings its true peak to the ceiling (where
+            // the mix was not kept, its sample peak: its true peak is then unmeasured)
+            let ceiling = pow(10, OfflineRenderer.safeCeilingDBTP / 20)
+            let truePeak: (peak: Float, dBTP: Double)? = if passes.keepsMix { try passes.truePeak() } else { nil }
+            let gain = Float(ceiling / Double(truePeak?.peak ?? written.peak))
+            written = try passes.convert(stageGain: 1, trim: gain, dither: dithered)
+            report.appliedGainDB = 20 * log10(Double(gain))
+            if let truePeak { report.truePeakDBTP = truePeak.dBTP + report.appliedGainDB }
+        } else if dither == .auto && dithered && written.offGridSamples == 0 {
+            // every sample was already a value of the format (a pass-through, a plain sum of
+            // 16-bit tracks): dither would only add noise, so write the mix again without
+            written = try passes.convert(stageGain: 1, trim: 1, dither: false)
+        }
+        report.peak = written.peak
+        report.clippedSamples = written.clippedSamples
+        report.ditherApplied = written.dithered
+        report.renderedTwice = passes.renderedAgain
+        return report
     }
 }
 
@@ -399,24 +331,6 @@ extension OfflineRenderer {
         }
     }
 
-    /// `source`'s blocks through the master limiter, if the engine has one (after any
-    /// normalisation gain; its delay removed).
-    func master(_ layout: EngineLayout, _ source: @escaping () throws -> (AudioBuffer, Int)) -> MasterBlocks {
-        let sampleRate = layout.sampleRate, channelCount = layout.channelCount
-        guard let limiter = layout.masterLimiter?.settings else { return MasterBlocks(next: source, limiter: nil, ceilingDBTP: nil) }
-        let l = LimitedBlocks(settings: limiter, sampleRate: sampleRate, channelCount: channelCount,
-                              maximumFrameCount: blockFrames, source: source)
-        return MasterBlocks(next: l.next, limiter: l, ceilingDBTP: limiter.ceilingDBTP)
-    }
-
-    /// The kernel's mix (from its start) through the limiter, if there is one.
-    func master(_ kernel: RenderKernel) -> MasterBlocks {
-        let frames = blockFrames
-        return master(kernel.layout) {
-            (kernel.output, try kernel.render(frameCount: frames))
-        }
-    }
-
     /// Renders the mix once, measuring it (`AudioAnalyzer`: loudness, peaks) without writing a
     /// file: what `--dry-run --analyze` prints.
     public func analyze(_ engine: AudioEngine) throws(RenderError) -> AudioAnalysis {
@@ -429,7 +343,8 @@ extension OfflineRenderer {
         do {
             try kernel.start()
             while true {
-                let n = try kernel.render(frameCount: blockFrames)
+                let n = kernel.render(frameCount: blockFrames)
+                if let failure = kernel.failure { throw failure }
                 if n == 0 { break }
                 analyzer.process(kernel.output, frameCount: n)
                 progress?(kernel.framesRendered, layout.frameCount)
@@ -441,117 +356,53 @@ extension OfflineRenderer {
         return analyzer.analysis
     }
 
-    /// `normalizeLUFS`: renders the mix into the spill while measuring its loudness and true
-    /// peak, then converts it with the one gain that brings it to the target. The DSP runs once
-    /// (twice where there is no room for the spill). If that gain would put the true peak above
-    /// `safeCeilingDBTP`, nothing is written and the error says the loudest target that fits.
-    func renderNormalized(_ engine: AudioEngine, targetLUFS: Double) throws(RenderError) -> RenderReport {
-        let (format, layout) = try plan(engine)
-        let output = try outputFile(layout)
-        let kernel: RenderKernel
-        do { kernel = try engine.makeKernel(maximumFrameCount: blockFrames) } catch { throw .engine(error) }
-        kernel.parallelTracks = kernelParallelTracks
-        let measures = measuresTracks ? TrackMeasures(kernel: kernel) : nil
-        let directory = output.folderPath
-        let started = Date()
-        var tmp: TemporaryOutput?
-        var analyzer = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
-        defer { analyzer.deallocate() }
-        do {
-            tmp = try output.createTemporary()
-            var spill = try? SpillFile(directory: directory, channelCount: format.channelCount, reportedPath: outputPath)
-            measures?.restart(); try kernel.start()
-            output.releaseReplacedPages()
-            while true {
-                let n = try kernel.render(frameCount: blockFrames)
-                if n == 0 { break }
-                analyzer.process(kernel.output, frameCount: n)
-                if let s = spill {
-                    do { try s.append(kernel.output, frameCount: n) } catch { spill = nil }
-                }
-                progress?(kernel.framesRendered, layout.frameCount)
-                if isCancelled?() == true { throw RenderError.cancelled }
-            }
-            let measured = analyzer.analysis
-            var gainDB = targetLUFS - measured.integratedLUFS
-            let fits = measured.truePeakDBTP + gainDB <= OfflineRenderer.safeCeilingDBTP + 1e-9
-            guard measured.integratedLUFS.isFinite, fits || layout.masterLimiter != nil else {
-                throw RenderError.cannotNormalize(targetLUFS: targetLUFS, measuredLUFS: measured.integratedLUFS,
-                                                  truePeakDBTP: measured.truePeakDBTP)
-            }
-            let buffer = AudioBuffer(channelCount: format.channelCount, capacityFrames: blockFrames)
-            /// Converts the mix `gainDB` louder, through the limiter if any, into `tmp`, and
-            /// measures what it wrote.
-            func convert(gainDB: Double) throws -> (SoundFileWriter, AudioAnalysis, MasterBlocks) {
-                let gain = Float(pow(10, gainDB / 20))
-                let writer = try SoundFileWriter(temporary: tmp!, format: format, dither: dithers(format), reportedPath: outputPath)
-                var written = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
-                defer { written.deallocate() }
-                if let spill { spill.rewind() } else { measures?.restart(); try kernel.start() }
-                let frames = blockFrames
-                let blocks = master(layout) {
-                    let block: AudioBuffer, n: Int
-                    if let spill { block = buffer; n = try spill.read(into: buffer, maxFrames: frames) } else {
-                        block = kernel.output; n = try kernel.render(frameCount: frames)
-                    }
-                    for c in 0..<block.channelCount {
-                        let p = block.channel(c)
-                        for i in 0..<n { p[i] *= gain }
-                    }
-                    return (block, n)
-                }
-                while true {
-                    let (block, n) = try blocks.next()
-                    if n == 0 { break }
-                    written.process(block, frameCount: n)
-                    try writer.write(block, frameCount: n)
-                    if isCancelled?() == true { throw RenderError.cancelled }
-                }
-                try writer.close()
-                return (writer, written.analysis, blocks)
-            }
-            // Where the limiter turns peaks down, the mix ends up quieter than the gain alone
-            // would make it: measure what was written and convert the kept mix again with a
-            // corrected gain (secant steps on loudness against gain; at most seven more passes,
-            // and the DSP does not run again).
-            var (writer, result, blocks) = try convert(gainDB: gainDB)
-            var previous: (gainDB: Double, lufs: Double)?
-            for _ in 0..<7 {
-                let off = targetLUFS - result.integratedLUFS
-                guard layout.masterLimiter != nil, spill != nil, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
-                // loudness rises by at most 1 LU per dB of gain, less the more the limiter works
-                var slope = 1.0
-                if let p = previous, gainDB != p.gainDB { slope = min(1, max(0.05, (result.integratedLUFS - p.lufs) / (gainDB - p.gainDB))) }
-                previous = (gainDB, result.integratedLUFS)
-                gainDB += min(24, off / slope)
-                tmp?.discard()
-                tmp = try output.createTemporary()
-                (writer, result, blocks) = try convert(gainDB: gainDB)
-            }
-            var report = RenderReport(outputPath: outputPath, format: format, frameCount: layout.frameCount,
-                                      peak: writer.peak, clippedSamples: writer.clippedSamples,
-                                      elapsedSeconds: Date().timeIntervalSince(started),
-                                      trackLatencyFrames: kernel.trackLatencyFrames,
-                                      trackReplacedSamples: kernel.trackReplacedSamples,
-                                      clipPolicy: clipPolicy, appliedGainDB: gainDB,
-                                      mixPeak: pow(10, Float(measured.samplePeakDBFS) / 20))
-            blocks.describe(into: &report)
-            report.ditherApplied = dithers(format)
-            report.truePeakDBTP = result.truePeakDBTP
-            report.measuredLUFS = measured.integratedLUFS
-            report.integratedLUFS = result.integratedLUFS
-            report.renderedTwice = spill == nil
-            try seal(tmp!, format)
-            if measures != nil || measuresMix { try measure(tmp!, measures, into: &report) }
-            report.elapsedSeconds = Date().timeIntervalSince(started)
-            let closing = spill?.closeConcurrently()
-            defer { closing?.join() }
-            do { try output.commit(tmp!) } catch { throw RenderError.output(error) }
-            return report
-        } catch {
-            tmp?.discard()
-            throw OfflineRenderer.renderError(error, outputPath)
+    /// `normalizeLUFS`: the first pass measures the mix's loudness and true peak (and keeps
+    /// it); it is then converted with the one gain that brings it to the target, before the
+    /// limiter. If that gain would put the true peak above `safeCeilingDBTP` and there is no
+    /// limiter, nothing is written and the error says the loudest target that fits.
+    func renderNormalized(_ passes: RenderPasses, targetLUFS: Double) throws -> RenderReport {
+        let format = passes.format
+        let measured = try passes.measuringPass()
+        var gainDB = targetLUFS - measured.integratedLUFS
+        let limited = passes.stage.limiterSettings != nil
+        let fits = measured.truePeakDBTP + gainDB <= OfflineRenderer.safeCeilingDBTP + 1e-9
+        guard measured.integratedLUFS.isFinite, fits || limited else {
+            throw RenderError.cannotNormalize(targetLUFS: targetLUFS, measuredLUFS: measured.integratedLUFS,
+                                              truePeakDBTP: measured.truePeakDBTP)
         }
+        func convert(gainDB: Double) throws -> (RenderPasses.Written, AudioAnalysis) {
+            let written = try passes.convert(stageGain: Float(pow(10, gainDB / 20)), trim: 1, dither: dithers(format), measuring: true)
+            return (written, written.analysis!)
+        }
+        // Where the limiter turns peaks down, the mix ends up quieter than the gain alone would
+        // make it: measure what was written and convert the kept mix again with a corrected
+        // gain (secant steps on loudness against gain; at most seven more passes, and the DSP
+        // does not run again).
+        var (written, result) = try convert(gainDB: gainDB)
+        var previous: (gainDB: Double, lufs: Double)?
+        for _ in 0..<7 {
+            let off = targetLUFS - result.integratedLUFS
+            guard limited, passes.keepsMix, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
+            // loudness rises by at most 1 LU per dB of gain, less the more the limiter works
+            var slope = 1.0
+            if let p = previous, gainDB != p.gainDB { slope = min(1, max(0.05, (result.integratedLUFS - p.lufs) / (gainDB - p.gainDB))) }
+            previous = (gainDB, result.integratedLUFS)
+            gainDB += min(24, off / slope)
+            (written, result) = try convert(gainDB: gainDB)
+        }
+        var report = RenderReport(outputPath: outputPath, format: format, frameCount: passes.kernel.layout.frameCount,
+                                  peak: written.peak, clippedSamples: written.clippedSamples, elapsedSeconds: 0,
+                                  trackLatencyFrames: passes.kernel.trackLatencyFrames,
+                                  trackReplacedSamples: passes.kernel.trackReplacedSamples,
+                                  clipPolicy: clipPolicy, appliedGainDB: gainDB,
+                                  mixPeak: pow(10, Float(measured.samplePeakDBFS) / 20))
+        passes.describeLimiter(into: &report)
+        report.ditherApplied = written.dithered
+        report.truePeakDBTP = result.truePeakDBTP
+        report.measuredLUFS = measured.integratedLUFS
+        report.integratedLUFS = result.integratedLUFS
+        report.renderedTwice = passes.renderedAgain
+        return report
     }
 
     /// Any error of a render, as a `RenderError`.

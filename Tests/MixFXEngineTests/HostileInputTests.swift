@@ -24,7 +24,7 @@ import Synchronization
         try kernel.start()
         var out = [[Float]](repeating: [], count: kernel.layout.channelCount)
         while true {
-            let n = try kernel.render(frameCount: 512)
+            let n = kernel.render(frameCount: 512)
             if n == 0 { break }
             for c in 0..<out.count { out[c] += UnsafeBufferPointer(start: kernel.output.channel(c), count: n) }
         }
@@ -108,7 +108,7 @@ import Synchronization
         threads.forEach { $0.start() }
         func peakOf(blocks count: Int) -> (peak: Float, blocks: Int) {
             var peak: Float = 0, blocks = 0
-            while blocks < count, let n = try? kernel.render(frameCount: 256), n > 0 {
+            while blocks < count, case let n = kernel.render(frameCount: 256), n > 0 {
                 for c in 0..<kernel.layout.channelCount {
                     for i in 0..<n { peak = max(peak, abs(kernel.output.channel(c)[i])); #expect(kernel.output.channel(c)[i].isFinite) }
                 }

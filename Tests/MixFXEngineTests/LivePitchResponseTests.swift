@@ -22,7 +22,7 @@ import TestSupport
         var out: [Float] = []
         while out.count < 3 * rate {
             if out.count == change { track.timePitch.pitchCents = to }
-            let n = try kernel.render(frameCount: block)
+            let n = kernel.render(frameCount: block)
             out += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
         }
         return Signals.dominance(out, from: change, oldHz: 440 * pow(2, from / 1200), newHz: 440 * pow(2, to / 1200),
@@ -52,7 +52,7 @@ import TestSupport
         var out: [Float] = []
         while out.count < frames {
             if let change, out.count >= change { track.timePitch.pitchCents = to }
-            let n = try kernel.render(frameCount: block)
+            let n = kernel.render(frameCount: block)
             out += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
         }
         return out

@@ -18,7 +18,7 @@ import TestSupport
         var out: [Float] = []
         while out.count < frames {
             change(out.count)
-            let n = try kernel.render(frameCount: min(block, frames - out.count))
+            let n = kernel.render(frameCount: min(block, frames - out.count))
             if n == 0 { break }
             out += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
         }

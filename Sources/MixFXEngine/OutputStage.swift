@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import MixFXDSP
+
+/// The output stage: what every mix goes through on its way out of the engine, live and
+/// offline alike. One chain of three parts, each optional:
+///
+///     mix ─▶ master gain ─▶ limiter ─▶ meters ─▶ out
+///
+/// - **master gain**: `gain`, linear (1: none). Offline it is the loudness normalisation's gain,
+///   which must come before the limiter so the limiter catches what it pushes over the ceiling;
+///   live it stays 1 (the mixer's volume is in each track's gains, see `RenderKernel`).
+/// - **limiter**: the engine's `LimiterNode` (`Limiter`, a look-ahead true-peak limiter). Live,
+///   its ceiling follows the node's parameter, read once per block.
+/// - **meters** (live): short-term loudness, true peak and the limiter's gain, published in
+///   `MasterMeter` for the terminal mixer.
+///
+/// **Latency** is pre-rolled and drained like a track's, so the stage's output has exactly its
+/// input's length and is aligned with it at frame 0: after `reset`, the first `render` pulls
+/// `latencyFrames` more frames of input and drops what the limiter returns for them (silence
+/// from before the start); once the input ends it is fed that much silence. So a live kernel
+/// and an offline render give the same samples, limiter or not. (Without a limiter the latency
+/// is 0 and the stage is the gain alone, or nothing.)
+///
+/// `init` allocates; `render` and `reset` do not allocate, lock or throw (beyond what the source
+/// does: the live kernel's mix does neither).
+public final class OutputStage {
+    /// The master gain, linear, applied before the limiter (1: none). Set between passes.
+    public var gain: Float = 1
+    /// The frames the limiter delays its input by, removed by the pre-roll (0 without one).
+    public let latencyFrames: Int
+    /// The limiter's settings, when there is one.
+    public var limiterSettings: LimiterSettings? { limiter?.settings }
+    /// Since `reset`: the limiter's largest gain reduction, dB (0 when it never acted or there
+    /// is none), and the output frames it turned down.
+    public var maximumGainReductionDB: Double { limiter?.maximumGainReductionDB ?? 0 }
+    public var framesLimited: Int { limiter?.framesLimited ?? 0 }
+
+    private var limiter: Limiter?
+    /// Live: the node whose ceiling the limiter follows.
+    private let ceilingNode: LimiterNode?
+    private var loudness: LoudnessMeter?
+    private var truePeak: TruePeakMeter?
+    private let meter: MasterMeter?
+    /// Where the stage's own blocks go: the drain's silence.
+    private let silence: AudioBuffer
+    private var preRollLeft = 0
+    private var drainLeft = 0
+    private var inputEnded = false
+
+    /// A stage for blocks of up to `spec.maximumFrameCount` frames. `limiter`: the limiter's
+    /// settings (nil: none); `ceilingNode`: a node whose ceiling it follows (live); `meter`:
+    /// where the live meters are published (nil: no meters). Control side.
+    public init(_ spec: ProcessSpec, limiter settings: LimiterSettings?, ceilingNode: LimiterNode? = nil,
+                meter: MasterMeter? = nil) {
+        if let settings {
+            var l = Limiter()
+            l.prepare(spec, settings: settings)
+            l.statisticsStartFrame = l.latencyFrames   // the pre-roll's frames are not output
+            limiter = l
+        }
+        latencyFrames = limiter?.latencyFrames ?? 0
+        self.ceilingNode = settings == nil ? nil : ceilingNode
+        self.meter = meter
+        if meter != nil {
+            loudness = LoudnessMeter(sampleRate: spec.sampleRate, channelCount: spec.channelCount, keepingSteps: 30)
+            truePeak = TruePeakMeter(channelCount: spec.channelCount, maximumFrameCount: spec.maximumFrameCount)
+        }
+        silence = AudioBuffer(channelCount: spec.channelCount, capacityFrames: spec.maximumFrameCount)
+        reset()
+    }
+
+    deinit {
+        limiter?.deallocate()
+        truePeak?.deallocate()
+    }
+
+    /// Silence in the limiter and its statistics cleared; the next `render` pre-rolls again.
+    /// (A start, a seek, another pass over the same mix.)
+    public func reset() {
+        limiter?.reset()
+        if limiter != nil { limiter!.statisticsStartFrame = latencyFrames }
+        preRollLeft = latencyFrames
+        drainLeft = latencyFrames
+        inputEnded = false
+    }
+
+    /// Renders the next up to `frameCount` (≤ the spec's maximum) frames of output, pulling
+    /// input from `source` (asked for n frames, it returns a buffer holding up to n, fewer only
+    /// at its end). Returns the buffer holding the output (the source's, processed in place, or
+    /// the stage's own) and its frames: fewer than asked only at the end, 0 after it.
+    @inline(__always)
+    public func render<E: Error>(frameCount: Int,
+                                 from source: (Int) throws(E) -> (AudioBuffer, Int)) throws(E) -> (AudioBuffer, Int) {
+        // the pre-roll: what the limiter returns for its first `latencyFrames` frames of input
+        // is silence from before the start
+        while preRollLeft > 0 {
+            let (block, n) = try pull(min(preRollLeft, silence.capacityFrames), source)
+            guard n > 0 else { preRollLeft = 0; break }
+            process(block, frameCount: n, metering: false)
+            preRollLeft -= n
+        }
+        let (block, n) = try pull(frameCount, source)
+        if n > 0 { process(block, frameCount: n, metering: true) }
+        return (block, n)
+    }
+
+    /// Up to `frameCount` frames of input: the source's, then (once it ended) the drain's
+    /// silence.
+    @inline(__always)
+    private func pull<E: Error>(_ frameCount: Int, _ source: (Int) throws(E) -> (AudioBuffer, Int)) throws(E) -> (AudioBuffer, Int) {
+        var block = silence, got = 0
+        if !inputEnded {
+            (block, got) = try source(frameCount)
+            if got < frameCount { inputEnded = true }
+        }
+        let padding = min(frameCount - got, drainLeft)
+        if padding > 0 {
+            for c in 0..<block.channelCount { (block.channel(c) + got).update(repeating: 0, count: padding) }
+            drainLeft -= padding
+        }
+        return (block, got + padding)
+    }
+
+    /// gain → limiter → meters, in place.
+    @inline(__always)
+    private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
+        if gain != 1 {
+            for c in 0..<block.channelCount {
+                let p = block.channel(c)
+                for i in 0..<n { p[i] *= gain }
+            }
+        }
+        if limiter != nil {
+            if let ceilingNode { limiter!.setCeiling(dBTP: ceilingNode.ceilingParameter.clampedValue) }
+            limiter!.process(block, frameCount: n)
+        }
+        guard metering, let meter, loudness != nil, truePeak != nil else { return }
+        let channel = { (c: Int) in UnsafePointer(block.channel(c)) }
+        loudness!.process(channel, frameCount: n)
+        truePeak!.restartPeaks()
+        truePeak!.process(channel, frameCount: n)
+        meter.record(shortTermLUFS: loudness!.shortTermLUFS, truePeak: truePeak!.peak, limiterGain: limiter?.currentGain ?? 1)
+    }
+}
