@@ -28,11 +28,15 @@ final class PhaseLocking {
     private var peakRotIm: UnsafeMutablePointer<Float>
     private var crossRe: UnsafeMutablePointer<Float>      // Σ_c X_c·conj X'_c
     private var crossIm: UnsafeMutablePointer<Float>
+    /// `setLanes`, read here on the control side: a global is built on first use, and that
+    /// first use must not be the render thread's (it takes a lock and allocates).
+    private let laneTable: UnsafePointer<SIMD8<Int8>>
 
     /// Phasors for frames of `fftSize` points (control side); the scratch comes later
     /// (`bindScratch`).
     init(fftSize: Int) {
         self.fftSize = fftSize
+        laneTable = setLanes
         fullBins = fftSize / 2 + 1
         bins = fullBins
         rotRe = .allocate(capacity: fullBins + 8)
@@ -112,7 +116,7 @@ final class PhaseLocking {
         scalarPeak(1)
         let raw = UnsafeRawPointer(power)
         let zero = SIMD8<Float>()   // named: an inline SIMD8(repeating: 0) here compiles to a lane loop
-        let table = setLanes, out = UnsafeMutableRawPointer(peaks)
+        let table = laneTable, out = UnsafeMutableRawPointer(peaks)
         var k = 2
         while k + 10 <= bins {
             let m = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
@@ -228,7 +232,8 @@ final class PhaseLocking {
 }
 
 /// Row m lists the set bits of m (lane i: the i-th set bit's index; 0 after the last), for
-/// `PhaseLocking.findPeaks`. Filled once, read-only after (hence `nonisolated(unsafe)`).
+/// `PhaseLocking.findPeaks`. Filled once, on first use (a `PhaseLocking`'s `init`, control side),
+/// read-only after (hence `nonisolated(unsafe)`).
 private nonisolated(unsafe) let setLanes: UnsafePointer<SIMD8<Int8>> = {
     let rows = UnsafeMutablePointer<SIMD8<Int8>>.allocate(capacity: 256)
     for m in 0..<256 {
