@@ -14,6 +14,7 @@ band=$work/band
 [ -f "$band/track4.wav" ] || "$(dirname "$new")/mixfx-bench" --make-band "$band" >/dev/null
 command -v sox >/dev/null || { echo "same-bytes: needs sox for the extra inputs" >&2; exit 2; }
 [ -f "$work/mono48.wav" ] || sox -n -r 48000 -c 1 "$work/mono48.wav" synth 7 sine 220 sine 440 vol 0.4
+[ -f "$work/mono16.wav" ] || sox -n -r 48000 -c 1 -b 16 "$work/mono16.wav" synth 6 sine 330 vol 0.3
 [ -f "$work/st22.flac" ] || sox -n -r 22050 -c 2 -b 24 "$work/st22.flac" synth 5 pinknoise vol 0.3
 sessions=(
   "band-s16|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --bass 4 --pitch 200 --sample-format s16"
@@ -46,6 +47,9 @@ if grep -q -- "--normalize" <<< "$old_help"; then
     "normalize|$band/track1.wav $band/track2.wav --normalize -16 --sample-format s24"
     "normalize-limit|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --normalize -9 --limit -1 --sample-format s16"
     "strict-dither|$work/mono48.wav --pitch 100 --clip --sample-format s16"
+    "avoid-s16|$band/track1.wav $band/track2.wav $band/track3.wav $band/track4.wav --volume 3 --treble 6 --sample-format s16"
+    "avoid-s24|$band/track2.wav $band/track3.wav --volume 4 --pitch -300 --sample-format s24"
+    "passthrough-s16|$work/mono16.wav $work/mono16.wav --sample-format s16"
   )
 fi
 status=0

@@ -31,7 +31,10 @@ final class RenderPasses {
     /// True when a conversion had to render the mix again (it was not kept).
     private(set) var renderedAgain = false
     /// The mix as the first pass rendered it (nil: not kept, or no room for it).
-    private var spill: SpillFile?
+    private var spill: SpillFile? {
+        didSet { if spill == nil { spillConversion = nil } }
+    }
+    private var spillConversion: SpillConversion?
     private let spillBuffer: AudioBuffer
     /// The first pass's mix measures (`measuringPass`).
     private var mixAnalyzer: AudioAnalyzer?
@@ -118,12 +121,20 @@ final class RenderPasses {
         temporary?.discard()
         temporary = nil
         temporary = try output.createTemporary()
+        if !measuring, let parallel = parallelSpill(), let temporary {
+            let writer = try SoundFileWriter(temporary: temporary, format: format, dither: dither, reportedPath: renderer.outputPath)
+            try parallel.convert(into: writer, gains: (stageGain, trim), checkpoint: checkpoint)
+            try writer.close()
+            return Written(peak: writer.peak, clippedSamples: writer.clippedSamples, offGridSamples: writer.offGridSamples,
+                           dithered: dither, analysis: nil)
+        }
         return try convert(from: try mixAgain(), stageGain: stageGain, trim: trim, dither: dither, measuring: measuring) { _, _, _ in }
     }
 
     /// The true peak of the mix after the output stage (from the spill, or rendered again):
     /// linear and dBTP.
     func truePeak() throws -> (peak: Float, dBTP: Double) {
+        if let parallel = parallelSpill() { return try parallel.truePeak(checkpoint: checkpoint) }
         let source = try mixAgain()
         var meter = TruePeakMeter(channelCount: format.channelCount, maximumFrameCount: blockFrames)
         defer { meter.deallocate() }
@@ -170,6 +181,18 @@ final class RenderPasses {
         try writer.close()
         return Written(peak: writer.peak, clippedSamples: writer.clippedSamples, offGridSamples: writer.offGridSamples,
                        dithered: dither, analysis: analyzer?.analysis)
+    }
+
+    /// The passes over the kept mix on every core (`SpillConversion`), where they can run so:
+    /// the mix kept, no limiter (the stage is then a gain), more than one core, and the render
+    /// allowed the cores (`OfflineRenderer.kernelParallelTracks`).
+    private func parallelSpill() -> SpillConversion? {
+        guard let spill, stage.limiterSettings == nil, renderer.kernelParallelTracks else { return nil }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard cores > 1 else { return nil }
+        if let spillConversion { return spillConversion }
+        spillConversion = SpillConversion(spill: spill, workers: cores)
+        return spillConversion
     }
 
     /// A spill for the mix, if there is room for it.

@@ -43,12 +43,27 @@ public struct SampleConverter {
     /// render thread never takes `DSPCopy.active`'s one-time cpuid and environment read.
     private let dspCopy = DSPCopy.active
 
-    /// A converter for one stream (its dither sequence starts at frame 0).
-    public init(sampleFormat: SampleFormat?, channelCount: Int, dither: Bool = false) {
+    /// A converter for one stream (its dither sequence starts at frame 0), or for the part of
+    /// one that starts at `firstFrame` (a part converted on a thread of its own: see `absorb`).
+    public init(sampleFormat: SampleFormat?, channelCount: Int, dither: Bool = false, firstFrame: Int = 0) {
         self.sampleFormat = sampleFormat
         self.channelCount = channelCount
         self.dither = dither
+        frameIndex = firstFrame
     }
+
+    /// Takes in the counts of `part`, a converter that converted the frames that follow this
+    /// one's (made with `firstFrame` where this one stands), and moves on past them: the counts
+    /// are then those of one converter that converted it all.
+    public mutating func absorb(_ part: SampleConverter, frameCount: Int) {
+        peak = max(peak, part.peak)
+        clippedSamples += part.clippedSamples
+        offGridSamples += part.offGridSamples
+        frameIndex += frameCount
+    }
+
+    /// The frame the next `convert` starts at (its dither's position).
+    public var nextFrame: Int { frameIndex }
 
     /// Bytes per converted sample (2 for s16, else 4).
     public var bytesPerSample: Int {

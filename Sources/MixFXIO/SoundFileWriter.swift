@@ -105,6 +105,32 @@ public final class SoundFileWriter {
         writeback?.appended(bytes: bytes)
     }
 
+    /// A converter for the `frameCount` frames that follow the `skipping` frames after those
+    /// written so far, as this writer would convert them (the same format and dither, the dither
+    /// at their position): for converting a later part on another thread (`writeConverted`).
+    func partConverter(skipping: Int) -> SampleConverter {
+        SampleConverter(sampleFormat: converter.sampleFormat, channelCount: converter.channelCount,
+                        dither: converter.dither, firstFrame: converter.nextFrame + skipping)
+    }
+
+    /// Appends `frameCount` frames that `part` (from `partConverter(skipping: 0)`) converted into
+    /// `data`: the same bytes `write` would have written for them, and the same counts.
+    func writeConverted(_ data: UnsafeRawPointer, frameCount: Int, by part: SampleConverter) throws(SoundFileError) {
+        guard let handle else { throw .writeFailed(path: reportedPath, reason: "file already closed") }
+        precondition(part.nextFrame == converter.nextFrame + frameCount, "parts must be written in order")
+        let n = sf_count_t(frameCount)
+        let written: Int = switch converter.sampleFormat {
+        case .s16?: Int(sf_writef_short(handle, data.assumingMemoryBound(to: Int16.self), n))
+        case .s24?, .s32?: Int(sf_writef_int(handle, data.assumingMemoryBound(to: Int32.self), n))
+        case .f32?, nil: Int(sf_writef_float(handle, data.assumingMemoryBound(to: Float.self), n))
+        }
+        if written != frameCount {
+            throw .writeFailed(path: reportedPath, reason: SoundFileWriter.explain(String(cString: sf_strerror(handle))))
+        }
+        converter.absorb(part, frameCount: frameCount)
+        writeback?.appended(bytes: frameCount * format.channelCount * converter.bytesPerSample)
+    }
+
     /// Bytes of the file sent on to the disk while writing (`ProgressiveWriteback`).
     var writebackRequestedBytes: Int { writeback?.requested ?? 0 }
 

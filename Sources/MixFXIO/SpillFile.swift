@@ -86,6 +86,29 @@ final class SpillFile {
         frameCount += frames
     }
 
+    /// Frames `first ..< first + frameCount` into planar `buffer`, read at their place (`pread`:
+    /// any thread, beside others, each with its own `scratch` of frameCount·channelCount
+    /// values); returns the frames read (fewer at the end).
+    func read(frames first: Int, count frameCount: Int, into buffer: AudioBuffer,
+              scratch: UnsafeMutablePointer<Float>) throws(SoundFileError) -> Int {
+        let ch = channelCount
+        let want = frameCount * ch * 4
+        let base = off_t(first * ch * 4)
+        var done = 0
+        while done < want {
+            let r = pread(fd, UnsafeMutableRawPointer(scratch) + done, want - done, base + off_t(done))
+            if r < 0 && errno == EINTR { continue }
+            if r < 0 {
+                throw .readFailed(path: reportedPath, reason: String(cString: strerror(errno)) + " (reading back the kept mix)")
+            }
+            if r == 0 { break }
+            done += r
+        }
+        let frames = done / (4 * ch)
+        buffer.deinterleave(from: scratch, channels: ch, frameCount: frames)
+        return frames
+    }
+
     /// Back to the first frame, for reading.
     func rewind() { lseek(fd, 0, SEEK_SET) }
 
