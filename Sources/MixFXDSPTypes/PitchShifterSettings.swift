@@ -52,18 +52,16 @@ public struct PitchShifterSettings: Sendable, Equatable {
     public static func cents(ratio r: Double) -> Double { 1200 * log2(r) }
 }
 
-/// How a shifter will be used.
+/// How a shifter will be used (the engine: `.offline` to render, `.streaming` to play).
 public enum PitchShifterMode: Sendable {
     /// Fixed settings: at 0 cents the shifter is skipped (latency 0); otherwise the latency is the
-    /// least the ratio needs.
+    /// least the ratio needs (with a tempo: none, the input is pulled ahead instead).
     case offline
-    /// The pitch may change while running (`setPitchCents`): the latency is fixed for the whole
-    /// range, the vocoder always runs, and 0 cents crossfades to the exact (delayed) input.
-    case live
     /// Live, reading its input ahead as its output needs it (`process(live:...)`; files, whose
-    /// input ahead of the playhead is known): no latency, and a pitch or tempo change is heard
-    /// once the frames made from then on are read, which is within the look-ahead the current
-    /// stretch needs (the latency bound for it), not the whole range's. With fixed settings the
-    /// output is exactly the offline shifter's.
+    /// input ahead of the playhead is known): the pitch, tempo and formants may change while it
+    /// runs, and 0 cents at tempo 1 crossfades to the exact input. No latency, and a change is
+    /// heard once the frames made from then on are read, which is within the look-ahead the
+    /// current stretch needs (the latency bound for it), not the whole range's. With fixed
+    /// settings the output is exactly the offline shifter's.
     case streaming
 }

@@ -7,7 +7,7 @@
 public protocol PitchShifting: AnyObject, Sendable {
     /// The settings of the last `prepare` (pitch and tempo updated by the setters).
     var settings: PitchShifterSettings { get }
-    /// Offline or live, from `prepare`.
+    /// Offline or streaming, from `prepare`.
     var mode: PitchShifterMode { get }
     /// Output lags input by this many frames (0 with a tempo offline).
     var latencyFrames: Int { get }
@@ -34,7 +34,7 @@ public protocol PitchShifting: AnyObject, Sendable {
     func setTempo(_ tempo: Double)
     /// Formant preservation on or off (live; an offline shifter keeps what it was prepared with).
     func setPreserveFormants(_ on: Bool)
-    /// Shifts in place with latency `latencyFrames` (no tempo).
+    /// Offline without a tempo: shifts in place with latency `latencyFrames`.
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int)
     /// Offline with a tempo: output frames, input pulled on demand.
     func process(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,

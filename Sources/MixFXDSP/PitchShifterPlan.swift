@@ -1,0 +1,176 @@
+/// What a pitch shifter is sized for, worked out once from its `ProcessSpec`, settings and mode
+/// before anything is allocated: its latency, how far its input runs ahead, the sinc tables it
+/// may read, and the sizes of the vocoder's stretched buffer, the gate's envelope and the input
+/// history. Pure numbers (the tables' taps come from `SincTableCache`, which builds a table on
+/// first use): `PitchShifter.prepare` builds its parts from it, and the tests check it.
+///
+/// Four kinds of shifter:
+///
+/// - `skipped`: offline at 0 cents and tempo 1: nothing runs, no latency.
+/// - `pitch`: offline, a fixed pitch ratio r: output n holds input n − L, L the latency bound
+///   for the one ratio (see `latencyBound`).
+/// - `tempo`: offline with a tempo R: the vocoder stretches by σ = r/R and the input is pulled as
+///   the output needs it, `inputAheadFrames` (σ's latency bound) past the output's input time;
+///   no latency.
+/// - `streaming`: live (pitch and tempo may change while running): the input is pulled as the
+///   output needs it, as far ahead as the current stretch needs (computed per block); no
+///   latency. The buffers are sized for every ratio in `PitchShifterSettings.centsRange` at every
+///   tempo in `liveTempoRange`, and a second vocoder state serves the switch (`PitchSwitch`).
+struct PitchShifterPlan: Equatable {
+    enum Kind: Equatable { case skipped, pitch, tempo, streaming }
+
+    let kind: Kind
+    /// Analysis frame length N, from the sample rate (`PhaseVocoder.fftSize`).
+    let fftSize: Int
+    /// Output n holds input n − `latencyFrames` (`pitch`; 0 otherwise).
+    let latencyFrames: Int
+    /// `tempo`: how far past the output's input time the input is pulled.
+    let inputAheadFrames: Int
+    /// The grid index (`SincTableCache.index(forRatio:)`) each table slot holds. Slot i serves
+    /// the ratios of grid index i: streaming, every index up to the largest ratio's; offline,
+    /// the one index the fixed ratio reads, in every slot up to it (the tables below it are
+    /// never built: each costs milliseconds).
+    let tableIndices: [Int]
+    /// The widest reach, either side, of the reader's interpolators and the splice's tables.
+    let maxHalfTaps: Int
+    /// The look-ahead A: how far the input may run past the input time of a block's first
+    /// output frame. `pitch`: L. `tempo`: the latency bound for σ and a block's input,
+    /// ⌈maxFrames·R⌉ + 2. `streaming`: the largest latency bound at tempo 1 or the fastest live
+    /// tempo, a block's input at that tempo, and a block.
+    let lookAheadFrames: Int
+    /// The look-ahead and what a transient splice reads past an onset: its `lengthSeconds` read
+    /// up to r times faster (r ≥ 1). The gate's envelope and the history hold this much input
+    /// past the oldest input time a block reads.
+    let reachFrames: Int
+    /// The transient gate's envelope ring: the reach, a block, the splice's onset probe
+    /// (look-ahead and back) and a margin of 64.
+    let gateReachFrames: Int
+    /// The input history: the reach, a block, the reads' reach both ways twice over, the onset
+    /// look-ahead twice and a margin of 64; streaming, also N/2, because a switch's restarted
+    /// frame 0 reads N/2 behind the output's input time. At least what the vocoder's analysis
+    /// windows need (`PhaseVocoder.inputFramesHeld`).
+    let historyFrames: Int
+    /// The history's mirrored head: the longest contiguous read (a window N, or a table's taps
+    /// twice over).
+    let historySlackFrames: Int
+    /// How far behind its input the vocoder's stretched signal is read, for sizing its buffer
+    /// (`PhaseVocoder`'s `latencyFrames`): `pitch` L, `tempo` A, `streaming` the largest span
+    /// pulled ahead of the read position, stretched, over the largest stretch.
+    let stretchedLagFrames: Int
+    /// The largest stretch σ = r/R the vocoder may run.
+    let maxStretch: Double
+    /// The latency the transient splice is placed in (its room to read ahead when raising the
+    /// pitch): `pitch` L, `tempo` 0, `streaming` the L of a fixed-latency live shifter over the
+    /// whole range (its room is then set per block, `TransientSplice.setRoom`).
+    let spliceLatencyFrames: Int
+    /// Whether the vocoder keeps formant buffers (streaming: always, formants may be turned on).
+    let formants: Bool
+    /// Streaming: a second vocoder state for the live pitch switch (`PitchSwitch`).
+    let hasSwitch: Bool
+
+    /// The plan for `spec`, `settings` and `mode`.
+    init(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode) {
+        let rate = spec.sampleRate, maxFrames = spec.maximumFrameCount
+        let n = PhaseVocoder.fftSize(sampleRate: rate)
+        fftSize = n
+        let streaming = mode == .streaming
+        let kind: Kind = streaming ? .streaming : settings.isNeutral ? .skipped : settings.changesTempo ? .tempo : .pitch
+        self.kind = kind
+        guard kind != .skipped else {
+            latencyFrames = 0; inputAheadFrames = 0; tableIndices = []; maxHalfTaps = 0; lookAheadFrames = 0
+            reachFrames = 0; gateReachFrames = 0; historyFrames = 0; historySlackFrames = 0; stretchedLagFrames = 0
+            maxStretch = 1; spliceLatencyFrames = 0; formants = false; hasSwitch = false
+            return
+        }
+        // The ratios the shifter may meet, and the tables they read.
+        let minRatio = streaming ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
+        let maxRatio = streaming ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.upperBound) : settings.ratio
+        let top = SincTableCache.index(forRatio: maxRatio)
+        let indices = streaming ? Array(0...top) : Array(repeating: top, count: top + 1)
+        tableIndices = indices
+        let readTaps = indices.map { SincTableCache.interpolator(index: $0).taps }
+        let spliceTaps = indices.map { SincTableCache.table(index: $0).taps }
+        let halfTaps = (readTaps + spliceTaps).map { $0 / 2 }.max()!
+        maxHalfTaps = halfTaps
+        let onsetLookahead = Int(TransientSplice.onsetLookaheadSeconds * rate)
+        let onsetBack = Int(TransientSplice.onsetBackSeconds * rate)
+        let spliceHold = Int(TransientSplice.lengthSeconds * rate * max(1, maxRatio))
+
+        let latency: Int, inputAhead: Int, lookAhead: Int, stretchedLag: Int, stretch: Double, spliceLatency: Int
+        switch kind {
+        case .pitch:
+            latency = Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: settings.ratio)
+            inputAhead = 0
+            lookAhead = latency
+            stretchedLag = latency
+            stretch = settings.ratio
+            spliceLatency = latency
+        case .tempo:
+            let sigma = settings.ratio / settings.tempo
+            latency = 0
+            inputAhead = Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: sigma)
+            lookAhead = inputAhead + Self.blockInputFrames(maxFrames, tempo: settings.tempo)
+            stretchedLag = lookAhead
+            stretch = sigma
+            spliceLatency = 0
+        case .skipped:
+            preconditionFailure("a skipped shifter has no sizes (returned above)")
+        case .streaming:
+            // L for every grid index (with the smallest ratio of its cell) at tempo R (the
+            // stretch r/R): at tempo 1 it is a fixed-latency live shifter's L; at the live
+            // tempo range's ends it bounds the streaming look-ahead.
+            func worstBound(tempo: Double) -> Int {
+                indices.map { i in
+                    let r: Double
+                    switch i {
+                    case SincTableCache.unitIndex: r = 1
+                    case SincTableCache.loweredIndex: r = min(minRatio, 1)
+                    default: r = PitchShifterSettings.ratio(cents: SincTableCache.cents(index: i - 1))
+                    }
+                    return Self.latencyBound(fftSize: n, taps: readTaps[i], stretch: r / tempo)
+                }.max()!
+            }
+            let liveLatency = worstBound(tempo: 1)
+            let slow = PitchShifterSettings.liveTempoRange.lowerBound, fast = PitchShifterSettings.liveTempoRange.upperBound
+            let blockInput = Self.blockInputFrames(maxFrames, tempo: fast)
+            latency = 0
+            inputAhead = 0
+            lookAhead = max(liveLatency, worstBound(tempo: fast)) + blockInput + maxFrames
+            // the stretched span: what is pulled ahead of the read position, stretched
+            stretch = maxRatio / slow
+            let span = max(Double(liveLatency) * maxRatio, Double(worstBound(tempo: slow)) * stretch)
+                + Double(blockInput) * stretch
+            stretchedLag = Int((span / stretch).rounded(.up))
+            spliceLatency = liveLatency
+        }
+        latencyFrames = latency
+        inputAheadFrames = inputAhead
+        lookAheadFrames = lookAhead
+        stretchedLagFrames = stretchedLag
+        maxStretch = stretch
+        spliceLatencyFrames = spliceLatency
+        let reach = lookAhead + spliceHold
+        reachFrames = reach
+        gateReachFrames = reach + maxFrames + onsetLookahead + onsetBack + 64
+        historyFrames = max(reach + maxFrames + 4 * halfTaps + 2 * onsetLookahead + 64 + (streaming ? n / 2 : 0),
+                            PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames))
+        historySlackFrames = max(2 * halfTaps, n)
+        formants = streaming || settings.preserveFormants
+        hasSwitch = streaming
+    }
+
+    /// The input a block of `frames` output frames takes at tempo R: ⌈frames·R⌉ + 2.
+    static func blockInputFrames(_ frames: Int, tempo: Double) -> Int { Int((Double(frames) * tempo).rounded(.up)) + 2 }
+
+    /// The latency bound: how many input frames past an output's input time the vocoder must
+    /// have taken so that the stretched signal is final where the output reads it, for a reader
+    /// of `taps` taps and the stretch σ (r, or r/R with a tempo). After input t + a arrived,
+    /// frames with A_m + N/2 ≤ t + a ran, so the signal is final up to σ·(t + a − N/2) − N/2;
+    /// the read reaches σ·t + taps/2 + 1, hence a = N/2 + ⌈(N/2 + taps/2 + 2)/σ⌉ + 1. The one
+    /// formula for the offline latency, the tempo's look-ahead, the live sizing and the
+    /// streaming look-ahead (`UnreadFrames`).
+    @inline(__always)
+    static func latencyBound(fftSize n: Int, taps: Int, stretch sigma: Double) -> Int {
+        n / 2 + Int((Double(n / 2 + taps / 2 + 2) / sigma).rounded(.up)) + 1
+    }
+}
