@@ -99,7 +99,11 @@ final class RenderPasses {
         temporary = try output.createTemporary()
         if keeping { keepSpill() }
         let source = try mixFromKernel(keeping: keeping)
-        return try convert(from: source, stageGain: 1, trim: 1, dither: dither, measuring: false, afterBlock: afterBlock)
+        let total = kernel.layout.frameCount
+        return try convert(from: source, stageGain: 1, trim: 1, dither: dither, measuring: false) { writer, n, position in
+            try afterBlock(writer, n, position)
+            renderer.progress?(kernel.framesRendered, total)
+        }
     }
 
     /// The first pass, measured only (loudness normalisation): renders the mix from the start,
@@ -111,7 +115,9 @@ final class RenderPasses {
         mixAnalyzer?.deallocate()
         mixAnalyzer = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
         let source = try mixFromKernel(keeping: true)
-        while try source(blockFrames).1 > 0 {}
+        while try source(blockFrames).1 > 0 {
+            renderer.progress?(kernel.framesRendered, layout.frameCount)
+        }
         return mixAnalyzer!.analysis
     }
 
@@ -201,13 +207,11 @@ final class RenderPasses {
     }
 
     /// The mix as the kernel renders it from the start, block by block (0 frames at the end):
-    /// kept in the spill when `keeping`, measured when the measuring pass asks, its progress
-    /// reported.
+    /// kept in the spill when `keeping`, measured when the measuring pass asks.
     private func mixFromKernel(keeping: Bool) throws -> (Int) throws -> (AudioBuffer, Int) {
         measures?.restart()
         try kernel.start()
         output.releaseReplacedPages()
-        let total = kernel.layout.frameCount
         return { [self] frames in
             let n = kernel.render(frameCount: frames)
             if let failure = kernel.failure { throw failure }
@@ -216,7 +220,6 @@ final class RenderPasses {
             }
             guard n > 0 else { return (kernel.output, 0) }
             mixAnalyzer?.process(kernel.output, frameCount: n)
-            renderer.progress?(kernel.framesRendered, total)
             try checkpoint()
             return (kernel.output, n)
         }
