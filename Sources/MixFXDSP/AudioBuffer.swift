@@ -32,4 +32,15 @@ public final class AudioBuffer: @unchecked Sendable {
     public func clear(frameCount: Int) {
         for c in 0..<channelCount { channel(c).update(repeating: 0, count: frameCount) }
     }
+
+    /// Multiplies `frameCount` frames of every channel by `gain` (one rounding per sample; a
+    /// gain of exactly 1 leaves them untouched). The one gain loop of the output stage and the
+    /// conversions.
+    public func scale(frameCount: Int, by gain: Float) {
+        guard gain != 1 else { return }
+        for c in 0..<channelCount {
+            let p = channel(c)
+            for i in 0..<frameCount { p[i] *= gain }
+        }
+    }
 }

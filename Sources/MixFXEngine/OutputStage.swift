@@ -126,12 +126,7 @@ public final class OutputStage {
     /// gain → limiter → meters, in place.
     @inline(__always)
     private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
-        if gain != 1 {
-            for c in 0..<block.channelCount {
-                let p = block.channel(c)
-                for i in 0..<n { p[i] *= gain }
-            }
-        }
+        block.scale(frameCount: n, by: gain)
         if limiter != nil {
             if let ceilingNode { limiter!.setCeiling(dBTP: ceilingNode.ceilingParameter.clampedValue) }
             limiter!.process(block, frameCount: n)

@@ -172,12 +172,7 @@ final class RenderPasses {
         while true {
             let (block, n) = try stage.render(frameCount: blockFrames, from: source)
             if n == 0 { break }
-            if trim != 1 {
-                for c in 0..<block.channelCount {
-                    let p = block.channel(c)
-                    for i in 0..<n { p[i] *= trim }
-                }
-            }
+            block.scale(frameCount: n, by: trim)
             analyzer?.process(block, frameCount: n)
             try writer.write(block, frameCount: n)
             position += n

@@ -100,12 +100,8 @@ final class SpillConversion: @unchecked Sendable {
                 guard start < total else { return }
                 let buffer = w.buffer
                 let n = try spill.read(frames: start, count: min(slab, total - start), into: buffer, scratch: w.scratch)
-                for g in [gains.0, gains.1] where g != 1 {
-                    for c in 0..<buffer.channelCount {
-                        let p = buffer.channel(c)
-                        for i in 0..<n { p[i] *= g }
-                    }
-                }
+                buffer.scale(frameCount: n, by: gains.0)
+                buffer.scale(frameCount: n, by: gains.1)
                 var part = writer.partConverter(skipping: k * slab)
                 part.convert(buffer, frameCount: n, to: w.bytes!)
                 w.part = part
