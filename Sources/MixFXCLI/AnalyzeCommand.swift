@@ -33,7 +33,7 @@ enum AnalyzeCommand {
         var results: [(String, AudioAnalysis)] = []
         for path in files {
             do { results.append((path, try AudioAnalyzer.analyze(path: path))) } catch {
-                throw .failure(error.description)
+                throw .failure(SettingFlags.text(error))
             }
         }
         if json {

@@ -211,7 +211,7 @@ struct BatchCommand {
         }
         if let r = reads.member(id) { throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name") }
         do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isBatchSummary(path)) } catch {
-            throw .usage("--summary: \(error.description)")
+            throw .usage("--summary: \(SettingFlags.text(error))")
         }
     }
 
@@ -277,7 +277,7 @@ struct BatchCommand {
             do throws(OutputFileError) {
                 try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isBatchSummary(summaryPath))
             } catch {
-                Terminal.printError("mixfx: error: --summary: \(error.description)")
+                Terminal.printError("mixfx: error: --summary: \(SettingFlags.text(error))")
             }
         }
         for (j, o) in zip(jobs, results) where o.status == "failed" {
@@ -337,7 +337,7 @@ struct BatchCommand {
             if case .exists = error {
                 throw .usage("'\(job.sidecarPath)' exists and is not a mixfx batch sidecar; it is kept (use --force to replace it and the output)")
             }
-            throw .usage("the sidecar: \(error.description)")
+            throw .usage("the sidecar: \(SettingFlags.text(error))")
         }
     }
 
@@ -391,7 +391,7 @@ struct BatchCommand {
             try OutputFile.write(Data(jsonText(sidecar.json).utf8), to: job.sidecarPath, inputs: job.command.otherInputs,
                                  overwrite: overwrite, onlyReplacing: onlyReplacing)
         } catch {
-            throw .failure("cannot write the sidecar '\(job.sidecarPath)': \(error.description)")
+            throw .failure("cannot write the sidecar '\(job.sidecarPath)': \(SettingFlags.text(error))")
         }
         return FileRecord(path: job.sidecarPath)?.identity
     }

@@ -175,7 +175,7 @@ enum BatchManifest {
         case .object?:
             let data = (try? JSONSerialization.data(withJSONObject: foundation(obj["preset"]!))) ?? Data()
             do { inline = try Preset.parse(data, source: "line \(lineNumber) preset", warnings: &inlineWarnings) } catch {
-                throw .usage(error.description)
+                throw .usage(SettingFlags.text(error))
             }
         default: throw .usage("\"preset\" must be a preset name, a path or a preset object")
         }

@@ -45,8 +45,8 @@ enum EQCurveCommand {
         let svg = eqCurveSVG(settings, sampleRate: Double(rate))
         do { try OutputFile.write(Data(svg.utf8), to: output, inputs: session.presetFiles, overwrite: force) } catch {
             switch error {
-            case .appeared, .cannotCreate: throw .failure(error.description)
-            default: throw .usage(error.description)
+            case .appeared, .cannotCreate: throw .failure(SettingFlags.text(error))
+            default: throw .usage(SettingFlags.text(error))
             }
         }
         print("wrote    \(PathBytes.shown(output))")

@@ -52,7 +52,7 @@ final class LiveControl: @unchecked Sendable {
         case .masterVolume(let v): engine.mainMixer.outputVolume = v
         case .limiterCeiling(let v):
             guard let limiter = engine.masterLimiter else {
-                throw CommandError(message: "master limit: this session has no limiter (start mixfx play with --limit; it adds 5.5 ms of latency, so it is chosen at the start)")
+                throw CommandError(message: "master limit: this session has no limiter (start mixfx play with \(SettingFlags.name(SessionOption.limitDBTP.spec.setting())); it adds \(PlayCommand.limiterLatencyText) of latency, so it is chosen at the start)")
             }
             limiter.ceilingDBTP = v
         case .seek(let v, let relative):
@@ -63,7 +63,7 @@ final class LiveControl: @unchecked Sendable {
         case .resume: player.pause(false)
         case .save(let path, let force):
             do throws(OutputFileError) { try save(to: path, overwrite: force) } catch {
-                throw CommandError(message: "save: \(error)")
+                throw CommandError(message: "save: \(SettingFlags.text(error))")
             }
         case .status:
             let s = player.status
@@ -91,7 +91,7 @@ final class LiveControl: @unchecked Sendable {
         }
         p.masterVolume = engine.mainMixer.outputVolume
         p.limitDBTP = engine.masterLimiter?.ceilingDBTP
-        p.sampleFormat = sampleFormat?.rawValue
+        p.sampleFormat = sampleFormat
         p.sampleRateHz = sampleRate
         return p
     }

@@ -15,13 +15,13 @@ struct PlayCommand {
                           over an existing file without --force
       --buffer-ms MS      device buffer (default 50): the control-to-sound latency
       --period-ms MS      render block (default a quarter of the buffer)
-      --sample-format F   ask the device for s16, s24, s32 or f32 (default f32, or what it takes)
-      --rate HZ           session rate (default the highest input rate; the device's nearest is used)
-      --channels 1|2      the mix's channels; tracks with more are downmixed (see mixfx render --help)
-      --lfe-gain DB       keep the LFE of downmixed tracks at DB
+    \(SettingFlags.entry(SettingFlags.placeholder(.sampleFormat, column: 20), "ask the device for \(SessionOption.sampleFormat.spec.choices.joined(separator: ", ")) (default \(SampleFormat.f32.rawValue), or what it takes)", column: 20))
+    \(SettingFlags.entry(SettingFlags.placeholder(.sampleRateHz, column: 20), "session rate (\(SessionOption.sampleRateHz.spec.allowedText); default \(SessionOption.sampleRateHz.spec.defaultText); the device's nearest is used)", column: 20))
+    \(SettingFlags.entry(SettingFlags.placeholder(.channels, column: 20), "\(SessionOption.channels.spec.summary) (see mixfx render --help)", column: 20))
+    \(SettingFlags.entry(SettingFlags.placeholder(.lfeGainDB, column: 20), "keep the LFE of downmixed tracks at DB (\(SessionOption.lfeGainDB.spec.allowedText))", column: 20))
       --loop              start again at the end
       --start SECONDS     start position
-      --limit [CEILING]   the master limiter (true peak, default -1 dBTP; adds 5.5 ms of latency)
+    \(SettingFlags.entry(SettingFlags.placeholder(.limitDBTP, column: 20), "the master limiter (true peak, default \(fmt(SessionOption.limitDBTP.spec.defaultValue!)) dBTP; adds \(limiterLatencyText) of latency)", column: 20))
       --no-ui             no terminal mixer: read control commands from stdin
       --json              print the closing report as JSON
 
@@ -39,6 +39,15 @@ struct PlayCommand {
     Each accepted command is acknowledged on stdout with the frame it applies from; a bad one
     gets a message on stderr and playback goes on. Underruns are counted and reported at exit.
     """
+
+    /// The latency the master limiter adds live, in words: its look-ahead and the frames its
+    /// true-peak detector and interpolator add (23 at any rate: about 0.5 ms at 48 kHz).
+    static var limiterLatencyText: String {
+        var limiter = Limiter()
+        limiter.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 64, channelCount: 2), settings: LimiterSettings())
+        defer { limiter.deallocate() }
+        return String(format: "%.1f ms", Double(limiter.latencyFrames) / 48)
+    }
 
     var session = SessionOptions()
     var options = LiveOptions()
@@ -144,14 +153,14 @@ struct PlayCommand {
             sources.append(source)
             return source
         }
-        for s in sources { do { try s.seek(toFrame: 0) } catch { throw .failure("\(error)") } }
+        for s in sources { do { try s.seek(toFrame: 0) } catch { throw .failure(SettingFlags.text(error)) } }
         let player: LivePlayer
         do {
             player = try LivePlayer(engine: engine, sources: sources, options: opts)
         } catch let e as EngineError {
             throw resolved.explain(e)
         } catch {
-            throw .failure("\(error)")
+            throw .failure(SettingFlags.text(error))
         }
         if opts.startSeconds > 0 && opts.startSeconds >= player.durationSeconds {
             throw .usage(String(format: "--start: %@ s is past the end of the session (%.3f s)", fmt(opts.startSeconds), player.durationSeconds))
@@ -203,7 +212,7 @@ struct PlayCommand {
     private func report(_ player: LivePlayer, interactive: Bool) -> Int32 {
         let s = player.status
         if let error = player.error {
-            Terminal.printError("mixfx: error: \(error)")
+            Terminal.printError("mixfx: error: \(SettingFlags.text(error))")
             return 1
         }
         if json {

@@ -37,7 +37,7 @@ enum PresetsCommand {
             // but whitespace, and `preset show x > copy.json` must copy it exactly)
             Swift.print(try PresetLibrary().text(of: argv[1]), terminator: "")
         } catch {
-            throw .usage(error.description)
+            throw .usage(SettingFlags.text(error))
         }
         return 0
     }

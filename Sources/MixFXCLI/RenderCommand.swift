@@ -6,8 +6,8 @@ struct RenderCommand {
     static let help = """
     usage: mixfx render TRACK... [-o OUT] [--preset NAME|FILE] [--bass DB] [--treble DB] [--pitch CENTS]
                         [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
-                        [--track N:key=value,...]... [--sample-format s16|s24|s32|f32] [--rate HZ]
-                        [--clip|--strict] [--normalize LUFS] [--limit [CEILING]] [--force] [--dry-run [--analyze]]
+                        [--track N:key=value,...]... \(SettingFlags.usage(.sampleFormat)) \(SettingFlags.usage(.sampleRateHz))
+                        \(SettingFlags.usage(.clipping)) \(SettingFlags.usage(.normalizeLUFS)) \(SettingFlags.usage(.limitDBTP)) [--force] [--dry-run [--analyze]]
                         [--report FILE.json|FILE.html]
                         [--print-preset] [--quiet] [--json]
 
@@ -15,42 +15,15 @@ struct RenderCommand {
     player -> shelf EQ -> pitch shifter -> mixer into OUT, faster than real time. The mix is as
     long as the longest track, aligned at sample 0; the mixer is a plain sum (no hidden 1/N).
 
-    output:
+    output (a preset's "output" and "master" first, then these flags):
       -o, --output OUT        output file (default mix.wav); the extension picks the container:
                               \(Container.extensionsText)
-      --sample-format F       s16, s24, s32 or f32 (default: the most precise input, at least s16;
-                              FLAC holds s16/s24, Ogg/Vorbis is lossy). Integer output never wraps
-                              and by default is never clamped either (see --clip).
-      --rate HZ               output sample rate (default: the highest input rate); other rates are
-                              converted with a band-limited resampler
-      --channels 1|2          the mix's channels (default: stereo when any track has two or more).
-                              Tracks of up to 8 channels (3.0, quad, 5.0, 5.1, 6.1, 7.1, ambisonic
-                              B-format; the file's declared layout, else the usual order for the
-                              count) are downmixed to it before their EQ with ITU-R BS.775's
-                              coefficients: L = FL + 0.707 FC + 0.707 (BL|SL), R likewise;
-                              mono = 0.707 (L + R). The LFE is dropped unless --lfe-gain is given
-      --lfe-gain DB           keep the LFE of downmixed tracks, at DB (-60 to 20) into L and R
-      --dither auto|tpdf|none TPDF dither (±1 LSB, triangular) before rounding to integers.
-                              auto (default): on 16-bit output whenever a sample needs rounding
-                              (gain, EQ, pitch, resampling, a deeper source); off when every
-                              sample already fits (a pass-through stays bit-exact) and on 24/32-bit
-      --clip                  integer output: clamp samples beyond full scale (counted). Without
-                              it, a mix that would clip gets one gain for the whole mix that
-                              brings its true peak to -1 dBTP (reported); a mix within full
-                              scale is written untouched. Float output is never changed.
-      --strict                integer output: a mix that would clip is an error; nothing is written
-      --normalize LUFS        one gain for the whole mix that brings its integrated loudness
-                              (BS.1770-4) to LUFS (-70 to 0), measured while rendering; without
-                              --limit, an error if the true peak would then pass -1 dBTP
-      --limit [CEILING]       a look-ahead true-peak limiter on the mix: its true peak stays at or
-                              below CEILING dBTP (-30 to 0; default -1). 5 ms attack, a release
-                              that lengthens under sustained limiting; the mix is untouched where
-                              it stays below the ceiling (its delay is removed offline)
+    \(outputHelp())
       --force                 overwrite OUT if it exists (never allowed when OUT is an input)
 
     settings (for every track; a preset first, then these flags, then --track):
     \(settingsHelp())
-      --master-volume V       mixer output volume, linear (\(ParameterID.masterVolume.spec.allowedText))
+    \(SettingFlags.help(.masterVolume))
       --preset NAME|FILE      start from a preset (see `mixfx presets`)
       --bpm FROM:TO           the tempo TO/FROM (e.g. 120:96 is --tempo 0.8; bpm=FROM:TO per track)
       --trim IN..OUT          the segment of every file played (trim=IN..OUT per track); times are
@@ -76,6 +49,25 @@ struct RenderCommand {
     exit status: 0 done, 1 failed, 2 usage error, 128+N stopped by signal N (nothing is written
     unless the status is 0; see mixfx --help)
     """
+
+    /// The output options' lines: the registry's summary, range or choices and default
+    /// (`SettingFlags.help`), then what a render does with them.
+    static func outputHelp() -> String {
+        let ceiling = fmt(SessionOption.safeCeilingDBTP), clip = SessionOption.clipping.spec.choiceFlags
+        let clamp = clip.first { $0.choice == ClipPolicy.clamp.rawValue }!.flag, fail = clip.first { $0.choice == ClipPolicy.fail.rawValue }!.flag
+        let limit = SettingFlags.name(SessionOption.limitDBTP.spec.setting()), lfe = SettingFlags.name(SessionOption.lfeGainDB.spec.setting())
+        return [
+            SettingFlags.help(.sampleFormat, "FLAC holds s16/s24, Ogg/Vorbis is lossy (it stores no sample format). Integer output never wraps and by default is never clamped either (see \(clamp))"),
+            SettingFlags.help(.sampleRateHz, "Other rates are converted with a band-limited resampler"),
+            SettingFlags.help(.channels, "Tracks of up to 8 channels (3.0, quad, 5.0, 5.1, 6.1, 7.1, ambisonic B-format; the file's declared layout, else the usual order for the count) are downmixed to it before their EQ with ITU-R BS.775's coefficients: L = FL + 0.707 FC + 0.707 (BL|SL), R likewise; mono = 0.707 (L + R). The LFE is dropped unless \(lfe) is given"),
+            SettingFlags.help(.lfeGainDB),
+            SettingFlags.help(.dither, "TPDF is ±1 LSB, triangular. auto: on 16-bit output whenever a sample needs rounding (gain, EQ, pitch, resampling, a deeper source); off when every sample already fits (a pass-through stays bit-exact) and on 24/32-bit"),
+            SettingFlags.entry(clamp, "integer output: clamp samples beyond full scale (counted). Without it (clipping \(ClipPolicy.avoid.rawValue), the default), a mix that would clip gets one gain for the whole mix that brings its true peak to \(ceiling) dBTP (reported); a mix within full scale is written untouched. Float output is never changed."),
+            SettingFlags.entry(fail, "integer output: a mix that would clip is an error; nothing is written"),
+            SettingFlags.help(.normalizeLUFS, "Measured while rendering; without \(limit), an error if the true peak would then pass \(ceiling) dBTP"),
+            SettingFlags.help(.limitDBTP, "\(fmt(SessionOption.limiterLookaheadMs)) ms attack, a release that lengthens under sustained limiting; the mix is untouched where it stays below the ceiling (its delay is removed offline)"),
+        ].joined(separator: "\n")
+    }
 
     static func settingsHelp() -> String {
         ParameterID.trackParameters.filter(\.spec.hasGlobalFlag).map { id in
@@ -115,20 +107,8 @@ struct RenderCommand {
             case "-h", "--help": return nil
             case "-o", "--output": cmd.output = try args.value(for: name, inline: inline)
             case "--force": cmd.force = true
-            case "--dither":
-                let v = try args.value(for: name, inline: inline)
-                guard let mode = DitherMode(rawValue: v) else { throw .usage("--dither: '\(v)' is not auto, tpdf or none") }
-                cmd.session.dither = mode
-            case "--clip", "--strict":
-                let p: ClipPolicy = name == "--clip" ? .clamp : .fail
-                if let q = cmd.session.clipPolicy, q != p { throw .usage("--clip and --strict exclude each other") }
-                cmd.session.clipPolicy = p
             case "--dry-run": cmd.dryRun = true
             case "--analyze": cmd.analyze = true
-            case "--normalize":
-                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
-                guard v >= -70 && v <= 0 else { throw .usage("--normalize: \(fmt(v)) LUFS is not from -70 to 0") }
-                cmd.session.normalizeLUFS = v
             case "--report":
                 let path = try args.value(for: name, inline: inline)
                 guard ["json", "html"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) else {
@@ -139,7 +119,7 @@ struct RenderCommand {
             case "--json": cmd.json = true
             case "--print-preset": cmd.printPreset = true
             default:
-                if try !cmd.session.parse(name, inline: inline, &args) {
+                if try !cmd.session.parse(name, inline: inline, &args, renderOptions: true) {
                     throw .usage("render: unknown option \(name) (see mixfx render --help)")
                 }
             }
@@ -256,7 +236,7 @@ struct RenderCommand {
                 _ = try OutputFile(path: reportPath, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwriteReport ?? overwrite,
                                    onlyReplacing: reportOnlyReplacing)
             } catch {
-                throw .usage("--report: \(error.description)")
+                throw .usage("--report: \(SettingFlags.text(error))")
             }
         }
         renderer.overwrite = overwrite
@@ -265,6 +245,12 @@ struct RenderCommand {
         // the same session into the same file is the same bytes, Ogg's stream serial included
         renderer.streamIdentity = String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
             + "\u{1F}" + resolved.inputs.joined(separator: "\u{1F}") + "\u{1F}" + output
+        // the container's rate limits in the command line's words (`plan` checks them too, in
+        // the library's)
+        if let container = Container.from(path: output), let layout = try? engine.validate(),
+           let problem = container.sampleRateProblem(layout.sampleRate, naming: SettingFlags.name) {
+            throw RenderCommand.map(.unsupportedOutput(path: output, reason: problem), resolved)
+        }
         let plan: (OutputFormat, EngineLayout)
         do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error, resolved) }
         return (engine, renderer, plan)
@@ -287,7 +273,7 @@ struct RenderCommand {
             try OutputFile.write(data, to: reportPath, inputs: otherInputs, alsoInputs: resolved.inputs + presetFiles, overwrite: overwrite,
                                  onlyReplacing: reportOnlyReplacing)
         } catch {
-            throw .failure("--report: \(error.description) (the mix was written to \(output))")
+            throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
         }
     }
 
@@ -297,9 +283,9 @@ struct RenderCommand {
     static func map(_ error: RenderError, _ resolved: ResolvedSession) -> CLIError {
         if case .engine(let e) = error { return resolved.explain(e) }
         return switch error {
-        case .output(.appeared), .output(.cannotCreate): .failure(error.description)
-        case .output, .unsupportedOutput: .usage(error.description)
-        default: .failure(error.description)
+        case .output(.appeared), .output(.cannotCreate): .failure(SettingFlags.text(error))
+        case .output, .unsupportedOutput: .usage(SettingFlags.text(error))
+        default: .failure(SettingFlags.text(error))
         }
     }
 
@@ -359,12 +345,12 @@ struct RenderCommand {
         lines.append("output   \(output)  (\(describe(format)), \(seconds(layout.frameCount, format.sampleRate)), \(layout.frameCount) frames)")
         lines.append("master   volume \(fmt(r.masterVolume))"
                      + (r.normalizeLUFS.map { "; normalize to \(fmt($0)) LUFS" } ?? "")
-                     + (r.limitDBTP.map { "; limiter, ceiling \(fmt($0)) dBTP (true peak, 5 ms look-ahead)" } ?? ""))
+                     + (r.limitDBTP.map { "; limiter, ceiling \(fmt($0)) dBTP (true peak, \(fmt(SessionOption.limiterLookaheadMs)) ms look-ahead)" } ?? ""))
         if format.storedSampleFormat?.isInteger == true {
             let clip = switch r.clipPolicy {
-            case .avoid: "if the mix would clip, one gain brings its true peak to -1 dBTP"
-            case .clamp: "clipped samples are clamped (--clip)"
-            case .fail: "clipping is an error (--strict)"
+            case .avoid: "if the mix would clip, one gain brings its true peak to \(fmt(SessionOption.safeCeilingDBTP)) dBTP"
+            case .clamp: "clipped samples are clamped (\(SettingFlags.name(SessionOption.clipping.spec.setting(ClipPolicy.clamp.rawValue))))"
+            case .fail: "clipping is an error (\(SettingFlags.name(SessionOption.clipping.spec.setting(ClipPolicy.fail.rawValue))))"
             }
             lines.append("convert  dither \(ditherPlan(r.dither, format)); \(clip)")
         }
@@ -444,7 +430,7 @@ struct RenderCommand {
     /// `--dry-run --analyze`: the mix's measures and the gains that would avoid clipping or reach
     /// the `--normalize` target.
     private func printAnalysis(_ a: AudioAnalysis, format: OutputFormat, normalizeLUFS: Double?) {
-        let ceiling = OfflineRenderer.safeCeilingDBTP
+        let ceiling = SessionOption.safeCeilingDBTP
         let clipGain: Double? = format.storedSampleFormat?.isInteger == true && a.samplePeakDBFS > 20 * log10(32767.0 / 32768)
             ? ceiling - a.truePeakDBTP : nil
         let normalizeGain = normalizeLUFS.map { $0 - a.integratedLUFS }

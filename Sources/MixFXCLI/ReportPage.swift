@@ -58,13 +58,15 @@ enum ReportPage {
         // true-peak excursions of the mix
         if let h = mix["history"] as? [String: Any] {
             let tp = levels(h["truePeakDBTP"])
-            let over = tp.compactMap { $0 }.filter { $0 > -1 }.count
+            // the safe ceiling (the registry's: −1 dBTP), written with a minus sign
+            let ceiling = SessionOption.safeCeilingDBTP, ceilingText = fmt(ceiling).replacingOccurrences(of: "-", with: "−")
+            let over = tp.compactMap { $0 }.filter { $0 > ceiling }.count
             let step = h["stepSeconds"] as? Double ?? 0.1
-            body += "<h2>Mix true peak</h2>\n<p>Largest true peak in each \(stepText(step)); \(over) of \(tp.count) steps above −1 dBTP.</p>\n"
+            body += "<h2>Mix true peak</h2>\n<p>Largest true peak in each \(stepText(step)); \(over) of \(tp.count) steps above \(ceilingText) dBTP.</p>\n"
             body += plot(id: "truepeak", title: "Mix true peak per \(stepText(step)) (4× oversampled)", duration: duration,
                          yLabel: "dBTP", yMin: -30, yMax: 6, yStep: 6,
                          series: [Series(id: "mix-truePeakDBTP", name: "mix", color: mixColor, step: step, values: tp)],
-                         references: [(0, "0 dBTP", "#c0392b"), (-1, "−1 dBTP", "#e08e0b")])
+                         references: [(0, "0 dBTP", "#c0392b"), (ceiling, "\(ceilingText) dBTP", "#e08e0b")])
         }
         // waveforms
         body += "<h2>Waveforms</h2>\n"

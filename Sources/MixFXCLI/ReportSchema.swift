@@ -1,6 +1,18 @@
+import MixFX
+
 /// The JSON Schema (draft 2020-12) of `mixfx render --report FILE.json`, version 1: printed by
-/// `mixfx render --report-schema`, checked by the tests against real reports.
+/// `mixfx render --report-schema`, checked by the tests against real reports. The output's sample
+/// formats, rates and channels are the session-option registry's (`SessionOption.spec`).
 enum ReportSchema {
+    /// A JSON array of strings: ["s16", "s24"].
+    static func list(_ items: [String]) -> String { "[" + items.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+
+    /// A whole-number option's schema: {"type": "integer", "minimum": 1, "maximum": 2}.
+    static func range(_ option: SessionOption) -> String {
+        let spec = option.spec
+        return #"{"type": "integer", "minimum": \#(Int(spec.minimum)), "maximum": \#(Int(spec.maximum))}"#
+    }
+
     static let json = #"""
     {
       "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -19,10 +31,10 @@ enum ReportSchema {
           "additionalProperties": false,
           "properties": {
             "path": {"type": "string"},
-            "container": {"enum": ["wav", "flac", "ogg", "aiff", "caf", "w64", "au", "rf64"]},
-            "sampleFormat": {"enum": ["s16", "s24", "s32", "f32", "lossy"]},
-            "sampleRateHz": {"type": "integer", "minimum": 8000, "maximum": 384000},
-            "channels": {"type": "integer", "minimum": 1, "maximum": 2},
+            "container": {"enum": \#(list(Container.allCases.map(\.rawValue)))},
+            "sampleFormat": {"enum": \#(list(SessionOption.sampleFormat.spec.choices + ["lossy"]))},
+            "sampleRateHz": \#(range(.sampleRateHz)),
+            "channels": \#(range(.channels)),
             "frames": {"type": "integer", "minimum": 0},
             "durationSeconds": {"type": "number", "minimum": 0}
           }

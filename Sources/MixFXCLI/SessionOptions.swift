@@ -28,8 +28,9 @@ struct SessionOptions {
     /// `--lfe-gain DB`: keep the LFE of downmixed tracks at this gain (nil: dropped).
     var lfeGainDB: Double?
 
-    /// Tries to consume one session flag; false when `name` is not one.
-    mutating func parse(_ name: String, inline: String?, _ args: inout Arguments) throws(CLIError) -> Bool {
+    /// Tries to consume one session flag; false when `name` is not one. The session options only
+    /// a render takes (`SessionOptionSpec.isRenderOnly`) are flags only with `renderOptions`.
+    mutating func parse(_ name: String, inline: String?, _ args: inout Arguments, renderOptions: Bool = false) throws(CLIError) -> Bool {
         if name == "--bpm" {
             let text = try args.value(for: name, inline: inline)
             globalValues[.tempo] = try SessionOptions.parseBPM(text, flag: name)
@@ -52,55 +53,77 @@ struct SessionOptions {
             globalValues[entry.id] = try SessionOptions.value(text, id: entry.id, flag: name)
             return true
         }
+        if let (option, choice) = SessionOption.forFlag(name), renderOptions || !option.spec.isRenderOnly {
+            try set(option, flag: name, choice: choice, inline: inline, &args)
+            return true
+        }
         switch name {
-        case "--limit":
-            if let text = args.optionalNumber(inline: inline) {
-                limitDBTP = try SessionOptions.value(text, id: .limiterCeilingDBTP, flag: name)
-            } else {
-                limitDBTP = ParameterID.limiterCeilingDBTP.spec.defaultValue
-            }
         case "--preset":
             presetName = try args.value(for: name, inline: inline)
         case "--track":
             let text = try args.value(for: name, inline: inline)
             trackValues.append(try SessionOptions.parseTrack(text))
-        case "--master-volume":
-            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name, allowed: ParameterID.masterVolume.spec.allowedText)
-            if let p = ParameterID.masterVolume.spec.problem(with: v) {
-                throw .usage("\(name): \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")
-            }
-            masterVolume = v
-        case "--sample-format":
-            let text = try args.value(for: name, inline: inline)
-            guard let f = SampleFormat(rawValue: text) else {
-                throw .usage("--sample-format: '\(text)' is not one of s16, s24, s32, f32")
-            }
-            sampleFormat = f
-        case "--channels":
-            let text = try args.value(for: name, inline: inline)
-            guard text == "1" || text == "2" else {
-                throw .usage("--channels: '\(text)' is not 1 or 2 (the mix's channels; sources with more are downmixed)")
-            }
-            channels = Int(text)
-        case "--lfe-gain":
-            let range = AudioEngine.lfeGainRange
-            let v = try parseNumber(try args.value(for: name, inline: inline), flag: name,
-                                    allowed: "\(fmt(range.lowerBound)) to \(fmt(range.upperBound)) dB")
-            guard range.contains(v) else {
-                throw .usage("--lfe-gain: \(fmt(v)) is not from \(fmt(range.lowerBound)) to \(fmt(range.upperBound)) dB")
-            }
-            lfeGainDB = v
-        case "--rate":
-            let text = try args.value(for: name, inline: inline)
-            let rates = AudioEngine.outputSampleRateRange
-            guard let r = Int(text), rates.contains(r) else {
-                throw .usage("--rate: '\(text)' is not a whole number of Hz from \(rates.lowerBound) to \(rates.upperBound)")
-            }
-            sampleRate = r
         default:
             return false
         }
         return true
+    }
+
+    /// Reads session option `option`'s value from flag `flag` (`choice`: the flag stands for that
+    /// choice, `--clip`), checked against the registry (`SessionOption.spec`).
+    mutating func set(_ option: SessionOption, flag: String, choice: String?, inline: String?, _ args: inout Arguments) throws(CLIError) {
+        let spec = option.spec
+        var number = 0.0, text = choice ?? ""
+        if let choice {
+            if let current = self.choice(option), current != choice {
+                throw .usage("\(SettingFlags.name(spec.setting(current))) and \(flag) exclude each other")
+            }
+        } else if let id = spec.parameter {
+            if spec.valueIsOptional {
+                if let t = args.optionalNumber(inline: inline) {
+                    number = try SessionOptions.value(t, id: id, flag: flag)
+                } else {
+                    number = spec.defaultValue!
+                }
+            } else {
+                number = try SessionOptions.value(try args.value(for: flag, inline: inline), id: id, flag: flag)
+            }
+        } else {
+            text = try args.value(for: flag, inline: inline)
+            switch spec.kind {
+            case .choice:
+                if let p = spec.problem(withChoice: text) { throw .usage("\(flag): \(p)") }
+            case .integer:
+                guard let n = Int(text), spec.contains(Double(n)) else {
+                    throw .usage("\(flag): '\(text)' is not \(spec.allowedText) (\(spec.summary))")
+                }
+                number = Double(n)
+            case .number:
+                number = try parseNumber(text, flag: flag, allowed: spec.allowedText)
+                if let p = spec.problem(with: number) { throw .usage("\(flag): \(p)") }
+            }
+        }
+        switch option {
+        case .masterVolume: masterVolume = number
+        case .limitDBTP: limitDBTP = number
+        case .normalizeLUFS: normalizeLUFS = number
+        case .lfeGainDB: lfeGainDB = number
+        case .sampleRateHz: sampleRate = Int(number)
+        case .channels: channels = Int(number)
+        case .sampleFormat: sampleFormat = SampleFormat(rawValue: text)
+        case .dither: dither = DitherMode(rawValue: text)
+        case .clipping: clipPolicy = ClipPolicy(rawValue: text)
+        }
+    }
+
+    /// The choice given for `option` so far, if it is one.
+    func choice(_ option: SessionOption) -> String? {
+        switch option {
+        case .sampleFormat: sampleFormat?.rawValue
+        case .dither: dither?.rawValue
+        case .clipping: clipPolicy?.rawValue
+        default: nil
+        }
     }
 
     static func value(_ text: String, id: ParameterID, flag: String) throws(CLIError) -> Double {
@@ -184,7 +207,7 @@ struct SessionOptions {
         do {
             return try PresetLibrary().load(presetName, warnings: &warnings).0
         } catch {
-            throw .usage(error.description)
+            throw .usage(SettingFlags.text(error))
         }
     }
 
@@ -209,17 +232,15 @@ struct SessionOptions {
             for t in trackValues where t.track == i + 1 { v.merge(t.values) { $1 } }
             tracks.append(v)
         }
-        var format = sampleFormat
-        if format == nil, let s = preset.sampleFormat { format = SampleFormat(rawValue: s) }
         var warnings: [String] = []
         if preset.tracks.count > inputs.count {
             warnings.append("preset '\(presetName ?? preset.name)' has settings for \(preset.tracks.count) tracks; the session has \(inputs.count), so tracks[\(inputs.count)] and after are ignored")
         }
         return ResolvedSession(inputs: inputs, tracks: tracks,
                                masterVolume: masterVolume ?? preset.masterVolume ?? ParameterID.masterVolume.spec.defaultValue,
-                               sampleFormat: format, sampleRate: sampleRate ?? preset.sampleRateHz,
-                               dither: dither ?? preset.dither.flatMap(DitherMode.init(rawValue:)) ?? .auto,
-                               clipPolicy: clipPolicy ?? preset.clipping.flatMap(ClipPolicy.init(rawValue:)) ?? .avoid,
+                               sampleFormat: sampleFormat ?? preset.sampleFormat, sampleRate: sampleRate ?? preset.sampleRateHz,
+                               dither: dither ?? preset.dither ?? .auto,
+                               clipPolicy: clipPolicy ?? preset.clipping ?? .avoid,
                                limitDBTP: limitDBTP ?? preset.limitDBTP,
                                normalizeLUFS: normalizeLUFS ?? preset.normalizeLUFS,
                                channels: channels ?? preset.channels, lfeGainDB: lfeGainDB ?? preset.lfeGainDB,
@@ -254,7 +275,7 @@ struct ResolvedSession {
         var made: [Track] = []
         for (i, path) in inputs.enumerated() {
             let reader: SoundFileReader
-            do { reader = try SoundFileReader(path: path) } catch { throw .failure(error.description) }
+            do { reader = try SoundFileReader(path: path) } catch { throw .failure(SettingFlags.text(error)) }
             let layout = reader.format.channelLayout
             if reader.format.channelCount > 2 && !layout.isDeclared && reader.format.channelCount <= SourceFormat.maximumChannelCount {
                 Terminal.printError("mixfx: warning: \(path): \(reader.format.channelCount) channels and no declared layout: taken as \(layout.name) (\(layout.speakerList)), the usual order for \(reader.format.channelCount) channels")
@@ -281,17 +302,17 @@ struct ResolvedSession {
     func explain(_ error: EngineError) -> CLIError {
         switch error {
         case .parameterOutOfRange(let node, let id, let problem, let allowed):
-            guard id.spec.node != nil else { return .usage(error.description) }
+            guard id.spec.node != nil else { return .usage(SettingFlags.text(error)) }
             return ResolvedSession.parameterError(node: node, id: id, problem: problem, allowed: allowed,
                                                   isDefault: tracks.allSatisfy { $0[id] == id.spec.defaultValue })
         case .unsupportedOutputRate(let rate, let fromInputs):
             let rates = AudioEngine.outputSampleRateRange
             let origin = fromInputs ? ", the highest input rate," : ""
-            return .usage("output: sample rate \(rate) Hz\(origin) is not one mixfx renders at (allowed: \(rates.lowerBound) to \(rates.upperBound) Hz): give --rate HZ, e.g. --rate \(min(max(rate, rates.lowerBound), rates.upperBound))")
+            return .usage("output: sample rate \(rate) Hz\(origin) is not one mixfx renders at (allowed: \(rates.lowerBound) to \(rates.upperBound) Hz): give \(SettingFlags.name(SessionOption.sampleRateHz.spec.setting())) HZ, e.g. \(SettingFlags.name(SessionOption.sampleRateHz.spec.setting())) \(min(max(rate, rates.lowerBound), rates.upperBound))")
         case .unsupportedFormat, .sourceFailed:
-            return .failure(error.description)
+            return .failure(SettingFlags.text(error))
         default:
-            return .usage(error.description)
+            return .usage(SettingFlags.text(error))
         }
     }
 
@@ -309,10 +330,10 @@ struct ResolvedSession {
         var p = Preset(name: "effective", description: "Effective settings of a mixfx render of \(inputs.count) track(s).")
         p.tracks = tracks
         p.masterVolume = masterVolume
-        p.sampleFormat = sampleFormat?.rawValue
+        p.sampleFormat = sampleFormat
         p.sampleRateHz = sampleRate
-        p.dither = dither.rawValue
-        p.clipping = clipPolicy.rawValue
+        p.dither = dither
+        p.clipping = clipPolicy
         p.limitDBTP = limitDBTP
         p.normalizeLUFS = normalizeLUFS
         p.channels = channels

@@ -109,7 +109,7 @@ final class TerminalMixer {
                 var name = "mixfx-saved.json", i = 2
                 while FileSystem.exists(name) { name = "mixfx-saved-\(i).json"; i += 1 }
                 do { try control.save(to: name); message = "saved \(name) (mixfx play ... --preset \(name))" } catch {
-                    message = "cannot save: \(error)"
+                    message = "cannot save: \(SettingFlags.text(error))"
                 }
             case "?", "h": showHelp.toggle()
             default: break

@@ -62,7 +62,7 @@ public final class AudioEngine {
         let rates = sourceSampleRateRange
         return rates.contains(rate) ? nil : "sample rate \(rate) Hz (allowed: \(rates.lowerBound) to \(rates.upperBound))"
     }
-    /// The sample rates a mix may be rendered at, Hz.
+    /// The sample rates a mix may be rendered at, Hz (`SessionOption.sampleRateHz`).
     public static let outputSampleRateRange = 8000...384_000
 
     /// The mixer every chain ends at.
@@ -76,7 +76,7 @@ public final class AudioEngine {
     /// The LFE's gain when a source with an LFE channel is downmixed, dB; nil (the default)
     /// drops it, as BS.775 does.
     public var lfeGainDB: Double?
-    /// The LFE gains allowed, dB.
+    /// The LFE gains allowed, dB (`SessionOption.lfeGainDB`).
     public static let lfeGainRange = -60.0...20.0
     /// The master bus after the main mixer: a true-peak limiter when set (nil: none). Like
     /// AVAudioEngine's main mixer → output node, the master section is not attached or
@@ -214,11 +214,11 @@ public final class AudioEngine {
             let n = Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
             return tempo == 1 ? n : Int((Double(n) / tempo).rounded())
         }
-        if let c = outputChannelCount, c != 1 && c != 2 {
-            throw .unsupportedFormat(source: "output", reason: "\(c) channels (allowed: 1 or 2)")
+        if let c = outputChannelCount, let problem = SessionOption.channels.spec.problem(with: Double(c)) {
+            throw .invalidSetting(.channels, problem: problem)
         }
-        if let g = lfeGainDB, !AudioEngine.lfeGainRange.contains(g) {
-            throw .unsupportedFormat(source: "output", reason: "an LFE gain of \(g) dB (allowed: \(Int(AudioEngine.lfeGainRange.lowerBound)) to \(Int(AudioEngine.lfeGainRange.upperBound)) dB)")
+        if let g = lfeGainDB, let problem = SessionOption.lfeGainDB.spec.problem(with: g) {
+            throw .invalidSetting(.lfeGainDB, problem: problem)
         }
         let channels = outputChannelCount ?? (tracks.contains { $0.player.source.format.channelCount >= 2 } ? 2 : 1)
         return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,

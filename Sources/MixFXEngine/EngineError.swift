@@ -18,9 +18,16 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case notLive(node: String, problem: String)
     /// Looping a session of no frames (it would go round without ever playing anything).
     case nothingToLoop
+    /// A session option set to a value it does not take (`outputChannelCount` 3: "channels: 3
+    /// is not 1 or 2"); the problem is the registry's (`SessionOptionSpec.problem`).
+    case invalidSetting(SessionOption, problem: String)
 
-    /// One line naming the node, parameter or source, the problem and what is allowed.
-    public var description: String {
+    /// One line naming the node, parameter, setting or source, the problem and what is allowed.
+    public var description: String { description(naming: { $0 }) }
+
+    /// `description` with each setting named by `name` (given a `SessionOptionSpec.setting`
+    /// string such as `sampleRateHz`): the CLI passes its flags.
+    public func description(naming name: (String) -> String) -> String {
         switch self {
         case .nodeNotAttached(let n): "node '\(n)' is not attached to the engine"
         case .unconnectedNode(let n): "node '\(n)' is attached but not connected on a path from a player to the mixer"
@@ -32,11 +39,12 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
             "\(n): \(p.rawValue): \(problem) (allowed: \(allowed))"
         case .unsupportedFormat(let s, let r): "\(s): \(r)"
         case .unsupportedOutputRate(let r, let fromInputs):
-            "output: sample rate \(r) Hz\(fromInputs ? " (the highest input rate)" : "") (allowed: \(AudioEngine.outputSampleRateRange.lowerBound) to \(AudioEngine.outputSampleRateRange.upperBound) Hz; set outputSampleRate)"
+            "output: sample rate \(r) Hz\(fromInputs ? " (the highest input rate)" : "") (allowed: \(AudioEngine.outputSampleRateRange.lowerBound) to \(AudioEngine.outputSampleRateRange.upperBound) Hz; set \(name(SessionOption.sampleRateHz.spec.setting())))"
         case .sourceFailed(let s, let m): "\(s): \(m)"
         case .unsupportedPlacement(let n, let p): "\(n): \(p)"
         case .notLive(let n, let p): "\(n): \(p)"
         case .nothingToLoop: "the session is 0 frames long: there is nothing to loop (loop a session of at least one frame)"
+        case .invalidSetting(let option, let problem): "\(name(option.spec.setting())): \(problem)"
         }
     }
 }

@@ -219,8 +219,8 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// The ceiling, dBTP. Any thread.
     public let ceilingParameter: AudioParameter
 
-    /// A limiter with its ceiling (default −1 dBTP). Control side.
-    public init(ceilingDBTP: Double = -1, name: String = "limiter") {
+    /// A limiter with its ceiling (default the registry's, −1 dBTP). Control side.
+    public init(ceilingDBTP: Double = ParameterID.limiterCeilingDBTP.spec.defaultValue, name: String = "limiter") {
         ceilingParameter = AudioParameter(.limiterCeilingDBTP, value: ceilingDBTP)
         super.init(nodeName: name)
     }

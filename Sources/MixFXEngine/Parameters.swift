@@ -144,7 +144,7 @@ extension ParameterID {
                                 "equal-power fade at the segment's end", live: false, time: true)
         case .masterVolume: s("master-volume", ["master", "volume"], nil, 0, 16, 1, "×", "mixer output volume (linear)")
         case .limiterCeilingDBTP: s("limit", ["master", "limitDBTP"], nil, LimiterSettings.ceilingRange.lowerBound,
-                                    LimiterSettings.ceilingRange.upperBound, -1, "dBTP",
+                                    LimiterSettings.ceilingRange.upperBound, LimiterSettings().ceilingDBTP, "dBTP",
                                     "master limiter ceiling (true peak; present only when the limiter is on)")
         }
     }

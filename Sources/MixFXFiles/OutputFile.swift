@@ -20,17 +20,26 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
     /// The file system refused (no permission, no space, a name too long, ...).
     case cannotCreate(path: String, reason: String)
 
+    /// The setting that allows replacing an existing file, as `description(naming:)` passes it
+    /// (`OutputFile`'s and `OfflineRenderer`'s `overwrite`; the CLI's `--force`).
+    public static let overwriteSetting = "overwrite=true"
+
     /// One line naming the path and what to do.
-    public var description: String {
-        switch self {
-        case .exists(let p): "'\(p)' exists; use --force to overwrite it"
+    public var description: String { description(naming: { $0 }) }
+
+    /// `description` with the setting that allows overwriting named by `name` (given
+    /// `overwriteSetting`): the CLI passes its flags.
+    public func description(naming name: (String) -> String) -> String {
+        let overwrite = name(OutputFileError.overwriteSetting)
+        return switch self {
+        case .exists(let p): "'\(p)' exists; use \(overwrite) to overwrite it"
         case .isInput(let p): "'\(p)' is one of the inputs; choose another output file"
         case .notRegular(let p, let kind):
             "'\(p)' is a \(kind), not a regular file; mixfx writes regular files only (choose a file path)"
         case .danglingLink(let p, let t):
             "'\(p)' is a symbolic link to '\(t)', which does not exist; give a file path (or create the target)"
         case .appeared(let p):
-            "'\(p)' was created by another process while mixfx was writing; it was kept and this output was discarded (use --force to replace it)"
+            "'\(p)' was created by another process while mixfx was writing; it was kept and this output was discarded (use \(overwrite) to replace it)"
         case .noFolder(let p, let f):
             "cannot create '\(p)': the folder '\(f)' does not exist (create it first, e.g. mkdir -p '\(f)')"
         case .folderNotWritable(let p, let f, let r): "cannot create '\(p)': files cannot be created in the folder '\(f)' (\(r))"

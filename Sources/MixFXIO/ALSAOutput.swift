@@ -1,21 +1,31 @@
 import CALSA
 import Foundation
 import MixFXDSP
+import MixFXEngine
 
 /// Errors of the sound device, each naming the device.
 public enum DeviceError: Error, Equatable, CustomStringConvertible {
     case cannotOpen(device: String, reason: String, available: [String])
     case cannotConfigure(device: String, reason: String)
     case writeFailed(device: String, reason: String)
+    /// The device gave a period longer than half its buffer (it rounds what it was asked).
+    case tooFewPeriods(device: String, periodFrames: Int, bufferFrames: Int)
 
     /// One line naming the device, the problem and what to try.
-    public var description: String {
+    public var description: String { description(naming: { $0 }) }
+
+    /// `description` with each setting named by `name` (given `device=default`,
+    /// `periodMilliseconds`, `bufferMilliseconds`: `LiveOptions`' properties): the CLI passes
+    /// its flags.
+    public func description(naming name: (String) -> String) -> String {
         switch self {
         case .cannotOpen(let d, let r, let available):
             "cannot open ALSA device '\(d)': \(r)"
                 + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))")
-                + (d == "default" ? "" : "; try --device default")
+                + (d == "default" ? "" : "; try \(name("device=default"))")
         case .cannotConfigure(let d, let r): "cannot configure ALSA device '\(d)': \(r)"
+        case .tooFewPeriods(let d, let period, let buffer):
+            "cannot configure ALSA device '\(d)': it gave a period of \(period) frames for a buffer of \(buffer); mixfx needs at least two periods in the buffer (choose a \(name("periodMilliseconds")) of at most half the \(name("bufferMilliseconds")))"
         case .writeFailed(let d, let r): "ALSA device '\(d)' failed: \(r)"
         }
     }
@@ -119,7 +129,7 @@ public final class ALSAOutput: @unchecked Sendable {
         // A period as long as the buffer leaves no room to write while the device plays: the
         // render loop would wait on a buffer that never has a period free.
         guard periodFrames >= 1 && periodFrames * 2 <= bufferFrames else {
-            throw .cannotConfigure(device: device, reason: "it gave a period of \(periodFrames) frames for a buffer of \(bufferFrames); mixfx needs at least two periods in the buffer (choose a --period-ms of at most half the --buffer-ms)")
+            throw .tooFewPeriods(device: device, periodFrames: periodFrames, bufferFrames: bufferFrames)
         }
 
         var sw: OpaquePointer?

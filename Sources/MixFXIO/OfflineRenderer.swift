@@ -77,34 +77,26 @@ public enum RenderError: Error, Equatable, CustomStringConvertible {
     case cannotNormalize(targetLUFS: Double, measuredLUFS: Double, truePeakDBTP: Double)
 
     /// One line naming the file or setting and the problem.
-    public var description: String {
-        switch self {
-        case .output(let e): e.description
+    public var description: String { description(naming: { $0 }) }
+
+    /// `description` with each setting named by `name` (given a `SessionOptionSpec.setting`
+    /// string: `normalizeLUFS`, `clipping=fail`, `overwrite=true`): the CLI passes its flags.
+    public func description(naming name: (String) -> String) -> String {
+        let normalize = name(SessionOption.normalizeLUFS.spec.setting()), limit = name(SessionOption.limitDBTP.spec.setting())
+        return switch self {
+        case .output(let e): e.description(naming: name)
         case .unsupportedOutput(let p, let r): "cannot write '\(p)': \(r)"
-        case .engine(let e): e.description
+        case .engine(let e): e.description(naming: name)
         case .file(let e): e.description
         case .cancelled: "interrupted; no output was written"
         case .cannotNormalize(let target, let measured, let tp) where !measured.isFinite:
-            "--normalize \(String(format: "%g", target)): the mix is silent (nothing above -70 LUFS), so it has no loudness to bring to \(String(format: "%g", target)) LUFS (true peak \(String(format: "%.1f", tp)) dBTP); nothing was written"
+            "\(normalize) \(String(format: "%g", target)): the mix is silent (nothing above -70 LUFS), so it has no loudness to bring to \(String(format: "%g", target)) LUFS (true peak \(String(format: "%.1f", tp)) dBTP); nothing was written"
         case .cannotNormalize(let target, let measured, let tp):
-            "--normalize \(String(format: "%g", target)): the mix measures \(String(format: "%.1f LUFS with a true peak of %.1f dBTP", measured, tp)); reaching \(String(format: "%g", target)) LUFS needs \(String(format: "%+.1f", target - measured)) dB, which puts the true peak at \(String(format: "%+.1f", tp + target - measured)) dBTP, above \(String(format: "%.0f", OfflineRenderer.safeCeilingDBTP)) dBTP. Add --limit to reach it with the limiter (peaks turned down, the rest unchanged), or aim at most \(String(format: "%.1f", measured + OfflineRenderer.safeCeilingDBTP - tp)) LUFS without one; nothing was written"
+            "\(normalize) \(String(format: "%g", target)): the mix measures \(String(format: "%.1f LUFS with a true peak of %.1f dBTP", measured, tp)); reaching \(String(format: "%g", target)) LUFS needs \(String(format: "%+.1f", target - measured)) dB, which puts the true peak at \(String(format: "%+.1f", tp + target - measured)) dBTP, above \(String(format: "%.0f", OfflineRenderer.safeCeilingDBTP)) dBTP. Add \(limit) to reach it with the limiter (peaks turned down, the rest unchanged), or aim at most \(String(format: "%.1f", measured + OfflineRenderer.safeCeilingDBTP - tp)) LUFS without one; nothing was written"
         case .wouldClip(let p, let db, let t):
-            "'\(p)' would clip (the mix reaches \(String(format: "%+.2f dBFS in the block from %.2f s", db, t))) and --strict forbids it; nothing was written (lower --master-volume by at least \(String(format: "%.1f", db + 0.1)) dB; later parts of the mix may peak higher)"
+            "'\(p)' would clip (the mix reaches \(String(format: "%+.2f dBFS in the block from %.2f s", db, t))) and \(name(SessionOption.clipping.spec.setting(ClipPolicy.fail.rawValue))) forbids it; nothing was written (lower \(name(SessionOption.masterVolume.spec.setting())) by at least \(String(format: "%.1f", db + 0.1)) dB; later parts of the mix may peak higher)"
         }
     }
-}
-
-/// What an offline render does when integer output would clip (samples beyond full scale). Float
-/// output is never changed: it holds such samples as they are.
-public enum ClipPolicy: String, Sendable, CaseIterable {
-    /// The default: when (and only when) the mix exceeds full scale, one linear gain for the whole
-    /// mix brings its true peak to `OfflineRenderer.safeCeilingDBTP`; nothing is clamped and the
-    /// gain is reported. A mix within full scale is written untouched.
-    case avoid
-    /// Samples beyond full scale are clamped (never wrapped) and counted.
-    case clamp
-    /// Any sample beyond full scale is an error and nothing is written.
-    case fail
 }
 
 /// Renders an engine to a file, block by block: memory does not depend on the session's length.
@@ -134,8 +126,9 @@ public struct OfflineRenderer {
     /// Loudness normalisation: one gain for the whole mix that brings its integrated loudness
     /// (BS.1770-4) to this many LUFS, measured while rendering (`renderNormalized`).
     public var normalizeLUFS: Double?
-    /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP.
-    public static let safeCeilingDBTP = -1.0
+    /// The true peak `ClipPolicy.avoid` brings a clipping mix to, dBTP (the registry's
+    /// `SessionOption.safeCeilingDBTP`; this name is kept for existing code).
+    public static let safeCeilingDBTP = SessionOption.safeCeilingDBTP
     /// Measure each track and the written mix for a report (`RenderReport.trackMeasures`,
     /// `mixMeasures`, with their histories): costs about a third more time.
     public var measuresTracks = false

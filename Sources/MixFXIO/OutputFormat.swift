@@ -1,27 +1,5 @@
 import CSndFile
-
-/// Sample encoding of an output file.
-public enum SampleFormat: String, CaseIterable, Sendable {
-    case s16, s24, s32, f32
-
-    /// Bits per sample stored.
-    public var bits: Int {
-        switch self { case .s16: 16; case .s24: 24; case .s32: 32; case .f32: 32 }
-    }
-
-    /// True for s16, s24, s32.
-    public var isInteger: Bool { self != .f32 }
-
-    /// The default for inputs of the given precision: the most precise input, at least 16-bit.
-    public static func matching(bitsPerSample: Int) -> SampleFormat {
-        switch bitsPerSample {
-        case ...16: .s16
-        case 17...24: .s24
-        case 25...32: .s32
-        default: .f32
-        }
-    }
-}
+import MixFXEngine
 
 /// A container chosen from the output file's extension.
 public enum Container: String, CaseIterable, Sendable {
@@ -59,12 +37,15 @@ public enum Container: String, CaseIterable, Sendable {
     /// nil when it can. libsndfile's encoders set the limits: libvorbis has encoder settings up to
     /// 200 kHz; FLAC's streamable subset, which libFLAC writes, codes a rate from 65536 Hz up
     /// in its frame headers only as tens of Hz. The other containers store any rate as a number.
-    public func sampleRateProblem(_ rateHz: Int) -> String? {
+    /// `name` names the rate's setting (given `sampleRateHz`): the CLI passes its flags.
+    public func sampleRateProblem(_ rateHz: Int, naming name: (String) -> String = { $0 }) -> String? {
+        let rate = name(SessionOption.sampleRateHz.spec.setting())
+        let any = "any rate from \(AudioEngine.outputSampleRateRange.lowerBound) to \(AudioEngine.outputSampleRateRange.upperBound) Hz"
         switch self {
         case .ogg where rateHz > 200_000:
-            return "Ogg/Vorbis holds sample rates up to 200000 Hz, not \(rateHz) Hz (give --rate up to 200000, or write .flac, .wav, .caf, .w64, .aiff, .au or .rf64, which hold any rate from 8000 to 384000 Hz; FLAC from 65536 Hz on in steps of 10 Hz)"
+            return "Ogg/Vorbis holds sample rates up to 200000 Hz, not \(rateHz) Hz (give \(rate) up to 200000, or write .flac, .wav, .caf, .w64, .aiff, .au or .rf64, which hold \(any); FLAC from 65536 Hz on in steps of 10 Hz)"
         case .flac where rateHz >= 65_536 && rateHz % 10 != 0:
-            return "FLAC holds sample rates below 65536 Hz, or multiples of 10 Hz above, not \(rateHz) Hz (give --rate \(rateHz / 10 * 10) or \(rateHz / 10 * 10 + 10), or write .wav, .caf, .w64, .aiff, .au or .rf64, which hold any rate from 8000 to 384000 Hz; Ogg/Vorbis up to 200000 Hz)"
+            return "FLAC holds sample rates below 65536 Hz, or multiples of 10 Hz above, not \(rateHz) Hz (give \(rate) \(rateHz / 10 * 10) or \(rateHz / 10 * 10 + 10), or write .wav, .caf, .w64, .aiff, .au or .rf64, which hold \(any); Ogg/Vorbis up to 200000 Hz)"
         default:
             return nil
         }

@@ -1,20 +1,6 @@
 import MixFXDSP
 import MixFXEngine
 
-/// When offline rendering dithers integer output.
-public enum DitherMode: String, Sendable, CaseIterable {
-    /// TPDF on output of 16 bits or fewer whenever converting would round a sample (a gain, EQ,
-    /// pitch, resampling, a deeper source); none when every sample of the mix is already a
-    /// value of the format (a pass-through, a plain sum of 16-bit tracks), so those stay
-    /// bit-exact. Never on 24-bit, 32-bit or float output, whose rounding error lies below
-    /// any converter's noise.
-    case auto
-    /// TPDF on any integer output.
-    case tpdf
-    /// Plain rounding.
-    case none
-}
-
 /// Converts planar float blocks into interleaved integer or float samples, the one way mixfx
 /// does it for files and devices alike: x·2^(bits−1) rounded to nearest, clamped (never
 /// wrapped), and every clamped sample counted. So a live stream and an offline file of the same

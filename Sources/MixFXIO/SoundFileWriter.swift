@@ -1,5 +1,6 @@
 import CSndFile
 import MixFXDSP
+import MixFXEngine
 import MixFXFiles
 #if canImport(Glibc)
 import Glibc

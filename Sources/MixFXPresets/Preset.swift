@@ -8,10 +8,9 @@ import MixFXEngine
 ///     { "schemaVersion": 2, "name": "...", "description": "...",
 ///       "all":    { TRACK },            settings for every track
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
-///       "master": { "volume": 1.0, "limitDBTP": -1.0 },
-///       "output": { "sampleFormat": "s16|s24|s32|f32", "sampleRateHz": 48000,
-///                   "dither": "auto|tpdf|none", "normalizeLUFS": -14, "clipping": "avoid|clamp|fail",
-///                   "channels": 1|2, "lfeGainDB": -10 } }
+///       "master": { "volume", "limitDBTP" },
+///       "output": { "sampleFormat", "sampleRateHz", "dither", "normalizeLUFS", "clipping",
+///                   "channels", "lfeGainDB" } }        (values: `SessionOption.spec`)
 ///
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
@@ -23,7 +22,8 @@ import MixFXEngine
 ///               "varispeed": { "rate" } }                                      (version 2)
 ///
 /// Missing keys take the defaults of `ParameterID.spec`; unknown keys give warnings; values out
-/// of range are errors naming the field path.
+/// of range are errors naming the field path. `master` and `output` hold the session options:
+/// their paths, ranges and choices are the registry's (`SessionOption.spec`).
 public struct Preset: Equatable, Sendable {
     /// The schema version this mixfx writes.
     public static let schemaVersion = 2
@@ -57,14 +57,14 @@ public struct Preset: Equatable, Sendable {
     public var limitDBTP: Double?
     /// A render's loudness target, LUFS (`mixfx render --normalize`), if set.
     public var normalizeLUFS: Double?
-    /// Output sample format (s16, s24, s32, f32), if set.
-    public var sampleFormat: String?
+    /// Output sample format, if set.
+    public var sampleFormat: SampleFormat?
     /// Output rate, if set.
     public var sampleRateHz: Int?
-    /// Dither for integer output ("auto", "tpdf" or "none"), if set.
-    public var dither: String?
-    /// What to do when integer output would clip ("avoid", "clamp" or "fail"), if set.
-    public var clipping: String?
+    /// Dither for integer output, if set.
+    public var dither: DitherMode?
+    /// What to do when integer output would clip, if set.
+    public var clipping: ClipPolicy?
     /// The mix's channels (1 or 2), if set.
     public var channels: Int?
     /// The LFE's gain in downmixed tracks, dB, if set (else dropped).
@@ -150,64 +150,75 @@ extension Preset {
                 for (i, item) in items.enumerated() {
                     preset.tracks.append(try parseTrack(item, at: "tracks[\(i)]", version: version, fail: fail, warnings: &warnings, source: source))
                 }
-            case "master":
-                guard case .object(let m) = value else { throw fail("master", "must be an object, not \(value.kindText)") }
-                for (k, v) in m.sorted(by: { $0.key < $1.key }) {
-                    if k == "volume" {
-                        preset.masterVolume = try number(v, at: "master.volume", id: .masterVolume, fail: fail)
-                    } else if k == "limitDBTP" {
-                        preset.limitDBTP = try number(v, at: "master.limitDBTP", id: .limiterCeilingDBTP, fail: fail)
-                    } else { warnings.append("preset '\(source)': unknown key master.\(k) (ignored)") }
-                }
-            case "output":
-                guard case .object(let o) = value else { throw fail("output", "must be an object, not \(value.kindText)") }
-                for (k, v) in o.sorted(by: { $0.key < $1.key }) {
-                    switch k {
-                    case "sampleFormat":
-                        guard case .string(let s) = v, ["s16", "s24", "s32", "f32"].contains(s) else {
-                            throw fail("output.sampleFormat", "\(describe(v)) is not one of s16, s24, s32, f32")
-                        }
-                        preset.sampleFormat = s
-                    case "sampleRateHz":
-                        let rates = AudioEngine.outputSampleRateRange
-                        guard case .number(let r) = v, r.rounded() == r, r >= Double(rates.lowerBound), r <= Double(rates.upperBound) else {
-                            throw fail("output.sampleRateHz", "\(describe(v)) is not a whole number from \(rates.lowerBound) to \(rates.upperBound)")
-                        }
-                        preset.sampleRateHz = Int(r)
-                    case "dither":
-                        guard case .string(let d) = v, ["auto", "tpdf", "none"].contains(d) else {
-                            throw fail("output.dither", "\(describe(v)) is not one of \"auto\", \"tpdf\", \"none\"")
-                        }
-                        preset.dither = d
-                    case "normalizeLUFS":
-                        guard case .number(let n) = v, n >= -70, n <= 0 else {
-                            throw fail("output.normalizeLUFS", "\(describe(v)) is not a number of LUFS from -70 to 0")
-                        }
-                        preset.normalizeLUFS = n
-                    case "clipping":
-                        guard case .string(let c) = v, ["avoid", "clamp", "fail"].contains(c) else {
-                            throw fail("output.clipping", "\(describe(v)) is not one of \"avoid\", \"clamp\", \"fail\"")
-                        }
-                        preset.clipping = c
-                    case "channels":
-                        guard case .number(let c) = v, c == 1 || c == 2 else {
-                            throw fail("output.channels", "\(describe(v)) is not 1 or 2")
-                        }
-                        preset.channels = Int(c)
-                    case "lfeGainDB":
-                        let range = AudioEngine.lfeGainRange
-                        guard case .number(let g) = v, range.contains(g) else {
-                            throw fail("output.lfeGainDB", "\(describe(v)) is not a number of dB from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
-                        }
-                        preset.lfeGainDB = g
-                    default: warnings.append("preset '\(source)': unknown key output.\(k) (ignored)")
+            case _ where sessionGroups.contains(key):
+                guard case .object(let group) = value else { throw fail(key, "must be an object, not \(value.kindText)") }
+                for (k, v) in group.sorted(by: { $0.key < $1.key }) {
+                    guard let option = SessionOption.allCases.first(where: { $0.spec.presetPath == [key, k] }) else {
+                        warnings.append("preset '\(source)': unknown key \(key).\(k) (ignored)")
+                        continue
                     }
+                    try preset.set(option, from: v, fail: fail)
                 }
             default:
                 warnings.append("preset '\(source)': unknown key \(key) (ignored)")
             }
         }
         return preset
+    }
+
+    /// The top-level objects that hold session options ("master", "output").
+    static let sessionGroups = Set(SessionOption.allCases.map { $0.spec.presetPath[0] })
+
+    /// Reads session option `option` from its preset value `v`, checked against the registry.
+    private mutating func set(_ option: SessionOption, from v: JSONValue, fail: (String, String) -> PresetError) throws(PresetError) {
+        let spec = option.spec, path = spec.presetPath.joined(separator: ".")
+        if let id = spec.parameter {
+            set(option, number: try Preset.number(v, at: path, id: id, fail: fail), choice: "")
+            return
+        }
+        switch spec.kind {
+        case .choice:
+            guard case .string(let c) = v, spec.problem(withChoice: c) == nil else {
+                throw fail(path, "\(Preset.describe(v)) is not \(spec.allowedText)")
+            }
+            set(option, number: 0, choice: c)
+        case .number, .integer:
+            // (compared as a number first: a huge one, 1e300, has no Int)
+            guard case .number(let n) = v, spec.contains(n) else {
+                throw fail(path, "\(Preset.describe(v)) is not \(spec.kind == .number ? "a number " : "")\(spec.allowedText)")
+            }
+            set(option, number: n, choice: "")
+        }
+    }
+
+    /// Stores a checked value of `option` (a number, or a choice's raw value).
+    private mutating func set(_ option: SessionOption, number n: Double, choice c: String) {
+        switch option {
+        case .masterVolume: masterVolume = n
+        case .limitDBTP: limitDBTP = n
+        case .normalizeLUFS: normalizeLUFS = n
+        case .lfeGainDB: lfeGainDB = n
+        case .sampleRateHz: sampleRateHz = Int(n)
+        case .channels: channels = Int(n)
+        case .sampleFormat: sampleFormat = SampleFormat(rawValue: c)
+        case .dither: dither = DitherMode(rawValue: c)
+        case .clipping: clipping = ClipPolicy(rawValue: c)
+        }
+    }
+
+    /// Session option `option`'s value as it is written in JSON, if set.
+    public func jsonValue(of option: SessionOption) -> Any? {
+        switch option {
+        case .masterVolume: return masterVolume
+        case .limitDBTP: return limitDBTP
+        case .normalizeLUFS: return normalizeLUFS
+        case .lfeGainDB: return lfeGainDB
+        case .sampleRateHz: return sampleRateHz
+        case .channels: return channels
+        case .sampleFormat: return sampleFormat?.rawValue
+        case .dither: return dither?.rawValue
+        case .clipping: return clipping?.rawValue
+        }
     }
 
     private static func parseTrack(_ value: JSONValue, at path: String, version: Int, fail: (String, String) -> PresetError,
@@ -272,19 +283,9 @@ extension Preset {
         var root: [String: Any] = ["schemaVersion": Preset.schemaVersion, "name": name, "description": description]
         if !all.isEmpty { root["all"] = track(all) }
         if !tracks.isEmpty { root["tracks"] = tracks.map(track) }
-        var master: [String: Any] = [:]
-        if let masterVolume { master["volume"] = masterVolume }
-        if let limitDBTP { master["limitDBTP"] = limitDBTP }
-        if !master.isEmpty { root["master"] = master }
-        var output: [String: Any] = [:]
-        if let sampleFormat { output["sampleFormat"] = sampleFormat }
-        if let sampleRateHz { output["sampleRateHz"] = sampleRateHz }
-        if let dither { output["dither"] = dither }
-        if let clipping { output["clipping"] = clipping }
-        if let normalizeLUFS { output["normalizeLUFS"] = normalizeLUFS }
-        if let channels { output["channels"] = channels }
-        if let lfeGainDB { output["lfeGainDB"] = lfeGainDB }
-        if !output.isEmpty { root["output"] = output }
+        for option in SessionOption.allCases {
+            if let v = jsonValue(of: option) { insert(&root, option.spec.presetPath, v) }
+        }
         return (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 }
