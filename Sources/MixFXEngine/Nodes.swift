@@ -213,8 +213,8 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
 /// The master bus's look-ahead true-peak limiter (`AudioEngine.masterLimiter`), after the main
 /// mixer's output volume: the mix's true peak stays at or below `ceilingDBTP`, and where it never
 /// reaches it the samples pass untouched (see `MixFXDSP.Limiter`). Live, the ceiling may change
-/// at any time (the gain follows with the limiter's own attack and release) and the limiter adds
-/// its `latencyFrames` (5 ms + 23 frames) to the output; offline renders remove that delay.
+/// at any time (the gain follows with the limiter's own attack and release). It runs in the
+/// output stage (`OutputStage`), which removes its delay live and offline alike.
 public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// The ceiling, dBTP. Any thread.
     public let ceilingParameter: AudioParameter
