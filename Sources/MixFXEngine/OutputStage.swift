@@ -87,9 +87,11 @@ public final class OutputStage {
     }
 
     /// Renders the next up to `frameCount` (≤ the spec's maximum) frames of output, pulling
-    /// input from `source` (asked for n frames, it returns a buffer holding up to n, fewer only
-    /// at its end). Returns the buffer holding the output (the source's, processed in place, or
-    /// the stage's own) and its frames: fewer than asked only at the end, 0 after it.
+    /// input from `source` (asked for n frames, it returns a buffer holding up to n; 0 at its
+    /// end). Returns the buffer holding the output (the source's, processed in place, or the
+    /// stage's own) and its frames: as many as the source gave (a live mix may give fewer than
+    /// asked before its end, as a tempo glides), the drain's silence after its end, 0 after
+    /// that.
     @inline(__always)
     public func render<E: Error>(frameCount: Int,
                                  from source: (Int) throws(E) -> (AudioBuffer, Int)) throws(E) -> (AudioBuffer, Int) {
@@ -106,21 +108,19 @@ public final class OutputStage {
         return (block, n)
     }
 
-    /// Up to `frameCount` frames of input: the source's, then (once it ended) the drain's
+    /// Up to `frameCount` frames of input: the source's, then (once it gave none) the drain's
     /// silence.
     @inline(__always)
     private func pull<E: Error>(_ frameCount: Int, _ source: (Int) throws(E) -> (AudioBuffer, Int)) throws(E) -> (AudioBuffer, Int) {
-        var block = silence, got = 0
         if !inputEnded {
-            (block, got) = try source(frameCount)
-            if got < frameCount { inputEnded = true }
+            let (block, got) = try source(frameCount)
+            if got > 0 { return (block, got) }
+            inputEnded = true
         }
-        let padding = min(frameCount - got, drainLeft)
-        if padding > 0 {
-            for c in 0..<block.channelCount { (block.channel(c) + got).update(repeating: 0, count: padding) }
-            drainLeft -= padding
-        }
-        return (block, got + padding)
+        let padding = min(frameCount, drainLeft)
+        silence.clear(frameCount: padding)
+        drainLeft -= padding
+        return (silence, padding)
     }
 
     /// gain → limiter → meters, in place.

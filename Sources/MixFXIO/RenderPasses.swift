@@ -94,8 +94,23 @@ final class RenderPasses {
     /// `keeping` (and there is room: none is no failure, the conversions then render it again)
     /// and converts it through the output stage. `afterBlock` sees the writer after each block
     /// with the block's frames and the frames written so far (it may throw to stop).
+    ///
+    /// Where the output runs out of room while the spill is kept (the spill takes twice a 16-bit
+    /// output's size), the spill goes and the pass runs again without it.
     func firstPass(keeping: Bool, dither: Bool,
                    afterBlock: (SoundFileWriter, Int, Int) throws -> Void) throws -> Written {
+        do {
+            return try firstPassOnce(keeping: keeping, dither: dither, afterBlock: afterBlock)
+        } catch let error as SoundFileError where error.isOutOfRoom && spill != nil {
+            dropSpill()
+            discard()
+            renderedAgain = true
+            return try firstPassOnce(keeping: false, dither: dither, afterBlock: afterBlock)
+        }
+    }
+
+    private func firstPassOnce(keeping: Bool, dither: Bool,
+                               afterBlock: (SoundFileWriter, Int, Int) throws -> Void) throws -> Written {
         temporary = try output.createTemporary()
         if keeping { keepSpill() }
         let source = try mixFromKernel(keeping: keeping)
@@ -122,8 +137,18 @@ final class RenderPasses {
     }
 
     /// A conversion of the mix (from the spill, or rendered again): the output stage with
-    /// `stageGain`, then `trim`, into a fresh temporary file; measured when `measuring`.
+    /// `stageGain`, then `trim`, into a fresh temporary file; measured when `measuring`. Where
+    /// the output runs out of room beside the spill, the spill goes and the mix is rendered again.
     func convert(stageGain: Float, trim: Float, dither: Bool, measuring: Bool = false) throws -> Written {
+        do {
+            return try convertOnce(stageGain: stageGain, trim: trim, dither: dither, measuring: measuring)
+        } catch let error as SoundFileError where error.isOutOfRoom && spill != nil {
+            dropSpill()
+            return try convertOnce(stageGain: stageGain, trim: trim, dither: dither, measuring: measuring)
+        }
+    }
+
+    private func convertOnce(stageGain: Float, trim: Float, dither: Bool, measuring: Bool) throws -> Written {
         temporary?.discard()
         temporary = nil
         temporary = try output.createTemporary()

@@ -145,10 +145,20 @@ public final class SoundFileWriter {
     /// libsndfile's "System error : ..." text, with what the user can do about it.
     static func explain(_ reason: String) -> String {
         let text = reason.hasPrefix("System error : ") ? String(reason.dropFirst(15)) : reason
-        if text.contains("File too large") {
-            return "the file reached the largest size allowed (the process's file-size limit, `ulimit -f`, or the file system's); nothing was written"
-        }
-        if text.contains("No space left") { return "no space left on the device; nothing was written" }
+        if text.contains("File too large") { return tooLarge }
+        if text.contains("No space left") { return noSpace }
         return text
+    }
+
+    static let tooLarge = "the file reached the largest size allowed (the process's file-size limit, `ulimit -f`, or the file system's); nothing was written"
+    static let noSpace = "no space left on the device; nothing was written"
+}
+
+extension SoundFileError {
+    /// A write that failed for want of room (a full disk, a file-size limit): one that may
+    /// succeed once the render's own temporary mix is gone (`RenderPasses`).
+    var isOutOfRoom: Bool {
+        guard case .writeFailed(_, let reason) = self else { return false }
+        return reason == SoundFileWriter.noSpace || reason == SoundFileWriter.tooLarge
     }
 }

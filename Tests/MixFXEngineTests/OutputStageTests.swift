@@ -10,8 +10,9 @@ import TestSupport
     static let rate = 48_000
 
     /// Runs `x` (planar) through `stage` in blocks of `block` frames (the source hands out what
-    /// is asked, fewer only at its end).
-    func run(_ stage: OutputStage, _ x: [[Float]], block: Int) -> [[Float]] {
+    /// is asked, but at most `sourceBlock` frames at a time: a live mix gives short blocks as a
+    /// tempo glides).
+    func run(_ stage: OutputStage, _ x: [[Float]], block: Int, sourceBlock: Int = .max) -> [[Float]] {
         let channels = x.count, frames = x[0].count
         let buffer = AudioBuffer(channelCount: channels, capacityFrames: 4096)
         var position = 0
@@ -19,7 +20,7 @@ import TestSupport
         stage.reset()
         while true {
             let (b, n) = stage.render(frameCount: block) { (asked: Int) -> (AudioBuffer, Int) in
-                let m = min(asked, frames - position)
+                let m = min(asked, sourceBlock, frames - position)
                 for c in 0..<channels {
                     x[c].withUnsafeBufferPointer { buffer.channel(c).update(from: $0.baseAddress! + position, count: m) }
                 }
@@ -61,13 +62,14 @@ import TestSupport
         return (0..<x.count).map { c in Array(UnsafeBufferPointer(start: buffer.channel(c) + l, count: frames)) }
     }
 
-    @Test(arguments: [1, 100, 263, 512, 4000, 4096])
-    func theLimitedOutputIsAlignedAndExactlyAsLong(block: Int) {
+    @Test(arguments: [(1, Int.max), (100, Int.max), (263, Int.max), (512, Int.max), (4000, Int.max), (4096, Int.max),
+                      (4096, 300), (512, 7), (4000, 1)])
+    func theLimitedOutputIsAlignedAndExactlyAsLong(block: Int, sourceBlock: Int) {
         let x = [Signals.noise(frames: 20_000, amplitude: 1.5, seed: 3), Signals.noise(frames: 20_000, amplitude: 1.5, seed: 4)]
         let settings = LimiterSettings(ceilingDBTP: -3)
         let stage = OutputStage(spec(2), limiter: settings)
         #expect(stage.latencyFrames == 240 + 12 + 11)   // 5 ms at 48 kHz, the interpolator's half, the detector's delay
-        let y = run(stage, x, block: block)
+        let y = run(stage, x, block: block, sourceBlock: sourceBlock)
         #expect(y[0].count == x[0].count && y[1].count == x[1].count)
         let same = y == limitedByHand(x, settings)
         #expect(same, "the stage's output is not the limiter's, aligned")
