@@ -229,6 +229,7 @@ struct PlayCommand {
                 "playedSeconds": s.playedSeconds, "positionSeconds": s.positionSeconds,
             ]
             if let a = player.renderThreadAllocations { obj["renderThreadAllocations"] = a }
+            if let a = player.renderThreadWarmUpAllocations { obj["renderThreadWarmUpAllocations"] = a }
             printJSON(obj)
         }
         for (i, n) in player.kernel.trackReplacedSamples.enumerated() where n > 0 {

@@ -108,6 +108,7 @@ public final class LivePlayer: @unchecked Sendable {
     private let clipped = Atomic<Int>(0)
     private let underrunCount = Atomic<Int>(0)
     private let renderAllocations = Atomic<Int>(-1)
+    private let warmUpAllocations = Atomic<Int>(-1)
     private var gain: Float = 1          // pause/stop/seek fade, render side
     private let firstWriteNanos = Atomic<UInt64>(0)
     private let drainedNanos = Atomic<UInt64>(0)
@@ -211,6 +212,15 @@ public final class LivePlayer: @unchecked Sendable {
         return v < 0 ? nil : v
     }
 
+    /// Allocations the render thread made in its first 16 periods (the warm-up), with the counter
+    /// preloaded. A device's plugin may allocate there (PulseAudio's does); mixfx's own render
+    /// path must not, not even once: a global first touched there would be built on the render
+    /// thread (tested on the raw tap, whose plugin does not allocate).
+    public var renderThreadWarmUpAllocations: Int? {
+        let v = warmUpAllocations.load(ordering: .relaxed)
+        return v < 0 ? nil : v
+    }
+
     /// Wall-clock seconds from the first write to the end of the drain (after playback).
     public var playbackWallSeconds: Double {
         let a = firstWriteNanos.load(ordering: .relaxed), b = drainedNanos.load(ordering: .relaxed)
@@ -269,6 +279,7 @@ public final class LivePlayer: @unchecked Sendable {
         let counter = AllocationCounter()
         var periods = 0
         var allocationsAtWarmUp: UInt64?
+        let allocationsAtStart = counter.count
         var loadSum = 0.0
         // a seek under way: the frame playback resumes at, and whether the sources have moved
         var seekingTo = -1, sourcesMoved = false
@@ -329,7 +340,12 @@ public final class LivePlayer: @unchecked Sendable {
                 underrunCount.store(output.underruns, ordering: .relaxed)
                 clipped.store(converter.clippedSamples, ordering: .relaxed)
                 periods += 1
-                if periods == 16 { allocationsAtWarmUp = counter.count }
+                if periods == 16 {
+                    allocationsAtWarmUp = counter.count
+                    if let a = allocationsAtStart, let now = allocationsAtWarmUp {
+                        warmUpAllocations.store(Int(now - a), ordering: .relaxed)
+                    }
+                }
             }
         } catch {
             failure.withLock { if $0 == nil { $0 = error } }

@@ -498,6 +498,27 @@ import TestSupport
         #expect(zip(y.dropFirst(), y).allSatisfy { abs(Double($0 - $1)) < ownMax * 1.1 }, "a click at pause or resume")
     }
 
+    /// The realtime contract from the first frame: on the raw tap (whose ALSA plugin allocates
+    /// nothing), the render thread allocates nothing at all, its warm-up included, through every
+    /// part of the chain (resampling, a mono track panned, EQ, pitch with formants, tempo, the
+    /// output stage's limiter): no global is first built there, no buffer grown. (The paced test
+    /// below must leave out the warm-up: PulseAudio's plugin allocates in its first writes.)
+    @Test(.disabled(if: Sanitizer.name != nil, Sanitizer.reason))
+    func theRenderThreadAllocatesNothingFromTheFirstFrame() throws {
+        defer { dir.remove() }
+        let lib = try #require(ALSARig.allocationCounterLibrary(in: dir.path), "gcc is needed to build the allocation counter")
+        let a = try sine("a.wav", seconds: 1, rate: 44_100), b = try sine("b.wav", seconds: 1, frequency: 220)
+        var env = ALSARig.environment(tap: dir.file("t.raw"))
+        env["LD_PRELOAD"] = lib
+        let r = try MixFXBinary.run(["play", a, b, "--device", "mixfx_tap", "--no-ui", "--json", "--bass", "3", "--treble", "-2",
+                                     "--pitch", "200", "--formant", "--tempo", "0.9", "--track", "1:pan=-0.5", "--limit", "-3"],
+                                    environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = json(r.stdout)
+        #expect(report["renderThreadWarmUpAllocations"] as? Int == 0, "\(r.stdout)")
+        #expect(report["renderThreadAllocations"] as? Int == 0, "\(r.stdout)")
+    }
+
     /// Looped (several seams), with parameter changes (a pitch switch among them), a pause and a
     /// seek: the render thread allocates nothing after its warm-up and the device never runs dry.
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
