@@ -154,17 +154,27 @@ extension Preset {
                 guard case .object(let group) = value else { throw fail(key, "must be an object, not \(value.kindText)") }
                 for (k, v) in group.sorted(by: { $0.key < $1.key }) {
                     guard let option = SessionOption.allCases.first(where: { $0.spec.presetPath == [key, k] }) else {
-                        warnings.append("preset '\(source)': unknown key \(key).\(k) (ignored)")
+                        let known = SessionOption.allCases.map(\.spec.presetPath).filter { $0.count == 2 && $0[0] == key }.map { $0[1] }
+                        warnings.append("preset '\(source)': unknown key \(key).\(k) \(ignoredText(k, among: known))")
                         continue
                     }
                     try preset.set(option, from: v, fail: fail)
                 }
             default:
-                warnings.append("preset '\(source)': unknown key \(key) (ignored)")
+                warnings.append("preset '\(source)': unknown key \(key) \(ignoredText(key, among: topLevelKeys))")
             }
         }
         return preset
     }
+
+    /// "(ignored)" for an unknown key, with the known key it most likely meant:
+    /// "(ignored; did you mean 'bass'?)".
+    static func ignoredText(_ key: String, among known: [String]) -> String {
+        NameSuggestion.text(key, among: known).map { "(ignored; \($0))" } ?? "(ignored)"
+    }
+
+    /// The keys a preset's top level may have.
+    static var topLevelKeys: [String] { ["schemaVersion", "name", "description", "all", "tracks"] + sessionGroups.sorted() }
 
     /// The top-level objects that hold session options ("master", "output").
     static let sessionGroups = Set(SessionOption.allCases.map { $0.spec.presetPath[0] })
@@ -236,7 +246,9 @@ extension Preset {
                 return
             }
             guard trackKeys.contains(where: { $0.path.starts(with: keys) }) else {
-                warnings.append("preset '\(source)': unknown key \(here) (ignored)")
+                // the keys that may stand where this one does
+                let known = trackKeys.map(\.path).filter { $0.count >= keys.count && $0.starts(with: keys.dropLast()) }.map { $0[keys.count - 1] }
+                warnings.append("preset '\(source)': unknown key \(here) \(ignoredText(keys.last ?? here, among: known))")
                 return
             }
             guard case .object(let o) = v else { throw fail(here, "must be an object, not \(v.kindText)") }
