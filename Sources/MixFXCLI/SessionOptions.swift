@@ -140,11 +140,85 @@ struct SessionOptions {
         } else if spec.unit == "×" && text.hasSuffix("%") {
             // a ratio as a percentage: 90% = 0.9
             v = try parseNumber(String(text.dropLast()), flag: flag, allowed: "\(fmt(spec.minimum * 100))% to \(fmt(spec.maximum * 100))%") / 100
+        } else if let unit = Unit.of(text, for: spec) {
+            // a value in another unit than the parameter's (`-3dB` for a volume, `2st` for the
+            // pitch), or the parameter's own unit written after it (`4dB` for an EQ gain)
+            let number = String(text.dropLast(unit.suffixLength))
+            guard isDecimal(number), let n = Double(number) else {
+                throw .usage("\(flag): '\(text)' is not a number of \(unit.name) (\(Unit.formsText(spec)))")
+            }
+            v = unit.value(n)
+            guard v.isFinite else { throw .usage("\(flag): \(text) is out of range (allowed: \(Unit.allowedText(spec)))") }
+            if let p = spec.problem(with: v) {
+                let converted = unit.name == spec.unit ? "" : "\(text) is \(fmt(v)) \(spec.unit): "
+                throw .usage("\(flag): \(converted)\(p) (allowed: \(Unit.allowedText(spec)))")
+            }
+            return v
         } else {
-            v = try parseNumber(text, flag: flag, allowed: spec.allowedText)
+            guard isDecimal(text) else {
+                if Unit.forms(spec).count > 1 {
+                    throw .usage("\(flag): '\(text)' is not a number (\(Unit.formsText(spec)))")
+                }
+                v = try parseNumber(text, flag: flag, allowed: spec.allowedText)
+                return v
+            }
+            v = try parseNumber(text, flag: flag, allowed: Unit.allowedText(spec))
         }
-        if let p = spec.problem(with: v) { throw .usage("\(flag): \(p) (allowed: \(spec.allowedText))") }
+        if let p = spec.problem(with: v) { throw .usage("\(flag): \(p) (allowed: \(Unit.allowedText(spec)))") }
         return v
+    }
+
+    /// The units a parameter's value may be written in besides its own: semitones for the
+    /// pitch (`2st` = 200 cents, as `rubberband -p` takes them), decibels for a linear gain
+    /// (`-6dB` = 10^(−6/20)), and its own unit written after the number (`4dB` for an EQ gain,
+    /// `200c` or `200cents` for the pitch). Presets stay numeric, in the parameter's own unit.
+    struct Unit {
+        /// How the unit is written after the number, as matched (case-insensitive for dB).
+        var suffixLength: Int
+        /// Its name in messages ("semitones", "dB").
+        var name: String
+        /// The value in the parameter's own unit.
+        var value: (Double) -> Double
+
+        /// The unit `text` is written in, if it ends in one `spec` takes.
+        static func of(_ text: String, for spec: ParameterSpec) -> Unit? {
+            let lower = text.lowercased()
+            if spec.unit == "cents" {
+                if lower.hasSuffix("st") { return Unit(suffixLength: 2, name: "semitones") { $0 * 100 } }
+                if lower.hasSuffix("cents") { return Unit(suffixLength: 5, name: "cents") { $0 } }
+                if lower.hasSuffix("c") { return Unit(suffixLength: 1, name: "cents") { $0 } }
+            } else if spec.isLinearGain && lower.hasSuffix("db") {
+                return Unit(suffixLength: 2, name: "dB") { pow(10, $0 / 20) }
+            } else if spec.unit == "dB" && lower.hasSuffix("db") {
+                return Unit(suffixLength: 2, name: "dB") { $0 }
+            }
+            return nil
+        }
+
+        /// The forms a value of `spec` may take ("-300 (cents), -3st (semitones) or -300c").
+        static func forms(_ spec: ParameterSpec) -> [String] {
+            if spec.unit == "cents" { return ["200 (cents)", "2st or -0.5st (semitones)", "200c"] }
+            if spec.isLinearGain { return ["0.5 (linear)", "50%", "-6dB"] }
+            if spec.unit == "dB" { return ["-3 or -3dB"] }
+            return [spec.unit == "×" ? "0.9 or 90%" : "a decimal number"]
+        }
+
+        static func formsText(_ spec: ParameterSpec) -> String {
+            let f = forms(spec)
+            return "write it as " + (f.count == 1 ? f[0] : f.dropLast().joined(separator: ", ") + " or " + f.last!)
+                + "; allowed: " + allowedText(spec)
+        }
+
+        /// The allowed range in every unit the value may be written in.
+        static func allowedText(_ spec: ParameterSpec) -> String {
+            if spec.unit == "cents" {
+                return "\(spec.allowedText), \(fmt(spec.minimum / 100)) to \(fmt(spec.maximum / 100)) st"
+            }
+            if spec.isLinearGain && spec.minimum == 0 && !spec.minimumExcluded {
+                return "\(spec.allowedText), up to \(String(format: "%.2f", 20 * log10(spec.maximum))) dB"
+            }
+            return spec.allowedText
+        }
     }
 
     /// `FROM:TO` (beats per minute): the tempo TO/FROM.

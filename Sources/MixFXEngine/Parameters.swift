@@ -62,6 +62,9 @@ public struct ParameterSpec: Sendable {
     /// A time in seconds that may also be written `mm:ss.s` or `h:mm:ss`.
     public let isTime: Bool
 
+    /// A gain given as a linear ratio (the volumes), which the command line also takes in dB.
+    public var isLinearGain: Bool { unit == "×" && (id == .volume || id == .masterVolume) }
+
     /// Whether `value` is allowed.
     public func contains(_ value: Double) -> Bool {
         guard value.isFinite else { return false }
