@@ -25,7 +25,7 @@ enum AnalyzeCommand {
             switch name {
             case "-h", "--help": print(help); return 0
             case "--json": json = true
-            default: throw .usage("analyze: unknown option \(name) (see mixfx analyze --help)")
+            default: throw .unknownOption(name, command: "analyze", help: help)
             }
         }
         let files = args.positionals

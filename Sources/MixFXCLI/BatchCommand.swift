@@ -68,7 +68,7 @@ struct BatchCommand {
             case "--quiet", "-q": cmd.quiet = true
             case "--json": cmd.json = true
             case "--summary": cmd.summaryPath = try args.value(for: name, inline: inline)
-            default: throw .usage("batch: unknown option \(name) (see mixfx batch --help)")
+            default: throw .unknownOption(name, command: "batch", help: help)
             }
         }
         guard args.positionals.count == 1 else {

@@ -1,3 +1,5 @@
+import MixFX
+
 /// A CLI failure: one line for stderr and the exit status (2 for usage errors, 1 for failures).
 public struct CLIError: Error, CustomStringConvertible {
     /// The one line printed after "mixfx: error: ".
@@ -12,4 +14,20 @@ public struct CLIError: Error, CustomStringConvertible {
 
     /// The message.
     public var description: String { message }
+}
+
+extension CLIError {
+    /// An option `command` does not take, with the one it most likely meant among those its
+    /// help text names: "render: unknown option --bas (did you mean '--bass'? see mixfx render --help)".
+    static func unknownOption(_ name: String, command: String, help: String) -> CLIError {
+        let hint = NameSuggestion.text(name, among: flags(in: help) + ["--help"]).map { $0 + " " } ?? ""
+        return .usage("\(command): unknown option \(name) (\(hint)see mixfx \(command) --help)")
+    }
+
+    /// The flags a help text names (`--bass`, `-o`), in order.
+    static func flags(in help: String) -> [String] {
+        help.split { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-")) }
+            .map { $0.hasSuffix("-") ? String($0.dropLast()) : String($0) }
+            .filter { $0.hasPrefix("-") && $0.dropFirst().drop { $0 == "-" }.first?.isLetter == true }
+    }
 }

@@ -24,7 +24,7 @@ enum EQCurveCommand {
             case "--force": force = true
             default:
                 guard try session.parse(name, inline: inline, &args) else {
-                    throw .usage("eq-curve: unknown option \(name) (see mixfx eq-curve --help)")
+                    throw .unknownOption(name, command: "eq-curve", help: help)
                 }
             }
         }

@@ -17,9 +17,9 @@ public enum MixFXCommand {
            mixfx devices                              list ALSA playback devices
            mixfx presets                              list presets
            mixfx preset show NAME                     print a preset
-           mixfx --version | --help
+           mixfx --version | --help | help [COMMAND]
 
-    `mixfx COMMAND --help` describes each command.
+    `mixfx COMMAND --help` (or `mixfx help COMMAND`) describes each command.
 
     exit status (every command):
       0         done
@@ -35,6 +35,15 @@ public enum MixFXCommand {
     With --json, an error is also printed on stdout as {"error": {"code": N, "message": "..."}}.
     """
 
+    /// The commands, as `mixfx COMMAND` names them.
+    static let commands = ["render", "batch", "play", "analyze", "eq-curve", "devices", "presets", "preset"]
+
+    /// "unknown command 'rendr' (did you mean 'render'? commands: ...; see mixfx --help)".
+    static func unknownCommand(_ name: String, _ context: String = "") -> CLIError {
+        let hint = NameSuggestion.text(name, among: commands + (name.hasPrefix("-") ? ["--help", "--version"] : [])).map { $0 + " " } ?? ""
+        return .usage("\(context)unknown command '\(name)' (\(hint)commands: \(commands.joined(separator: ", ")); see mixfx --help)")
+    }
+
     /// Runs the tool with `arguments` (without the program name); returns the exit status.
     public static func run(_ arguments: [String]) -> Int32 {
         do throws(CLIError) {
@@ -44,12 +53,19 @@ public enum MixFXCommand {
             }
             let rest = Array(arguments.dropFirst())
             // `mixfx COMMAND --version` answers like `mixfx --version`.
-            if rest.contains("--version") && ["render", "batch", "play", "analyze", "eq-curve", "devices", "presets", "preset"].contains(first) {
+            if rest.contains("--version") && commands.contains(first) {
                 print("mixfx \(version)")
                 return 0
             }
             switch first {
-            case "-h", "--help", "help": print(help); return 0
+            case "-h", "--help": print(help); return 0
+            case "help":
+                // `mixfx help COMMAND` is `mixfx COMMAND --help`
+                guard let topic = rest.first else { print(help); return 0 }
+                guard rest.count == 1 else { throw .usage("help: expected `mixfx help [COMMAND]`, one command at most") }
+                if topic == "help" { print(help); return 0 }
+                guard commands.contains(topic) else { throw unknownCommand(topic, "help: ") }
+                return run([topic, "--help"])
             case "--version", "-V", "version": print("mixfx \(version)"); return 0
             case "render": return try RenderCommand.run(rest)
             case "batch": return try BatchCommand.run(rest)
@@ -59,7 +75,7 @@ public enum MixFXCommand {
             case "eq-curve": return try EQCurveCommand.run(rest)
             case "presets": return try PresetsCommand.list(rest)
             case "preset": return try PresetsCommand.preset(rest)
-            default: throw .usage("unknown command '\(first)' (commands: render, batch, play, analyze, eq-curve, devices, presets, preset; see mixfx --help)")
+            default: throw unknownCommand(first)
             }
         } catch {
             Terminal.printError("mixfx: error: \(error.message)")

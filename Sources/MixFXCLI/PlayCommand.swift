@@ -89,7 +89,7 @@ struct PlayCommand {
             case "--quiet", "-q": cmd.quiet = true
             default:
                 if try !cmd.session.parse(name, inline: inline, &args) {
-                    throw .usage("play: unknown option \(name) (see mixfx play --help)")
+                    throw .unknownOption(name, command: "play", help: help)
                 }
             }
         }

@@ -14,7 +14,10 @@ enum PresetsCommand {
 
     static func list(_ argv: [String]) throws(CLIError) -> Int32 {
         if argv.contains("--help") || argv.contains("-h") { print(help); return 0 }
-        if let extra = argv.first { throw .usage("presets: unexpected argument '\(extra)'") }
+        if let extra = argv.first {
+            if extra.hasPrefix("-") && extra.count > 1 { throw .unknownOption(extra, command: "presets", help: help) }
+            throw .usage("presets: unexpected argument '\(extra)'")
+        }
         let all = PresetLibrary().available()
         let width = (all.map(\.name.count).max() ?? 0) + 2
         for p in all {

@@ -120,7 +120,7 @@ struct RenderCommand {
             case "--print-preset": cmd.printPreset = true
             default:
                 if try !cmd.session.parse(name, inline: inline, &args, renderOptions: true) {
-                    throw .usage("render: unknown option \(name) (see mixfx render --help)")
+                    throw .unknownOption(name, command: "render", help: help)
                 }
             }
         }
