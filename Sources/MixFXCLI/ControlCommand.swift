@@ -52,13 +52,13 @@ enum ControlCommand: Equatable {
                     throw fail(error.message)
                 }
             }
-            guard words.count == 3, words[1] == "volume", isDecimal(words[2]), let v = Double(words[2]) else {
+            guard words.count == 3, words[1] == "volume" else {
                 throw fail("expected: master volume V, or master limit CEILING_DBTP")
             }
-            if let p = ParameterID.masterVolume.spec.problem(with: v) {
-                throw fail("master volume: \(p) (allowed: \(ParameterID.masterVolume.spec.allowedText))")
+            // (read as --master-volume reads it: linear, 50% or -6dB)
+            do { return .masterVolume(try SessionOptions.value(words[2], id: .masterVolume, flag: "master volume")) } catch {
+                throw fail(error.message)
             }
-            return .masterVolume(v)
         case "seek":
             guard words.count == 2, isDecimal(words[1]), let v = Double(words[1]), v.isFinite else {
                 throw fail("expected: seek SECONDS (or +S / -S), a decimal number")

@@ -31,8 +31,9 @@ struct PlayCommand {
     master's level, short-term loudness and true peak, and the limiter's gain.
 
     Otherwise (or with --no-ui), one command per line on stdin:
-      track N KEY VALUE   e.g. track 2 pitch -300, track 1 mute on, track 3 volume 0.5
-      master volume V     master limit CEILING (with --limit)
+      track N KEY VALUE   e.g. track 2 pitch -300, track 1 mute on, track 3 volume 0.5 (values
+                          as in --track: track 2 pitch -3st, track 3 volume -6dB)
+      master volume V     master limit CEILING (with --limit); V linear or in dB (-6dB)
       seek SECONDS | seek +S | seek -S     pause | resume
       save FILE.json [--force]   (never over an input; over an existing file only with --force)
       status      quit

@@ -31,6 +31,9 @@ struct RenderCommand {
       --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText), trim, bpm
                               e.g. --track 2:pitch=-300,volume=0.8
                               --track 3:start=2.5,trim=1:00..1:30,fade-in=0.5,fade-out=2
+      units                   --pitch in cents (200 or 200c) or semitones (2st, -0.5st); --volume and
+                              --master-volume linear (0.5, 50%) or in dB (-6dB = 10^(-6/20)); dB gains
+                              with or without dB (4dB); the same in --track (pitch=-3st,volume=-6dB)
 
     reporting:
       --dry-run               print the resolved session and write nothing

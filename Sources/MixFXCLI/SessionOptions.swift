@@ -156,7 +156,7 @@ struct SessionOptions {
             return v
         } else {
             guard isDecimal(text) else {
-                if Unit.forms(spec).count > 1 {
+                if spec.unit == "cents" || spec.unit == "dB" || spec.isLinearGain {
                     throw .usage("\(flag): '\(text)' is not a number (\(Unit.formsText(spec)))")
                 }
                 v = try parseNumber(text, flag: flag, allowed: spec.allowedText)

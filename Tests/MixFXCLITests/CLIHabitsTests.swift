@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import MixFXCLI
+import MixFX
+import TestSupport
+
+/// Issue #34's CLI habits: semitones and decibels on the command line, "did you mean" for a
+/// mistyped flag or preset key, `mixfx help COMMAND`.
+@Suite struct CLIHabitsTests {
+    let dir = TempDir("mixfx-habits")
+
+    func input(_ name: String = "in.wav", seed: UInt64 = 3) throws -> String {
+        let path = dir.file(name)
+        let chans = (0..<2).map { c in Signals.noise(frames: 11_025, amplitude: 0.2, seed: seed &+ UInt64(c)) }
+        try AudioFiles.write(chans, to: path, sampleRate: 44_100, sampleFormat: .s16)
+        return path
+    }
+
+    /// The bytes `mixfx render` writes for `args` (float output: nothing rounds a difference away).
+    func render(_ tracks: [String], _ args: [String], _ name: String) throws -> Data {
+        let out = dir.file(name)
+        let r = try MixFXBinary.run(["render"] + tracks + args + ["-o", out, "--sample-format", "f32", "--quiet"])
+        #expect(r.status == 0, "\(args): \(r.stderr)")
+        return try Data(contentsOf: URL(fileURLWithPath: out))
+    }
+
+    @Test func semitonesAreHundredsOfCents() throws {
+        defer { dir.remove() }
+        let a = try input()
+        let cents = try render([a], ["--pitch", "200"], "c.wav")
+        #expect(try render([a], ["--pitch", "2st"], "st.wav") == cents)
+        #expect(try render([a], ["--pitch=200c"], "c2.wav") == cents)
+        #expect(try render([a], ["--pitch", "200cents"], "c3.wav") == cents)
+        #expect(try render([a], ["--pitch", "-0.5st"], "half.wav") == render([a], ["--pitch", "-50"], "half-c.wav"))
+        // (the comparison can fail: another pitch is other bytes)
+        #expect(try render([a], ["--pitch", "1st"], "one.wav") != cents)
+        for (text, cents) in [("2st", 200.0), ("-0.5st", -50), ("24st", 2400), ("200c", 200), ("-7cents", -7), ("+1.25ST", 125)] {
+            #expect(try SessionOptions.value(text, id: .pitchCents, flag: "--pitch") == cents, "\(text)")
+        }
+    }
+
+    @Test func decibelsForLinearGains() throws {
+        defer { dir.remove() }
+        let a = try input()
+        let v = try SessionOptions.value("-6dB", id: .volume, flag: "--volume")
+        #expect(v == pow(10, -6.0 / 20) && abs(v - 0.501187) < 1e-6)
+        let db = try render([a], ["--volume", "-6dB"], "db.wav")
+        #expect(try render([a], ["--volume", "\(v)"], "lin.wav") == db)
+        #expect(try render([a], ["--volume", "0.5"], "half.wav") != db)
+        let m = try SessionOptions.value("-3db", id: .masterVolume, flag: "--master-volume")
+        #expect(m == pow(10, -3.0 / 20))
+        #expect(try render([a], ["--master-volume=-3db"], "mdb.wav") == render([a], ["--master-volume", "\(m)"], "mlin.wav"))
+        #expect(try SessionOptions.value("0dB", id: .volume, flag: "--volume") == 1)
+        // EQ gains are dB already: the suffix is optional
+        #expect(try render([a], ["--bass", "4dB", "--treble=-2DB"], "eq-db.wav") == render([a], ["--bass", "4", "--treble", "-2"], "eq.wav"))
+        // dB is for gains only: a tempo is not one
+        #expect(throws: CLIError.self) { try SessionOptions.value("-3dB", id: .tempo, flag: "--tempo") }
+    }
+
+    @Test func perTrackAndLiveForms() throws {
+        defer { dir.remove() }
+        let a = try input("a.wav"), b = try input("b.wav", seed: 9)
+        let v = try SessionOptions.value("-3dB", id: .volume, flag: "--volume")
+        let named = try render([a, b], ["--track", "2:pitch=-3st,volume=-3dB,bass=5dB"], "named.wav")
+        #expect(try render([a, b], ["--track", "2:pitch=-300,volume=\(v),bass=5"], "plain.wav") == named)
+        #expect(try render([a, b], ["--track", "1:pitch=-3st,volume=-3dB,bass=5dB"], "other.wav") != named)
+        #expect(try ControlCommand.parse("track 2 pitch 1.5st", trackCount: 2) == .setTrack(track: 2, id: .pitchCents, value: 150))
+        #expect(try ControlCommand.parse("track all volume -6dB", trackCount: 2) == .setAllTracks(id: .volume, value: pow(10, -6.0 / 20)))
+        #expect(try ControlCommand.parse("master volume -6dB", trackCount: 2) == .masterVolume(pow(10, -6.0 / 20)))
+        #expect(throws: ControlCommand.ParseError.self) { try ControlCommand.parse("master volume 30dB", trackCount: 2) }
+    }
+
+    @Test(arguments: [
+        ("--pitch", "2sts", ["200 (cents)", "2st", "-24 to 24 st"]),
+        ("--pitch", "st", ["semitones", "2st"]),
+        ("--pitch", "25st", ["2500 cents", "above 2400", "from -2400 to 2400 cents", "-24 to 24 st"]),
+        ("--volume", "dB", ["not a number of dB", "-6dB"]),
+        ("--volume", "-inf dB", ["not a number", "-6dB", "from 0 to 16"]),
+        ("--volume", "nandB", ["not a number of dB", "-6dB"]),
+        ("--volume", "30dB", ["31.6228", "above 16", "up to 24.08 dB"]),
+        ("--master-volume", "infdB", ["not a number of dB", "-6dB"]),
+        ("--bass", "4dBs", ["-3dB", "from -96 to 24 dB"]),
+    ])
+    func badFormsNameTheFlagAndTheForms(flag: String, text: String, mentions: [String]) throws {
+        defer { dir.remove() }
+        let r = try MixFXBinary.run(["render", try input(), "\(flag)=\(text)", "--dry-run"])
+        #expect(r.status == 2, "\(r.stderr)")
+        for m in [flag] + mentions { #expect(r.stderr.contains(m), "\(flag) \(text): \(m) in \(r.stderr)") }
+        // the same at --track N:KEY=
+        let key = String(flag.dropFirst(2))
+        if key != "master-volume" {
+            let t = try MixFXBinary.run(["render", try input(), "--track", "1:\(key)=\(text)", "--dry-run"])
+            #expect(t.status == 2 && t.stderr.contains("--track 1:\(key)=\(text): \(key)"), "\(t.stderr)")
+        }
+    }
+
+    @Test func unknownFlagsSuggestTheNearest() throws {
+        defer { dir.remove() }
+        let a = try input()
+        for (args, hint) in [(["render", a, "--bas", "4"], "did you mean '--bass'?"),
+                             (["render", a, "--norm", "-16"], "did you mean '--normalize'?"),
+                             (["render", a, "--sample-formt", "s16"], "did you mean '--sample-format'?"),
+                             (["play", a, "--no-iu"], "did you mean '--no-ui'?"),
+                             (["batch", "m.jsonl", "--jbos", "2"], "did you mean '--jobs'?"),
+                             (["analyze", a, "--jsn"], "did you mean '--json'?"),
+                             (["eq-curve", "--trebel", "3"], "did you mean '--treble'?"),
+                             (["presets", "--hep"], "did you mean '--help'?"),
+                             (["rendr", a], "did you mean 'render'?")] {
+            let r = try MixFXBinary.run(args, cwd: dir.path)
+            #expect(r.status == 2 && r.stderr.contains(hint), "\(args): \(r.stderr)")
+        }
+        // nothing near: no guess
+        let r = try MixFXBinary.run(["render", a, "--frobnicate"])
+        #expect(r.status == 2 && r.stderr.contains("unknown option --frobnicate (see mixfx render --help)"), "\(r.stderr)")
+        #expect(NameSuggestion.nearest("--bas", among: ["--bass", "--bass-freq", "--treble"]) == ["--bass"])
+        #expect(NameSuggestion.nearest("--bass-fr", among: ["--bass", "--bass-freq", "--treble"]) == ["--bass-freq"])
+        #expect(NameSuggestion.nearest("-x", among: ["-o", "-q"]).isEmpty)
+    }
+
+    @Test func unknownPresetKeysSuggestTheNearest() throws {
+        defer { dir.remove() }
+        let preset = dir.file("p.json")
+        try #"{"schemaVersion": 2, "nmae": "x", "all": {"eq": {"bas": {"gainDB": 3}}, "pitch": {"cent": 100}}, "master": {"volum": 0.5}, "zzzzzz": 1}"#
+            .write(toFile: preset, atomically: true, encoding: .utf8)
+        let r = try MixFXBinary.run(["render", try input(), "--preset", preset, "--dry-run"])
+        #expect(r.status == 0, "\(r.stderr)")
+        for w in ["unknown key all.eq.bas (ignored; did you mean 'bass'?)", "unknown key all.pitch.cent (ignored; did you mean 'cents'?)",
+                  "unknown key master.volum (ignored; did you mean 'volume'?)", "unknown key nmae (ignored; did you mean 'name'?)",
+                  "unknown key zzzzzz (ignored)"] {
+            #expect(r.stderr.contains(w), "\(w) in \(r.stderr)")
+        }
+    }
+
+    @Test func helpCommandIsTheCommandsHelp() throws {
+        for command in MixFXCommand.commands {
+            let a = try MixFXBinary.run(["help", command]), b = try MixFXBinary.run([command, "--help"])
+            #expect(a.status == 0 && a.status == b.status && a.stdout == b.stdout && !a.stdout.isEmpty, "\(command)")
+        }
+        let top = try MixFXBinary.run(["--help"]), help = try MixFXBinary.run(["help"])
+        #expect(help.status == 0 && help.stdout == top.stdout && top.stdout.contains("help [COMMAND]"))
+        #expect(try MixFXBinary.run(["help", "render"]).stdout != top.stdout)
+        let bad = try MixFXBinary.run(["help", "nonsense"])
+        #expect(bad.status == 2 && bad.stdout.isEmpty && bad.stderr.contains("unknown command 'nonsense'")
+                && bad.stderr.contains("render, batch, play, analyze, eq-curve, devices, presets, preset"), "\(bad.stderr)")
+        #expect(try MixFXBinary.run(["help", "rendr"]).stderr.contains("did you mean 'render'?"))
+    }
+}
