@@ -413,7 +413,7 @@ struct RenderCommand {
             "frames": r.frameCount, "durationSeconds": r.durationSeconds,
             "peak": Double(r.peak), "peakDBFS": r.peak > 0 ? r.peakDBFS as Any : NSNull(),
             "clippedSamples": r.clippedSamples, "elapsedSeconds": r.elapsedSeconds,
-            "dither": r.ditherApplied ? "tpdf" : "none",
+            "dither": (r.ditherApplied ? DitherMode.tpdf : .none).rawValue,
             "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0,
             "trackLatencyFrames": r.trackLatencyFrames,
             "trackReplacedSamples": r.trackReplacedSamples,
@@ -467,10 +467,9 @@ struct RenderCommand {
 
     /// What `--dither` will do to `format`'s output, in words.
     private func ditherPlan(_ mode: DitherMode, _ format: OutputFormat) -> String {
-        guard let sf = format.storedSampleFormat, sf.isInteger else { return "none" }
+        guard let sf = format.storedSampleFormat, sf.isInteger else { return DitherMode.none.rawValue }
         return switch mode {
-        case .none: "none"
-        case .tpdf: "tpdf"
+        case .none, .tpdf: mode.rawValue
         case .auto: sf.bits <= 16 ? "auto (tpdf where a sample needs rounding to \(sf.rawValue); none for a pass-through)" : "auto (none at \(sf.rawValue))"
         }
     }

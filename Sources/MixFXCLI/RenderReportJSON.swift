@@ -77,7 +77,7 @@ enum RenderReportJSON {
             out.append(["step": "limiter", "ceilingDBTP": ceiling, "maximumGainReductionDB": r.limiterMaximumReductionDB,
                         "secondsLimited": Double(r.limiterFramesLimited) / Double(r.format.sampleRate)])
         }
-        if r.ditherApplied { out.append(["step": "dither", "kind": "tpdf"]) }
+        if r.ditherApplied { out.append(["step": "dither", "kind": DitherMode.tpdf.rawValue]) }
         if let sf = r.format.storedSampleFormat {
             out.append(["step": "convert", "sampleFormat": sf.rawValue, "clipPolicy": sf.isInteger ? r.clipPolicy.rawValue : "none",
                         "clippedSamples": r.clippedSamples])
