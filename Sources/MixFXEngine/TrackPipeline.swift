@@ -124,15 +124,12 @@ final class TrackPipeline: @unchecked Sendable {
         return true
     }
 
-    /// The blocks to render: all of them.
-    private var blockLimit: Int { blockCount }
-
     /// The track worker `w` renders next (under `lock`): its own track furthest behind, else
     /// another worker's; nil if none may render now. A track may render its next block when no
-    /// one is on it, it has blocks left (`blockLimit`), and its slot is free (fewer than `depth`
+    /// one is on it, it has blocks left (`blockCount`), and its slot is free (fewer than `depth`
     /// blocks ahead of the mix).
     private func pick(worker w: Int) -> Int? {
-        let limit = blockLimit
+        let limit = blockCount
         // the render thread takes whichever track is furthest behind: the mix waits for it
         let anyOwner = w == renderThreadIndex
         var best: Int?, bestIsOwn = false
@@ -146,7 +143,7 @@ final class TrackPipeline: @unchecked Sendable {
 
     /// True when every track has rendered every block it will (under `lock`).
     private var allRendered: Bool {
-        let limit = blockLimit
+        let limit = blockCount
         return completed.allSatisfy { $0 >= limit }
     }
 

@@ -163,12 +163,7 @@ public struct OfflineRenderer {
                                             atSeconds: Double(position - n) / Double(format.sampleRate))
             }
         }
-        var report = RenderReport(outputPath: outputPath, format: format, frameCount: passes.kernel.layout.frameCount,
-                                  peak: written.peak, clippedSamples: written.clippedSamples, elapsedSeconds: 0,
-                                  trackLatencyFrames: passes.kernel.trackLatencyFrames,
-                                  trackReplacedSamples: passes.kernel.trackReplacedSamples,
-                                  clipPolicy: policy, mixPeak: written.peak)
-        passes.describeLimiter(into: &report)
+        var report = passes.report(written, clipPolicy: policy, mixPeak: written.peak)
         if policy == .avoid && written.clippedSamples > 0 {
             // the mix clipped: one gain for all of it brings its true peak to the ceiling (where
             // the mix was not kept, its sample peak: its true peak is then unmeasured)
@@ -287,14 +282,8 @@ extension OfflineRenderer {
             gainDB += min(24, off / slope)
             (written, result) = try convert(gainDB: gainDB)
         }
-        var report = RenderReport(outputPath: outputPath, format: format, frameCount: passes.kernel.layout.frameCount,
-                                  peak: written.peak, clippedSamples: written.clippedSamples, elapsedSeconds: 0,
-                                  trackLatencyFrames: passes.kernel.trackLatencyFrames,
-                                  trackReplacedSamples: passes.kernel.trackReplacedSamples,
-                                  clipPolicy: clipPolicy, appliedGainDB: gainDB,
-                                  mixPeak: pow(10, Float(measured.samplePeakDBFS) / 20))
-        passes.describeLimiter(into: &report)
-        report.ditherApplied = written.dithered
+        var report = passes.report(written, clipPolicy: clipPolicy, mixPeak: pow(10, Float(measured.samplePeakDBFS) / 20))
+        report.appliedGainDB = gainDB
         report.truePeakDBTP = result.truePeakDBTP
         report.measuredLUFS = measured.integratedLUFS
         report.integratedLUFS = result.integratedLUFS

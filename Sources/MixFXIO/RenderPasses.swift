@@ -80,12 +80,21 @@ final class RenderPasses {
     /// Closes the spill on a thread of its own (a large file's blocks take a while to free).
     func closeSpillConcurrently() -> SideThread? { spill?.closeConcurrently() }
 
-    /// The limiter's part of a report (from the last pass through the stage).
-    func describeLimiter(into report: inout RenderReport) {
-        guard let settings = stage.limiterSettings else { return }
-        report.limiterCeilingDBTP = settings.ceilingDBTP
-        report.limiterMaximumReductionDB = stage.maximumGainReductionDB
-        report.limiterFramesLimited = stage.framesLimited
+    /// A report of what `written` holds, with the tracks' figures and the limiter's (from the
+    /// last pass through the stage).
+    func report(_ written: Written, clipPolicy: ClipPolicy, mixPeak: Float) -> RenderReport {
+        var report = RenderReport(outputPath: renderer.outputPath, format: format, frameCount: kernel.layout.frameCount,
+                                  peak: written.peak, clippedSamples: written.clippedSamples, elapsedSeconds: 0,
+                                  trackLatencyFrames: kernel.trackLatencyFrames,
+                                  trackReplacedSamples: kernel.trackReplacedSamples,
+                                  clipPolicy: clipPolicy, mixPeak: mixPeak)
+        report.ditherApplied = written.dithered
+        if let settings = stage.limiterSettings {
+            report.limiterCeilingDBTP = settings.ceilingDBTP
+            report.limiterMaximumReductionDB = stage.maximumGainReductionDB
+            report.limiterFramesLimited = stage.framesLimited
+        }
+        return report
     }
 
     // MARK: passes
@@ -129,9 +138,11 @@ final class RenderPasses {
         let layout = kernel.layout
         mixAnalyzer?.deallocate()
         mixAnalyzer = AudioAnalyzer(sampleRate: layout.sampleRate, channelCount: layout.channelCount, maximumFrameCount: blockFrames)
+        defer { mixAnalyzer?.deallocate(); mixAnalyzer = nil }
         let source = try mixFromKernel(keeping: true)
         while try source(blockFrames).1 > 0 {
             renderer.progress?(kernel.framesRendered, layout.frameCount)
+            try checkpoint()
         }
         return mixAnalyzer!.analysis
     }
@@ -227,20 +238,18 @@ final class RenderPasses {
     }
 
     /// The mix as the kernel renders it from the start, block by block (0 frames at the end):
-    /// kept in the spill when `keeping`, measured when the measuring pass asks.
+    /// kept in the spill when `keeping`, measured while the measuring pass runs. (The loops that
+    /// pull it check `checkpoint` after each block.)
     private func mixFromKernel(keeping: Bool) throws -> (Int) throws -> (AudioBuffer, Int) {
         measures?.restart()
         try kernel.start()
         output.releaseReplacedPages()
         return { [self] frames in
             let n = kernel.render(frameCount: frames)
-            if let failure = kernel.failure { throw failure }
             if keeping, let s = spill {
                 do { try s.append(kernel.output, frameCount: n) } catch { spill = nil }
             }
-            guard n > 0 else { return (kernel.output, 0) }
-            mixAnalyzer?.process(kernel.output, frameCount: n)
-            try checkpoint()
+            if n > 0 { mixAnalyzer?.process(kernel.output, frameCount: n) }
             return (kernel.output, n)
         }
     }
@@ -249,13 +258,7 @@ final class RenderPasses {
     private func mixAgain() throws -> (Int) throws -> (AudioBuffer, Int) {
         guard let spill else {
             renderedAgain = true
-            measures?.restart()
-            try kernel.start()
-            return { [kernel] frames in
-                let n = kernel.render(frameCount: frames)
-                if let failure = kernel.failure { throw failure }
-                return (kernel.output, n)
-            }
+            return try mixFromKernel(keeping: false)
         }
         spill.rewind()
         return { [spillBuffer] frames in (spillBuffer, try spill.read(into: spillBuffer, maxFrames: frames)) }
