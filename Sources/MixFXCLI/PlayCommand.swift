@@ -96,6 +96,9 @@ struct PlayCommand {
         }
         cmd.session.inputs = args.positionals
         guard !cmd.session.inputs.isEmpty else { throw .usage("play: no tracks given (usage: mixfx play TRACK...)") }
+        if cmd.session.inputs.contains(StandardInput.path) {
+            throw .usage("play: - (stdin) cannot be a track: play reads its control commands there (save the stream to a file, or render it: mixfx render - ...)")
+        }
         guard cmd.session.inputs.count <= Preset.maximumTracks else {
             throw .usage("\(cmd.session.inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
         }

@@ -11,13 +11,16 @@ struct RenderCommand {
                         [--report FILE.json|FILE.html]
                         [--print-preset] [--quiet] [--json]
 
-    Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, AIFF, ...) through
+    Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, Opus, MP3, AIFF, CAF,
+    W64, RF64, AU, ...; - reads one from stdin, even a pipe: it is kept in $TMPDIR first) through
     player -> shelf EQ -> pitch shifter -> mixer into OUT, faster than real time. The mix is as
     long as the longest track, aligned at sample 0; the mixer is a plain sum (no hidden 1/N).
 
     output (a preset's "output" and "master" first, then these flags):
       -o, --output OUT        output file (default mix.wav); the extension picks the container:
-                              \(Container.extensionsText)
+                              \(Container.extensionsText); - writes to stdout (needs --type),
+                              once the render has succeeded, complete (a WAV with its length)
+      -t, --type TYPE         the container, whatever OUT's name (as sox -t): one of the above
     \(outputHelp())
       --force                 overwrite OUT if it exists (never allowed when OUT is an input)
 
@@ -83,6 +86,10 @@ struct RenderCommand {
 
     var session = SessionOptions()
     var output = "mix.wav"
+    /// `--type`: the container, whatever the output's name (nil: from its extension).
+    var container: Container?
+    /// The output is standard output (`-o -`).
+    var writesStandardOutput: Bool { output == OutputFile.standardOutputPath }
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     /// `--report FILE.json|FILE.html`.
     var reportPath: String?
@@ -109,6 +116,12 @@ struct RenderCommand {
             switch name {
             case "-h", "--help": return nil
             case "-o", "--output": cmd.output = try args.value(for: name, inline: inline)
+            case "-t", "--type":
+                let value = try args.value(for: name, inline: inline)
+                guard let c = Container.named(value.lowercased()) else {
+                    throw .usage("\(name) \(value): not a container mixfx writes (allowed: \(Container.extensionsText))")
+                }
+                cmd.container = c
             case "--force": cmd.force = true
             case "--dry-run": cmd.dryRun = true
             case "--analyze": cmd.analyze = true
@@ -128,6 +141,9 @@ struct RenderCommand {
             }
         }
         cmd.session.inputs = args.positionals
+        if cmd.session.inputs.filter({ $0 == StandardInput.path }).count > 1 {
+            throw .usage("render: - (stdin) is given more than once; standard input holds one file")
+        }
         guard !cmd.session.inputs.isEmpty else { throw .usage("render: no tracks given (usage: mixfx render TRACK... [-o OUT])") }
         if cmd.analyze && !cmd.dryRun { throw .usage("--analyze goes with --dry-run (it renders the mix to measure it and writes nothing)") }
         guard cmd.session.inputs.count <= Preset.maximumTracks else {
@@ -142,7 +158,7 @@ struct RenderCommand {
             print(String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self))
             return 0
         }
-        let outputExists = FileSystem.exists(output)
+        let outputExists = !writesStandardOutput && FileSystem.exists(output)
         // (a dry run reports an existing output instead)
         var (engine, renderer, plan) = try prepare(resolved, overwrite: force || dryRun)
         if plan.0.storedSampleFormat == nil, let f = resolved.sampleFormat {
@@ -168,7 +184,7 @@ struct RenderCommand {
         }
         renderer.overwrite = force
         // what killed renders (SIGKILL, power loss) left beside the output
-        OutputFile.removeStaleTemporaries(besides: output)
+        if !writesStandardOutput { OutputFile.removeStaleTemporaries(besides: output) }
         let bar = !quiet && Terminal.isTerminal(2) ? ProgressBar() : nil
         renderer.progress = { done, total in bar?.update(done: done, total: total) }
         Terminal.installStopHandlers()
@@ -184,10 +200,13 @@ struct RenderCommand {
         }
         bar?.finish()
         try writeReport(report, resolved, plan.1, overwrite: force)
+        // (with -o - the audio is on stdout: the summary goes to stderr)
+        // (its lines already show names escaped: `PathBytes.shown`)
+        let say: (String) -> Void = writesStandardOutput ? { Terminal.writeError($0 + "\n") } : { print($0) }
         if json {
-            print(summaryJSON(report))
+            say(summaryJSON(report))
         } else if !quiet {
-            print(summaryText(report))
+            say(summaryText(report))
         }
         for (i, n) in report.trackReplacedSamples.enumerated() where n > 0 {
             Terminal.printError("mixfx: warning: track \(i + 1) (\(resolved.inputs[i])): \(n) input sample\(n == 1 ? "" : "s") that were NaN, infinite or beyond ±10⁶ were replaced by silence")
@@ -213,10 +232,18 @@ struct RenderCommand {
     /// the renderer set up, the report path and the output checked. (`execute`, `mixfx batch`.)
     /// `overwriteReport` (default: `overwrite`) allows replacing an existing report.
     func prepare(_ resolved: ResolvedSession, overwrite: Bool, overwriteReport: Bool? = nil) throws(CLIError) -> (AudioEngine, OfflineRenderer, (OutputFormat, EngineLayout)) {
+        if writesStandardOutput && container == nil {
+            throw .usage("-o -: standard output has no extension to pick the container; give --type (\(Container.extensionsText))")
+        }
+        if let named = container, let byName = Container.from(path: output), byName != named {
+            throw .usage("--type \(named.rawValue) and the output '\(output)', whose extension says \(byName.rawValue): give one container")
+        }
         // every file read: the tracks and a preset file (never written over, by identity)
-        let filesRead = resolved.inputs + presetFiles
+        // (standard input, `-`, by what it is: `OfflineRenderer.plan` checks the opened tracks)
+        let filesRead = resolved.inputs.filter { $0 != StandardInput.path } + presetFiles
         let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
+        renderer.container = container
         renderer.otherInputs = otherInputs
         if !dryRun {
             // checked before rendering: a folder that is missing or not writable loses no work
@@ -250,7 +277,7 @@ struct RenderCommand {
             + "\u{1F}" + resolved.inputs.joined(separator: "\u{1F}") + "\u{1F}" + output
         // the container's rate limits in the command line's words (`plan` checks them too, in
         // the library's)
-        if let container = Container.from(path: output), let layout = try? engine.validate(),
+        if let container = container ?? Container.from(path: output), let layout = try? engine.validate(),
            let problem = container.sampleRateProblem(layout.sampleRate, naming: SettingFlags.name) {
             throw RenderCommand.map(.unsupportedOutput(path: output, reason: problem), resolved)
         }
@@ -385,7 +412,8 @@ struct RenderCommand {
             peak += String(format: " (the mix peaked at %+.2f dBFS; gain %.2f dB applied, %@)",
                            20 * log10(Double(r.mixPeak)), r.appliedGainDB, RenderCommand.ceilingText(r))
         }
-        var lines = ["wrote    \(PathBytes.shown(r.outputPath))  (\(describe(r.format)))",
+        let wrote = r.outputPath == OutputFile.standardOutputPath ? "standard output" : PathBytes.shown(r.outputPath)
+        var lines = ["wrote    \(wrote)  (\(describe(r.format)))",
                      "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
                      peak,
                      r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples"

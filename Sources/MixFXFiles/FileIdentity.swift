@@ -76,6 +76,11 @@ public struct FileIdentitySet: Sendable {
         return nil
     }
 
+    /// Adds the file `identity` (an open descriptor's), named `spelling` in messages.
+    public mutating func insert(_ identity: FileIdentity, spelling: String) {
+        if spellings[identity] == nil { spellings[identity] = spelling }
+    }
+
     /// The spelling of the member that is the same file as `path`, or nil.
     public func member(_ path: String) -> String? { spellings[FileIdentity(path: path)] }
 

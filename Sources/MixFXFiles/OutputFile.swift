@@ -33,6 +33,8 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
         let overwrite = name(OutputFileError.overwriteSetting)
         return switch self {
         case .exists(let p): "'\(p)' exists; use \(overwrite) to overwrite it"
+        case .isInput(let p) where p == OutputFile.standardOutputPath:
+            "standard output (-o -) is redirected into one of the inputs; send it elsewhere"
         case .isInput(let p): "'\(p)' is one of the inputs; choose another output file"
         case .notRegular(let p, let kind):
             "'\(p)' is a \(kind), not a regular file; mixfx writes regular files only (choose a file path)"
@@ -85,6 +87,15 @@ public final class OutputFile: Sendable {
     /// The target's name in the folder.
     private let name: String
     private let replacedMode: mode_t?
+    /// The output is the process's standard output (`path` is `standardOutputPath`): it is
+    /// written to an unnamed file in `UnnamedFile.temporaryFolder` and copied to standard output
+    /// by `commit`, complete, so a render that fails writes nothing there and every container
+    /// (FLAC, Ogg, MP3, a WAV with its exact length) is written as it would be to a file.
+    public let isStandardOutput: Bool
+
+    /// The path that names standard output (as for SoX and most Unix tools; a file named `-`
+    /// is `./-`).
+    public static let standardOutputPath = "-"
 
     /// Checks `path` as an output beside `inputs` (paths of files read). Control side.
     public convenience init(path: String, inputs: [String], overwrite: Bool) throws(OutputFileError) {
@@ -98,6 +109,15 @@ public final class OutputFile: Sendable {
         self.path = path
         self.overwrite = overwrite
         self.onlyReplacing = overwrite ? onlyReplacing : nil
+        isStandardOutput = path == OutputFile.standardOutputPath
+        if isStandardOutput {
+            targetPath = path
+            name = path
+            replacesExisting = false
+            replacedMode = nil
+            (folderFD, folderPath) = try OutputFile.standardOutputFolder(beside: inputs, alsoInputs)
+            return
+        }
         guard !path.isEmpty else { throw .cannotCreate(path: path, reason: "the path is empty") }
         guard !path.hasSuffix("/") else {
             throw .cannotCreate(path: path, reason: "the path ends in '/', so it names a folder; give a file name")
@@ -160,11 +180,39 @@ public final class OutputFile: Sendable {
         replacedMode = st.st_mode & 0o7777
     }
 
+    /// Checks standard output as the output: it must be open and not one of the inputs (`mixfx render in.wav -o - >> in.wav`). Returns the
+    /// temporary folder, opened, where its file is written first.
+    private static func standardOutputFolder(beside inputs: FileIdentitySet, _ alsoInputs: [String]) throws(OutputFileError) -> (Int32, String) {
+        let path = standardOutputPath
+        var st = stat()
+        guard fstat(1, &st) == 0 else { throw .cannotCreate(path: path, reason: "standard output is closed") }
+        if let id = FileIdentity(descriptor: 1), (st.st_mode & S_IFMT) == S_IFREG,
+           inputs.contains(id) || alsoInputs.contains(where: { FileIdentity(path: $0) == id }) {
+            throw .isInput(path: path)
+        }
+        let folder = UnnamedFile.temporaryFolder
+        let fd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw .cannotCreate(path: path, reason: "the temporary folder '\(folder)' (TMPDIR) cannot be opened: \(String(cString: strerror(errno)))")
+        }
+        return (fd, folder)
+    }
+
     deinit { close(folderFD) }
 
     /// A new temporary file in the target's folder (so the final move is a rename on one file
     /// system), created exclusively under an unpredictable hidden name (see the type's notes).
     public func createTemporary() throws(OutputFileError) -> TemporaryOutput {
+        if isStandardOutput {
+            // (checked here, not when the output is checked: a dry run prints its text there)
+            guard isatty(1) == 0 else {
+                throw .cannotCreate(path: path, reason: "standard output is a terminal, and audio is not text; send it into a pipe or a file (... -o - --type wav | ...), or give -o FILE")
+            }
+            switch UnnamedFile.create(in: folderPath) {
+            case .success(let fd): return TemporaryOutput(descriptor: fd, name: "", path: folderPath, folderFD: folderFD, named: false)
+            case .failure(let e): throw .cannotCreate(path: path, reason: "cannot make its temporary file in '\(folderPath)' (TMPDIR): \(e.reason)")
+            }
+        }
         for _ in 0..<64 {
             let tmpName = TemporaryOutput.makeName()
             let full = folderPath + "/" + tmpName
@@ -200,6 +248,10 @@ public final class OutputFile: Sendable {
     /// temporary file is removed. The writer must have closed its own descriptor.
     public func commit(_ temporary: TemporaryOutput) throws(OutputFileError) {
         defer { temporary.discard() }
+        if isStandardOutput {
+            try copyToStandardOutput(temporary.descriptor)
+            return
+        }
         _ = fchmod(temporary.descriptor, replacedMode ?? OutputFile.newFileMode)
         // the name must still be the file this process wrote (someone who can write the folder
         // could have moved it away and put something else there)
@@ -227,6 +279,52 @@ public final class OutputFile: Sendable {
             throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
         }
         temporary.renamed()
+    }
+
+    /// The whole of the file `fd` to standard output (`sendfile`, or `read`/`write` where the
+    /// kernel cannot send between these two).
+    private func copyToStandardOutput(_ fd: Int32) throws(OutputFileError) {
+        var st = stat()
+        guard fstat(fd, &st) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+        }
+        var left = Int(st.st_size)
+        var useSendfile = true
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while left > 0 {
+            var n: Int
+            if useSendfile {
+                n = sendfile(1, fd, nil, left)
+                if n < 0 && (errno == EINVAL || errno == ENOSYS) {
+                    useSendfile = false
+                    continue
+                }
+            } else {
+                let r = buffer.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress!, min(left, $0.count)) }
+                n = r <= 0 ? r : buffer.withUnsafeBytes { b in
+                    var done = 0
+                    while done < r {
+                        let w = Foundation.write(1, b.baseAddress! + done, r - done)
+                        if w < 0 { if errno == EINTR { continue }; return -1 }
+                        done += w
+                    }
+                    return r
+                }
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    // a non-blocking pipe that is full: wait until the reader makes room
+                    var ready = pollfd(fd: 1, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&ready, 1, -1)
+                    continue
+                }
+                let reason = errno == EPIPE ? "the program reading standard output stopped reading (broken pipe)" : String(cString: strerror(errno))
+                throw .cannotCreate(path: path, reason: reason)
+            }
+            if n == 0 { throw .cannotCreate(path: path, reason: "the temporary file ended early") }
+            left -= n
+        }
     }
 
     /// Writes `bytes` to `path` by the same rules (presets, reports, summaries). Control side.
@@ -306,13 +404,14 @@ public final class TemporaryOutput: @unchecked Sendable {
     public let path: String
     private let folderFD: Int32
     private var open = true
-    private var named = true
+    private var named: Bool
 
-    init(descriptor: Int32, name: String, path: String, folderFD: Int32) {
+    init(descriptor: Int32, name: String, path: String, folderFD: Int32, named: Bool = true) {
         self.descriptor = descriptor
         self.name = name
         self.path = path
         self.folderFD = folderFD
+        self.named = named
     }
 
     deinit { discard() }

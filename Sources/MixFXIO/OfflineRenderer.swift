@@ -7,8 +7,11 @@ import MixFXFiles
 /// Writes to a temporary file beside the output and renames it on success, so a failed or
 /// interrupted render leaves nothing behind.
 public struct OfflineRenderer {
-    /// The file written.
+    /// The file written; `OutputFile.standardOutputPath` (`-`) writes to standard output, once
+    /// the render has succeeded (see `OutputFile.isStandardOutput`).
     public var outputPath: String
+    /// The container; nil: from `outputPath`'s extension (standard output has none).
+    public var container: Container?
     /// The sample format; nil picks the most precise input's, at least s16.
     public var sampleFormat: SampleFormat?
     /// Allow replacing an existing output (never an input).
@@ -59,9 +62,9 @@ public struct OfflineRenderer {
     public func plan(_ engine: AudioEngine) throws(RenderError) -> (OutputFormat, EngineLayout) {
         let layout: EngineLayout
         do { layout = try engine.validate() } catch { throw .engine(error) }
-        guard let container = Container.from(path: outputPath) else {
-            throw .unsupportedOutput(path: outputPath,
-                                     reason: "unknown extension (allowed: \(Container.extensionsText))")
+        guard let container = container ?? Container.from(path: outputPath) else {
+            let why = outputPath == OutputFile.standardOutputPath ? "standard output has no extension: name the container" : "unknown extension"
+            throw .unsupportedOutput(path: outputPath, reason: "\(why) (allowed: \(Container.extensionsText))")
         }
         if let problem = container.sampleRateProblem(layout.sampleRate) { throw .unsupportedOutput(path: outputPath, reason: problem) }
         let bits = layout.tracks.map { $0.player.source.format.bitsPerSample }.max() ?? 16
@@ -96,10 +99,16 @@ public struct OfflineRenderer {
             gib, format.container.rawValue, format.container.maximumDataText))
     }
 
+    /// The output, checked against every file read: the tracks by the identity of what was
+    /// opened (standard input too, when it is a file), the rest by path.
     private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
-        let inputs = layout.tracks.compactMap { ($0.player.source as? SoundFileReader)?.path
-            ?? ($0.player.source as? StreamingSource)?.reader.path }
-        do { return try OutputFile(path: outputPath, inputs: otherInputs, alsoInputs: inputs + presetFiles, overwrite: overwrite,
+        var inputs = otherInputs
+        var paths = presetFiles
+        for track in layout.tracks {
+            guard let reader = (track.player.source as? SoundFileReader) ?? (track.player.source as? StreamingSource)?.reader else { continue }
+            if let id = reader.identity { inputs.insert(id, spelling: reader.path) } else { paths.append(reader.path) }
+        }
+        do { return try OutputFile(path: outputPath, inputs: inputs, alsoInputs: paths, overwrite: overwrite,
                                         onlyReplacing: onlyReplacing) } catch {
             throw .output(error)
         }
@@ -190,7 +199,7 @@ extension OfflineRenderer {
     /// The last touch to a written file before it is measured and moved into place: an Ogg
     /// stream gets its serial from `streamIdentity` instead of libsndfile's random one.
     func seal(_ written: TemporaryOutput, _ format: OutputFormat) throws(SoundFileError) {
-        guard format.container == .ogg else { return }
+        guard format.container.isOgg else { return }
         let identity = streamIdentity ?? FileIdentity.name(of: outputPath)
         guard OggStreamSerial.rewrite(descriptor: written.descriptor, serial: OggStreamSerial.serial(from: identity)) else {
             throw .writeFailed(path: outputPath, reason: "the Ogg stream libsndfile wrote could not be read back")

@@ -1,9 +1,11 @@
 import CSndFile
 import MixFXEngine
 
-/// A container chosen from the output file's extension.
+/// A container chosen from the output file's extension (or named: `OfflineRenderer.container`).
+/// `ogg` holds Vorbis, `opus` Opus in Ogg, `mp3` MPEG-1/2 Layer III (through the system
+/// libsndfile's LAME; Debian's 1.1 and later has it).
 public enum Container: String, CaseIterable, Sendable {
-    case wav, flac, ogg, aiff, caf, w64, au, rf64
+    case wav, flac, ogg, aiff, caf, w64, au, rf64, mp3, opus
 
     /// Extensions recognised for each container.
     public static func from(path: String) -> Container? {
@@ -17,18 +19,26 @@ public enum Container: String, CaseIterable, Sendable {
         case "w64": return .w64
         case "au", "snd": return .au
         case "rf64": return .rf64
+        case "mp3": return .mp3
+        case "opus": return .opus
         default: return nil
         }
     }
 
     /// The recognised extensions, for messages.
-    public static var extensionsText: String { "wav, flac, ogg, aiff, caf, w64, au, rf64" }
+    public static var extensionsText: String { "wav, flac, ogg, aiff, caf, w64, au, rf64, mp3, opus" }
+
+    /// The container named `name` (`--type`): a case's name or any of its extensions.
+    public static func named(_ name: String) -> Container? { from(path: "." + name) }
+
+    /// Whether the container is a lossy encoding (it stores no sample format).
+    public var isLossy: Bool { sampleFormats == nil }
 
     /// Sample formats the container can hold; nil = lossy (floats are encoded, no sample format).
     public var sampleFormats: [SampleFormat]? {
         switch self {
         case .flac: [.s16, .s24]
-        case .ogg: nil
+        case .ogg, .mp3, .opus: nil
         default: SampleFormat.allCases
         }
     }
@@ -41,7 +51,12 @@ public enum Container: String, CaseIterable, Sendable {
     public func sampleRateProblem(_ rateHz: Int, naming name: (String) -> String = { $0 }) -> String? {
         let rate = name(SessionOption.sampleRateHz.spec.setting())
         let any = "any rate from \(AudioEngine.outputSampleRateRange.lowerBound) to \(AudioEngine.outputSampleRateRange.upperBound) Hz"
+        let lossless = "write .flac, .wav, .caf, .w64, .aiff, .au or .rf64, which hold \(any)"
         switch self {
+        case .mp3 where !Container.mp3Rates.contains(rateHz):
+            return "MP3 holds the sample rates \(Container.mp3Rates.map(String.init).joined(separator: ", ")) Hz, not \(rateHz) Hz (give \(rate) one of them, or \(lossless))"
+        case .opus where !Container.opusRates.contains(rateHz):
+            return "Opus holds the sample rates \(Container.opusRates.map(String.init).joined(separator: ", ")) Hz, not \(rateHz) Hz (give \(rate) 48000, or \(lossless))"
         case .ogg where rateHz > 200_000:
             return "Ogg/Vorbis holds sample rates up to 200000 Hz, not \(rateHz) Hz (give \(rate) up to 200000, or write .flac, .wav, .caf, .w64, .aiff, .au or .rf64, which hold \(any); FLAC from 65536 Hz on in steps of 10 Hz)"
         case .flac where rateHz >= 65_536 && rateHz % 10 != 0:
@@ -51,6 +66,14 @@ public enum Container: String, CaseIterable, Sendable {
         }
     }
 
+    /// The rates MPEG-1, 2 and 2.5 Layer III code.
+    static let mp3Rates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+    /// The rates Opus codes.
+    static let opusRates = [8000, 12000, 16000, 24000, 48000]
+
+    /// Whether the file is an Ogg stream (whose serial `OggStreamSerial` makes reproducible).
+    var isOgg: Bool { self == .ogg || self == .opus }
+
     /// The most audio data the container's header can describe, bytes; nil when it is not a
     /// practical limit (64-bit sizes, or a stream format).
     public var maximumDataBytes: Int? {
@@ -59,7 +82,7 @@ public enum Container: String, CaseIterable, Sendable {
         case .wav, .au: (1 << 32) - (1 << 20)
         // AIFF's chunk sizes are signed 32-bit
         case .aiff: (1 << 31) - (1 << 20)
-        case .flac, .ogg, .caf, .w64, .rf64: nil
+        case .flac, .ogg, .caf, .w64, .rf64, .mp3, .opus: nil
         }
     }
 
@@ -81,6 +104,8 @@ public enum Container: String, CaseIterable, Sendable {
         case .w64: Int32(SF_FORMAT_W64)
         case .au: Int32(SF_FORMAT_AU)
         case .rf64: Int32(SF_FORMAT_RF64)
+        case .mp3: Int32(SF_FORMAT_MPEG)
+        case .opus: Int32(SF_FORMAT_OGG)
         }
     }
 }
@@ -110,7 +135,12 @@ public struct OutputFormat: Sendable, Equatable {
     }
 
     var sndfileFormat: Int32 {
-        if container == .ogg { return container.major | Int32(SF_FORMAT_VORBIS) }
+        switch container {
+        case .ogg: return container.major | Int32(SF_FORMAT_VORBIS)
+        case .opus: return container.major | Int32(SF_FORMAT_OPUS)
+        case .mp3: return container.major | Int32(SF_FORMAT_MPEG_LAYER_III)
+        default: break
+        }
         let sub: Int32 = switch sampleFormat {
         case .s16: Int32(SF_FORMAT_PCM_16)
         case .s24: Int32(SF_FORMAT_PCM_24)

@@ -59,8 +59,14 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     /// Opens `path` for reading (control side); throws naming the file when it cannot. The file
     /// is opened once and checked on its descriptor (`RegularFile.openForReading`): a FIFO,
     /// device or socket is refused without blocking, even one swapped in after a check.
+    /// `StandardInput.path` (`-`) reads standard input (`StandardInput`).
     public convenience init(path: String) throws(SoundFileError) {
         let fd: Int32
+        if path == StandardInput.path {
+            do { fd = try StandardInput.openForReading() } catch { throw .cannotOpen(path: path, reason: error.reason) }
+            try self.init(descriptor: fd, path: path)
+            return
+        }
         do { fd = try RegularFile.openForReading(path) } catch {
             if case .notRegular(let kind) = error.problem {
                 throw .cannotOpen(path: path, reason: "it is a \(kind); mixfx reads regular files, whose length it knows and can seek in (save the stream to a file first)")

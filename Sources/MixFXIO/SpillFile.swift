@@ -18,29 +18,14 @@ final class SpillFile {
     /// Frames written so far.
     private(set) var frameCount = 0
 
-    /// Creates the file in `directory` (control side): with `O_TMPFILE` it never has a name;
-    /// where the file system lacks it, under an unpredictable name created exclusively
-    /// (`O_EXCL`, no link followed) and unlinked at once.
+    /// Creates the file in `directory` (control side; `UnnamedFile`).
     init(directory: String, channelCount: Int, reportedPath: String) throws(SoundFileError) {
         self.channelCount = channelCount
         self.reportedPath = reportedPath
-        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY (a macro Swift does not import)
-        let unnamed = FileSystem.open(directory, 0o20000000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
-        if unnamed >= 0 {
-            fd = unnamed
-            return
+        switch UnnamedFile.create(in: directory) {
+        case .success(let f): fd = f
+        case .failure(let e): throw .cannotCreate(path: reportedPath, reason: "cannot make the temporary mix beside it: \(e.reason)")
         }
-        let path = directory + "/.mixfx-spill-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).f32"
-        // remembered while it has a name, so that a fatal signal between open and unlink
-        // still removes it
-        TemporaryFiles.remember(path)
-        defer { TemporaryFiles.forget(path) }
-        let f = FileSystem.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard f >= 0 else {
-            throw .cannotCreate(path: reportedPath, reason: "cannot make the temporary mix beside it: \(String(cString: strerror(errno)))")
-        }
-        PathBytes.withCString(path) { _ = unlink($0) }
-        fd = f
     }
 
     deinit { if fd >= 0 { close(fd) } }

@@ -117,7 +117,7 @@ import TestSupport
         return fds.filter { fd in
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) ?? ""
             // named and unlinked at once, or never named (O_TMPFILE: "DIR/#INODE (deleted)")
-            return target.hasPrefix(directory + "/.mixfx-spill-")
+            return target.hasPrefix(directory + "/.mixfx-unnamed-")
                 || target.hasPrefix(directory + "/#") && target.hasSuffix(" (deleted)")
         }.count
     }

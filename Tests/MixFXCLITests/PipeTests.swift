@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// Issue #34's pipes and lossy outputs: `mixfx render -` reads a sound file from stdin (even a
+/// pipe, even a WAV of unknown length), `-o - --type T` writes the finished file to stdout, and
+/// MP3 and Opus are written through libsndfile.
+@Suite struct PipeTests {
+    let dir = TempDir("mixfx-pipes")
+
+    /// A 3 s stereo 440 Hz tone as 16-bit WAV and as FLAC (written by mixfx itself).
+    func inputs() throws -> (wav: String, flac: String) {
+        let wav = dir.file("in.wav"), flac = dir.file("in.flac")
+        let tone = Signals.sine(frequencyHz: 440, sampleRate: 44_100, frames: 132_300, amplitude: 0.4)
+        try AudioFiles.write([tone, tone.map { $0 * 0.5 }], to: wav, sampleRate: 44_100, sampleFormat: .s16)
+        let r = try MixFXBinary.run(["render", wav, "-o", flac, "--quiet"])
+        try #require(r.status == 0, "\(r.stderr)")
+        return (wav, flac)
+    }
+
+    /// Runs `script` in sh with `$M` the built mixfx, in the test's folder.
+    func shell(_ script: String) throws -> MixFXBinary.Result {
+        try runProcess("/bin/sh", ["-c", script], cwd: dir.path,
+                       environment: ProcessInfo.processInfo.environment.merging(["M": MixFXBinary.path]) { $1 })
+    }
+
+    func bytes(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: dir.file(name))) }
+
+    @Test func aPipeInAndOutIsTheSameFileAsTheFileToFileRender() throws {
+        defer { dir.remove() }
+        _ = try inputs()
+        let file = try MixFXBinary.run(["render", dir.file("in.flac"), "--pitch", "200", "--bass", "3", "-o", dir.file("ref.flac"), "--quiet"])
+        try #require(file.status == 0, "\(file.stderr)")
+        // FLAC through a pipe (cat: no seeking), out as FLAC to a pipe
+        let piped = try shell("cat in.flac | \"$M\" render - --pitch 200 --bass 3 -o - --type flac | cat > piped.flac")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(try bytes("piped.flac") == bytes("ref.flac"))
+        // the summary is on stderr, the audio alone on stdout
+        #expect(piped.stderr.contains("wrote    standard output  (flac"))
+        // a regular file redirected into stdin, WAV to stdout (its header with the exact length)
+        let redirected = try shell("\"$M\" render - --pitch 200 --bass 3 -o - --type wav --quiet < in.flac > out.wav")
+        #expect(redirected.status == 0, "\(redirected.stderr)")
+        let (channels, format) = try AudioFiles.read(dir.file("out.wav"))
+        #expect(format.frameCount == 132_300 && channels[0].count == 132_300)
+        let (reference, _) = try AudioFiles.read(dir.file("ref.flac"))
+        #expect(channels == reference)
+        // analyze reads stdin too
+        let analyzed = try shell("cat in.wav | \"$M\" analyze - --json")
+        #expect(analyzed.status == 0, "\(analyzed.stderr)")
+        let files = (try JSONSerialization.jsonObject(with: Data(analyzed.stdout.utf8)) as? [String: Any])?["files"] as? [[String: Any]]
+        let peak = try #require(files?.first?["samplePeakDBFS"] as? Double)
+        let (original, _) = try AudioFiles.read(dir.file("in.wav"))
+        #expect(abs(peak - Signals.db(Double(original[0].map(abs).max()!))) < 1e-9 && files?.first?["frames"] as? Int == 132_300)
+    }
+
+    @Test(.enabled(if: which("sox") != nil, "sox is not installed (apt-get install sox)"))
+    func aWAVOfUnknownLengthFromSoXIsReadToItsEnd() throws {
+        let sox = which("sox")!
+        defer { dir.remove() }
+        _ = try inputs()
+        // sox writes a WAV whose sizes say 2 GiB when it cannot seek back (raw input from a pipe)
+        let r = try shell("cat in.wav | \(sox) -t wav - -t raw - | \(sox) -t raw -r 44100 -e signed -b 16 -c 2 - -t wav - 2>/dev/null | tee stream.wav | \"$M\" render - -o - --type wav --quiet > out.wav")
+        #expect(r.status == 0, "\(r.stderr)")
+        let header = try bytes("stream.wav")
+        #expect(header[40..<44] == Data([0x00, 0xF0, 0xFF, 0x7F]), "sox no longer writes an unknown length: the test checks nothing")
+        let direct = try MixFXBinary.run(["render", dir.file("in.wav"), "-o", dir.file("direct.wav"), "--quiet"])
+        try #require(direct.status == 0)
+        #expect(try bytes("out.wav") == bytes("direct.wav"))
+    }
+
+    @Test func misuseIsRefusedAndNothingReachesStdout() throws {
+        defer { dir.remove() }
+        _ = try inputs()
+        let before = try bytes("in.wav")
+        for (script, status, words) in [
+            ("\"$M\" render in.wav -o - > o", 2, "give --type"),
+            ("\"$M\" render in.wav -o x.flac --type wav", 2, "give one container"),
+            ("\"$M\" render in.wav -o - --type mpeg > o", 2, "not a container mixfx writes"),
+            ("cat in.wav | \"$M\" render - - -o x.wav", 2, "more than once"),
+            ("\"$M\" render in.wav -o - --type wav >> in.wav", 2, "redirected into one of the inputs"),
+            ("\"$M\" render - -o in.wav --force < in.wav", 2, "'in.wav' is one of the inputs"),
+            ("printf 'not audio' | \"$M\" render - -o - --type wav > o", 1, "cannot open '-'"),
+            ("\"$M\" play - < in.wav", 2, "cannot be a track"),
+            // a render that fails writes nothing to stdout
+            ("\"$M\" render in.wav --volume 4 --strict -o - --type wav > o", 1, "clip"),
+        ] {
+            try? FileManager.default.removeItem(atPath: dir.file("o"))
+            let r = try shell(script)
+            #expect(r.status == Int32(status), "\(script): \(r.status) \(r.stderr)")
+            #expect(r.stderr.contains(words), "\(script): \(r.stderr)")
+            if let size = (try? FileManager.default.attributesOfItem(atPath: dir.file("o")))?[.size] as? Int {
+                #expect(size == 0, "\(script) wrote \(size) bytes to stdout")
+            }
+        }
+        #expect(try bytes("in.wav") == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")) && !FileManager.default.fileExists(atPath: dir.file("x.flac")))
+    }
+
+    @Test(.enabled(if: which("python3") != nil, "python3 is not installed (it gives the test a terminal)"))
+    func audioToATerminalIsRefused() throws {
+        defer { dir.remove() }
+        _ = try inputs()
+        // stdout a pseudo-terminal: python's pty runs mixfx with it as its terminal
+        let script = "import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn([os.environ['M'], 'render', 'in.wav', '-o', '-', '--type', 'wav'])))"
+        let r = try shell("python3 -c \"\(script)\" > tty.txt")
+        #expect(r.status == 1, "\(r.status) \(r.stderr)")
+        let shown = String(decoding: try bytes("tty.txt"), as: UTF8.self)
+        #expect(shown.contains("standard output is a terminal"), "\(shown)")
+        #expect(!shown.contains("RIFF"))
+    }
+
+    @Test func mp3AndOpusAreWrittenAndReadBack() throws {
+        defer { dir.remove() }
+        let (wav, _) = try inputs()
+        for (name, args, rate) in [("out.mp3", [String](), 44_100), ("out.opus", ["--rate", "48000"], 48_000)] {
+            let r = try MixFXBinary.run(["render", wav, "--pitch", "200", "-o", dir.file(name), "--quiet"] + args)
+            try #require(r.status == 0, "\(name): \(r.stderr)")
+            let (channels, format) = try AudioFiles.read(dir.file(name))
+            #expect(format.sampleRate == rate && format.channelCount == 2, "\(name): \(format)")
+            // libsndfile's decoders give back the frames written (encoder delay and padding removed)
+            #expect(format.frameCount == 3 * rate, "\(name): \(format.frameCount) frames")
+            let measured = Signals.frequency(channels[0][rate / 2 ..< 5 * rate / 2], sampleRate: Double(rate))
+            #expect(abs(Signals.cents(measured, 440 * pow(2, 200.0 / 1200))) < 1, "\(name): \(measured) Hz")
+            // the same render into the same file is the same bytes (Opus's Ogg serial is set from
+            // the job, as Vorbis's is)
+            try FileManager.default.moveItem(atPath: dir.file(name), toPath: dir.file("first-" + name))
+            let again = try MixFXBinary.run(["render", wav, "--pitch", "200", "-o", dir.file(name), "--quiet"] + args)
+            try #require(again.status == 0)
+            #expect(try bytes(name) == bytes("first-" + name), "\(name)")
+        }
+        // to stdout too
+        let piped = try shell("\"$M\" render in.wav --pitch 200 -o - --type mp3 --quiet > piped.mp3")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(try bytes("piped.mp3") == bytes("first-out.mp3"))
+        // what the encoders cannot hold is refused before rendering, naming what they can
+        let opus = try MixFXBinary.run(["render", wav, "-o", dir.file("x.opus")])
+        #expect(opus.status == 2 && opus.stderr.contains("Opus holds the sample rates 8000, 12000, 16000, 24000, 48000 Hz, not 44100 Hz"), "\(opus.stderr)")
+        let mp3 = try MixFXBinary.run(["render", wav, "-o", dir.file("x.mp3"), "--rate", "96000"])
+        #expect(mp3.status == 2 && mp3.stderr.contains("MP3 holds the sample rates"), "\(mp3.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.mp3")) && !FileManager.default.fileExists(atPath: dir.file("x.opus")))
+    }
+}
