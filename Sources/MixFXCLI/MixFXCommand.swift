@@ -32,7 +32,8 @@ public enum MixFXCommand {
       70        stopped by an internal failure (out of memory, or a bug); nothing was written
       128+N     stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, ...); nothing was
                 written. (`mixfx play` stopped with Ctrl-C ends normally: 0.)
-    With --json, an error is also printed on stdout as {"error": {"code": N, "message": "..."}}.
+    With --json, an error is also printed on stdout as {"error": {"code": N, "message": "..."}}
+    (on stderr when the audio goes to stdout: -o -).
     """
 
     /// The commands, as `mixfx COMMAND` names them.
@@ -80,7 +81,12 @@ public enum MixFXCommand {
         } catch {
             Terminal.printError("mixfx: error: \(error.message)")
             if arguments.contains("--json") {
-                print(jsonText(["error": ["code": Int(error.exitCode), "message": error.message] as [String: Any]]))
+                let text = jsonText(["error": ["code": Int(error.exitCode), "message": error.message] as [String: Any]])
+                // (stdout is for the audio with -o -: nothing else goes there)
+                let audioOnStdout = arguments.contains("--output=-") || zip(arguments, arguments.dropFirst()).contains {
+                    ["-o", "--output"].contains($0.0) && $0.1 == OutputFile.standardOutputPath
+                }
+                if audioOnStdout { Terminal.writeError(text + "\n") } else { print(text) }
             }
             return error.exitCode
         }

@@ -84,6 +84,8 @@ import TestSupport
             ("\"$M\" play - < in.wav", 2, "cannot be a track"),
             // a render that fails writes nothing to stdout
             ("\"$M\" render in.wav --volume 4 --strict -o - --type wav > o", 1, "clip"),
+            // with --json the error's JSON goes to stderr too
+            ("\"$M\" render in.wav --volume 4 --strict --json -o - --type wav > o", 1, "{\n  \"error\""),
         ] {
             try? FileManager.default.removeItem(atPath: dir.file("o"))
             let r = try shell(script)
