@@ -3,8 +3,25 @@ import MixFX
 
 /// `mixfx analyze FILE... [--json]`: loudness, peaks and stereo measures of files on disk.
 enum AnalyzeCommand {
+    /// The flags.
+    enum Flag: CommandFlag {
+        case json, help
+
+        var syntax: FlagSyntax {
+            switch self {
+            case .json: FlagSyntax(names: ["--json"])
+            case .help: helpFlag
+            }
+        }
+    }
+
+    /// The synopsis: every flag the parser takes.
+    static var usage: String {
+        Synopsis.text([.init("mixfx analyze", operands: ["FILE..."], flags: Flag.allCases.filter { $0 != .help }.map(\.syntax)), Synopsis.helpForm("analyze")])
+    }
+
     static let help = """
-    usage: mixfx analyze FILE... [--json]
+    \(usage)
 
     Measures each FILE (anything libsndfile reads) without changing it:
       integrated loudness (LUFS) and loudness range (LU), ITU-R BS.1770-4 / EBU R128 (Tech 3341,
@@ -18,18 +35,24 @@ enum AnalyzeCommand {
     exit status: 0 done, 1 a file could not be read, 2 usage error
     """
 
-    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+    /// The files and whether to print JSON; nil when the arguments ask for help.
+    static func parse(_ argv: [String]) throws(CLIError) -> (files: [String], json: Bool)? {
         var json = false
         var args = Arguments(argv)
         while let (name, _) = args.nextOption() {
-            switch name {
-            case "-h", "--help": print(help); return 0
-            case "--json": json = true
-            default: throw .unknownOption(name, command: "analyze", help: help)
+            guard let flag = Flag.named(name) else { throw .unknownOption(name, command: "analyze", help: help) }
+            switch flag {
+            case .help: return nil
+            case .json: json = true
             }
         }
         let files = args.positionals
         guard !files.isEmpty else { throw .usage("analyze: no files given (usage: mixfx analyze FILE... [--json])") }
+        return (files, json)
+    }
+
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        guard let (files, json) = try parse(argv) else { print(help); return 0 }
         var results: [(String, AudioAnalysis)] = []
         for path in files {
             do { results.append((path, try AudioAnalyzer.analyze(path: path))) } catch {

@@ -4,9 +4,32 @@ import Synchronization
 
 /// `mixfx batch MANIFEST`: many renders in one process, safe to retry, sliceable across machines.
 struct BatchCommand {
+    /// The flags, in synopsis order.
+    enum Flag: CommandFlag {
+        case jobs, shard, check, force, summary, quiet, json, help
+
+        var syntax: FlagSyntax {
+            switch self {
+            case .jobs: FlagSyntax(names: ["-j", "--jobs"], value: "N")
+            case .shard: FlagSyntax(names: ["--shard"], value: "I/N|auto|auto/N")
+            case .check: FlagSyntax(names: ["--check"])
+            case .force: FlagSyntax(names: ["--force"])
+            case .summary: FlagSyntax(names: ["--summary"], value: "FILE.json")
+            case .quiet: FlagSyntax(names: ["-q", "--quiet"])
+            case .json: FlagSyntax(names: ["--json"])
+            case .help: helpFlag
+            }
+        }
+    }
+
+    /// The synopsis: every flag the parser takes.
+    static var usage: String {
+        Synopsis.text([.init("mixfx batch", operands: ["MANIFEST|-"], flags: Flag.allCases.filter { $0 != .help }.map(\.syntax)),
+                       Synopsis.helpForm("batch")])
+    }
+
     static let help = """
-    usage: mixfx batch MANIFEST|- [--jobs N] [--shard I/N|auto|auto/N] [--check] [--force]
-                       [--summary FILE.json] [--quiet] [--json]
+    \(usage)
 
     Renders every job of MANIFEST (JSON Lines; - reads it from stdin), one per line:
       {"tracks": ["a.wav", "b.flac"], "output": "out/ab.wav",
@@ -16,7 +39,7 @@ struct BatchCommand {
     folder. Blank lines and lines starting with # are skipped. The whole manifest is checked
     before anything renders: a bad line is reported with its number and nothing is written.
 
-      --jobs N          renders at once in this process (default: the cores, here \(ProcessInfo.processInfo.activeProcessorCount));
+      -j, --jobs N      renders at once in this process (default: the cores, here \(ProcessInfo.processInfo.activeProcessorCount));
                         with more than one, each render uses one core, so they never oversubscribe
       --shard I/N       only the jobs whose position (from 0, in manifest order) is I modulo N, so
                         N machines given the same manifest cover every job exactly once
@@ -31,7 +54,8 @@ struct BatchCommand {
       --summary FILE    per job: id, status (done, skipped, failed), wall time, error, peak,
                         clipped samples, loudness and true peak (JSON; replaces an earlier
                         summary of mixfx batch, another file only with --force)
-      --quiet           no progress line        --json   print the summary on stdout
+      -q, --quiet       no progress line
+      --json            print the summary on stdout
 
     Safe to retry: each output appears only when complete, with a sidecar OUTPUT.mixfx-batch.json
     holding a hash of the job (settings, inputs' sizes and times, mixfx's version) and its frame
@@ -51,31 +75,37 @@ struct BatchCommand {
     var summaryPath: String?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        guard let cmd = try parse(argv) else { print(help); return 0 }
+        return try cmd.execute()
+    }
+
+    /// The command the arguments describe (nothing opened yet); nil when they ask for help.
+    static func parse(_ argv: [String]) throws(CLIError) -> BatchCommand? {
         var cmd = BatchCommand()
         var args = Arguments(argv)
         while let (name, inline) = args.nextOption() {
-            switch name {
-            case "-h", "--help": print(help); return 0
-            case "--jobs", "-j":
+            guard let flag = Flag.named(name) else { throw .unknownOption(name, command: "batch", help: help) }
+            switch flag {
+            case .help: return nil
+            case .jobs:
                 let text = try args.value(for: name, inline: inline)
                 guard let n = Int(text), n >= 1, n <= 256 else { throw .usage("--jobs: '\(text)' is not a whole number from 1 to 256") }
                 cmd.jobs = n
-            case "--shard":
+            case .shard:
                 let text = try args.value(for: name, inline: inline)
                 try cmd.parseShard(text)
-            case "--check": cmd.check = true
-            case "--force": cmd.force = true
-            case "--quiet", "-q": cmd.quiet = true
-            case "--json": cmd.json = true
-            case "--summary": cmd.summaryPath = try args.value(for: name, inline: inline)
-            default: throw .unknownOption(name, command: "batch", help: help)
+            case .check: cmd.check = true
+            case .force: cmd.force = true
+            case .quiet: cmd.quiet = true
+            case .json: cmd.json = true
+            case .summary: cmd.summaryPath = try args.value(for: name, inline: inline)
             }
         }
         guard args.positionals.count == 1 else {
             throw .usage("batch: give one manifest (a path, or - for stdin); usage: mixfx batch MANIFEST [--jobs N]")
         }
         cmd.manifest = args.positionals[0]
-        return try cmd.execute()
+        return cmd
     }
 
     mutating func parseShard(_ text: String) throws(CLIError) {

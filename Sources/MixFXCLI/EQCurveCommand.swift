@@ -3,33 +3,67 @@ import MixFX
 
 /// `mixfx eq-curve [EQ flags] [--rate HZ] -o curve.svg`: the EQ's response as a picture.
 enum EQCurveCommand {
+    /// The flags of its own (besides the EQ's settings, `sessionFlags`).
+    enum Flag: CommandFlag {
+        case output, force, help
+
+        var syntax: FlagSyntax {
+            switch self {
+            case .output: FlagSyntax(names: ["-o", "--output"], value: "OUT.svg")
+            case .force: FlagSyntax(names: ["--force"])
+            case .help: helpFlag
+            }
+        }
+    }
+
+    /// The session's flags it takes: the preset, the EQ's parameters (those a preset keeps
+    /// under "eq") and the rate.
+    static var sessionFlags: [FlagSyntax] {
+        [SessionOptions.Flag.preset.syntax] + SessionOptions.parameterFlags.filter { $0.spec.presetPath.first == "eq" }.map(SessionOptions.syntax)
+            + [SessionOptions.syntax(.sampleRateHz)]
+    }
+
+    /// The synopsis: every flag the parser takes.
+    static var usage: String {
+        Synopsis.text([.init("mixfx eq-curve", flags: Flag.allCases.filter { $0 != .help }.map(\.syntax) + sessionFlags),
+                       Synopsis.helpForm("eq-curve")])
+    }
+
     static let help = """
-    usage: mixfx eq-curve [--bass DB] [--bass-freq HZ] [--bass-slope S] [--treble DB] [--treble-freq HZ]
-                          [--treble-slope S] [--bass-bypass] [--treble-bypass] [--eq-gain DB]
-                          [--preset NAME|FILE] [--rate HZ] [-o OUT.svg] [--force]
+    \(usage)
 
     Draws the shelf EQ's magnitude response (the RBJ biquads mixfx runs, at --rate, default 48000)
     from 20 Hz to 20 kHz as a self-contained SVG (default eq-curve.svg): a logarithmic frequency
     axis, dB on the other, the settings in the title.
     """
 
-    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+    /// The session (its EQ settings, preset and rate), the output and `--force`; nil when the
+    /// arguments ask for help.
+    static func parse(_ argv: [String]) throws(CLIError) -> (session: SessionOptions, output: String, force: Bool)? {
         var session = SessionOptions()
         var output = "eq-curve.svg", force = false
         var args = Arguments(argv)
+        let takes = Set(sessionFlags.flatMap(\.names))
         while let (name, inline) = args.nextOption() {
-            switch name {
-            case "-h", "--help": print(help); return 0
-            case "-o", "--output": output = try args.value(for: name, inline: inline)
-            case "--force": force = true
-            default:
-                guard try session.parse(name, inline: inline, &args) else {
+            guard let flag = Flag.named(name) else {
+                guard takes.contains(name), try session.parse(name, inline: inline, &args) else {
                     throw .unknownOption(name, command: "eq-curve", help: help)
                 }
+                continue
+            }
+            switch flag {
+            case .help: return nil
+            case .output: output = try args.value(for: name, inline: inline)
+            case .force: force = true
             }
         }
         guard args.positionals.isEmpty else { throw .usage("eq-curve: unexpected argument '\(args.positionals[0])'") }
         guard output.lowercased().hasSuffix(".svg") else { throw .usage("-o: '\(output)' is not an .svg file") }
+        return (session, output, force)
+    }
+
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        guard let (session, output, force) = try parse(argv) else { print(help); return 0 }
         var warnings: [String] = []
         let preset = try session.loadPreset(warnings: &warnings)
         for w in warnings { Terminal.printError("mixfx: warning: \(w)") }

@@ -3,12 +3,41 @@ import MixFX
 
 /// `mixfx play`: plays a session live through ALSA with a terminal mixer or a control script.
 struct PlayCommand {
-    static let help = """
-    usage: mixfx play TRACK... [the render settings and --preset] [--device NAME] [--buffer-ms MS]
-                      [--period-ms MS] [--loop] [--start SECONDS] [--no-ui] [--json]
-           mixfx devices
+    /// The flags of playing's own (the session's are `SessionOptions`'), in synopsis order.
+    enum Flag: CommandFlag {
+        case device, bufferMs, periodMs, loop, start, force, noUI, quiet, json, help
 
-    Plays the session through ALSA on a real-time render thread while you change the mix.
+        var syntax: FlagSyntax {
+            switch self {
+            case .device: FlagSyntax(names: ["--device"], value: "NAME")
+            case .bufferMs: FlagSyntax(names: ["--buffer-ms"], value: "MS")
+            case .periodMs: FlagSyntax(names: ["--period-ms"], value: "MS")
+            case .loop: FlagSyntax(names: ["--loop"])
+            case .start: FlagSyntax(names: ["--start"], value: "SECONDS")
+            case .force: FlagSyntax(names: ["--force"])
+            case .noUI: FlagSyntax(names: ["--no-ui"])
+            case .quiet: FlagSyntax(names: ["-q", "--quiet"])
+            case .json: FlagSyntax(names: ["--json"])
+            case .help: helpFlag
+            }
+        }
+    }
+
+    /// The synopsis: every flag the parser takes (`Flag`, `SessionOptions.flagSyntaxes`).
+    static var usage: String {
+        Synopsis.text([
+            .init("mixfx play", operands: ["TRACK..."],
+                  flags: Flag.allCases.filter { $0 != .help }.map(\.syntax) + SessionOptions.flagSyntaxes(renderOptions: false)),
+            Synopsis.helpForm("play"),
+        ])
+    }
+
+    static let help = """
+    \(usage)
+
+    Plays the session through ALSA on a real-time render thread while you change the mix. It
+    takes the settings of `mixfx render` (--preset, --track, --bass, --pitch, ..., see mixfx
+    render --help) and:
 
       --device NAME       ALSA PCM (default "default"; `mixfx devices` lists them). A device that
                           writes a file (file:'out.raw',raw) never writes over an input, nor
@@ -22,7 +51,9 @@ struct PlayCommand {
       --loop              start again at the end
       --start SECONDS     start position
     \(SettingFlags.entry(SettingFlags.placeholder(.limitDBTP, column: 20), "the master limiter (true peak, default \(fmt(SessionOption.limitDBTP.spec.defaultValue!)) dBTP; adds \(limiterLatencyText) of latency)", column: 20))
+      --force             a device that writes a file may replace one that exists (never an input)
       --no-ui             no terminal mixer: read control commands from stdin
+      -q, --quiet         no closing line on stderr
       --json              print the closing report as JSON
 
     On a terminal, the mixer: ↑/↓ or 1-9 pick a track; v/V volume, ←/→ pan, b/B bass, t/T treble,
@@ -67,31 +98,32 @@ struct PlayCommand {
         var cmd = PlayCommand()
         var args = Arguments(argv)
         while let (name, inline) = args.nextOption() {
-            switch name {
-            case "-h", "--help": return nil
-            case "--device": cmd.options.device = try args.value(for: name, inline: inline)
-            case "--buffer-ms", "--period-ms", "--start":
-                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
-                switch name {
-                case "--buffer-ms":
-                    guard v >= 5 && v <= 2000 else { throw .usage("--buffer-ms: \(fmt(v)) is not from 5 to 2000") }
-                    cmd.options.bufferMilliseconds = v
-                case "--period-ms":
-                    guard v >= 1 && v <= 1000 else { throw .usage("--period-ms: \(fmt(v)) is not from 1 to 1000") }
-                    cmd.options.periodMilliseconds = v
-                default:
-                    guard v >= 0 else { throw .usage("--start: \(fmt(v)) is below 0") }
-                    cmd.options.startSeconds = v
-                }
-            case "--loop": cmd.options.loop = true
-            case "--force": cmd.force = true
-            case "--no-ui": cmd.noUI = true
-            case "--json": cmd.json = true
-            case "--quiet", "-q": cmd.quiet = true
-            default:
+            guard let flag = Flag.named(name) else {
                 if try !cmd.session.parse(name, inline: inline, &args) {
                     throw .unknownOption(name, command: "play", help: help)
                 }
+                continue
+            }
+            switch flag {
+            case .help: return nil
+            case .device: cmd.options.device = try args.value(for: name, inline: inline)
+            case .bufferMs:
+                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+                guard v >= 5 && v <= 2000 else { throw .usage("--buffer-ms: \(fmt(v)) is not from 5 to 2000") }
+                cmd.options.bufferMilliseconds = v
+            case .periodMs:
+                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+                guard v >= 1 && v <= 1000 else { throw .usage("--period-ms: \(fmt(v)) is not from 1 to 1000") }
+                cmd.options.periodMilliseconds = v
+            case .start:
+                let v = try parseNumber(try args.value(for: name, inline: inline), flag: name)
+                guard v >= 0 else { throw .usage("--start: \(fmt(v)) is below 0") }
+                cmd.options.startSeconds = v
+            case .loop: cmd.options.loop = true
+            case .force: cmd.force = true
+            case .noUI: cmd.noUI = true
+            case .json: cmd.json = true
+            case .quiet: cmd.quiet = true
             }
         }
         cmd.session.inputs = args.positionals
@@ -254,11 +286,32 @@ struct PlayCommand {
 
 /// `mixfx devices`
 enum DevicesCommand {
-    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        if argv.contains("--help") || argv.contains("-h") {
-            print("usage: mixfx devices    list ALSA playback devices (PCM names for --device)")
-            return 0
+    /// The flags.
+    enum Flag: CommandFlag {
+        case help
+        var syntax: FlagSyntax { helpFlag }
+    }
+
+    static var help: String {
+        Synopsis.text([.init("mixfx devices", flags: []), Synopsis.helpForm("devices")])
+            + "\n\nLists the ALSA playback devices: the PCM names `mixfx play --device` takes."
+    }
+
+    /// False when the arguments ask for help.
+    static func parse(_ argv: [String]) throws(CLIError) -> Bool {
+        var args = Arguments(argv)
+        while let (name, _) = args.nextOption() {
+            guard let flag = Flag.named(name) else { throw .unknownOption(name, command: "devices", help: help) }
+            switch flag {
+            case .help: return false
+            }
         }
+        if let extra = args.positionals.first { throw .usage("devices: unexpected argument '\(extra)'") }
+        return true
+    }
+
+    static func run(_ argv: [String]) throws(CLIError) -> Int32 {
+        guard try parse(argv) else { print(help); return 0 }
         let devices = ALSAOutput.devices()
         if devices.isEmpty {
             print("no ALSA devices listed; `--device default` uses ALSA's default")

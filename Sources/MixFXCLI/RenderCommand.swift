@@ -3,13 +3,42 @@ import MixFX
 
 /// `mixfx render`: mixes the tracks through their EQ and pitch shifter into one file.
 struct RenderCommand {
+    /// The flags of a render's own (the session's are `SessionOptions`'), in synopsis order.
+    enum Flag: CommandFlag {
+        case output, type, force, dryRun, analyze, report, printPreset, quiet, json, reportSchema, help
+
+        var syntax: FlagSyntax {
+            switch self {
+            case .output: FlagSyntax(names: ["-o", "--output"], value: "OUT")
+            case .type: FlagSyntax(names: ["-t", "--type"], value: "TYPE")
+            case .force: FlagSyntax(names: ["--force"])
+            case .dryRun: FlagSyntax(names: ["--dry-run"])
+            case .analyze: FlagSyntax(names: ["--analyze"])
+            case .report: FlagSyntax(names: ["--report"], value: "FILE.json|FILE.html")
+            case .printPreset: FlagSyntax(names: ["--print-preset"])
+            case .quiet: FlagSyntax(names: ["-q", "--quiet"])
+            case .json: FlagSyntax(names: ["--json"])
+            case .reportSchema: FlagSyntax(names: ["--report-schema"])
+            case .help: helpFlag
+            }
+        }
+    }
+
+    /// The synopsis: every flag the parser takes (`Flag`, `SessionOptions.flagSyntaxes`).
+    static var usage: String {
+        // the output first, then the settings, then the rest
+        let own = Flag.allCases.filter { $0 != .help && $0 != .reportSchema }
+        let first: Set<Flag> = [.output, .type, .force]
+        return Synopsis.text([
+            .init("mixfx render", operands: ["TRACK..."], flags: own.filter(first.contains).map(\.syntax)
+                  + SessionOptions.flagSyntaxes(renderOptions: true) + own.filter { !first.contains($0) }.map(\.syntax)),
+            .init("mixfx render", Flag.reportSchema.syntax.names),
+            Synopsis.helpForm("render"),
+        ])
+    }
+
     static let help = """
-    usage: mixfx render TRACK... [-o OUT] [--preset NAME|FILE] [--bass DB] [--treble DB] [--pitch CENTS]
-                        [--bass-freq HZ] [--treble-freq HZ] [--volume V] [--pan P]
-                        [--track N:key=value,...]... \(SettingFlags.usage(.sampleFormat)) \(SettingFlags.usage(.sampleRateHz))
-                        \(SettingFlags.usage(.clipping)) \(SettingFlags.usage(.normalizeLUFS)) \(SettingFlags.usage(.limitDBTP)) [--force] [--dry-run [--analyze]]
-                        [--report FILE.json|FILE.html]
-                        [--print-preset] [--quiet] [--json]
+    \(usage)
 
     Renders each TRACK (any file libsndfile reads: WAV, FLAC, Ogg/Vorbis, Opus, MP3, AIFF, CAF,
     W64, RF64, AU, ...; - reads one from stdin, even a pipe: it is kept in $TMPDIR first) through
@@ -91,6 +120,8 @@ struct RenderCommand {
     /// The output is standard output (`-o -`).
     var writesStandardOutput: Bool { output == OutputFile.standardOutputPath }
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
+    /// `--report-schema`: print the report's JSON Schema, nothing else.
+    var reportSchema = false
     /// `--report FILE.json|FILE.html`.
     var reportPath: String?
     /// Files read besides the tracks and the preset (a batch's manifest, every job's inputs and
@@ -102,8 +133,8 @@ struct RenderCommand {
     var outputOnlyReplacing: FileIdentity?, reportOnlyReplacing: FileIdentity?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        if argv == ["--report-schema"] { print(ReportSchema.json); return 0 }
         guard let cmd = try parse(argv) else { print(help); return 0 }
+        if cmd.reportSchema { print(ReportSchema.json); return 0 }
         return try cmd.execute()
     }
 
@@ -113,32 +144,39 @@ struct RenderCommand {
         var cmd = RenderCommand()
         var args = Arguments(argv)
         while let (name, inline) = args.nextOption() {
-            switch name {
-            case "-h", "--help": return nil
-            case "-o", "--output": cmd.output = try args.value(for: name, inline: inline)
-            case "-t", "--type":
+            guard let flag = Flag.named(name) else {
+                if try !cmd.session.parse(name, inline: inline, &args, renderOptions: true) {
+                    throw .unknownOption(name, command: "render", help: help)
+                }
+                continue
+            }
+            switch flag {
+            case .help: return nil
+            case .output: cmd.output = try args.value(for: name, inline: inline)
+            case .type:
                 let value = try args.value(for: name, inline: inline)
                 guard let c = Container.named(value.lowercased()) else {
                     throw .usage("\(name) \(value): not a container mixfx writes (allowed: \(Container.extensionsText))")
                 }
                 cmd.container = c
-            case "--force": cmd.force = true
-            case "--dry-run": cmd.dryRun = true
-            case "--analyze": cmd.analyze = true
-            case "--report":
+            case .force: cmd.force = true
+            case .dryRun: cmd.dryRun = true
+            case .analyze: cmd.analyze = true
+            case .report:
                 let path = try args.value(for: name, inline: inline)
                 guard ["json", "html"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) else {
                     throw .usage("--report: '\(path)' must end in .json (the measures) or .html (a page with pictures)")
                 }
                 cmd.reportPath = path
-            case "--quiet", "-q": cmd.quiet = true
-            case "--json": cmd.json = true
-            case "--print-preset": cmd.printPreset = true
-            default:
-                if try !cmd.session.parse(name, inline: inline, &args, renderOptions: true) {
-                    throw .unknownOption(name, command: "render", help: help)
-                }
+            case .quiet: cmd.quiet = true
+            case .json: cmd.json = true
+            case .printPreset: cmd.printPreset = true
+            case .reportSchema: cmd.reportSchema = true
             }
+        }
+        if cmd.reportSchema {
+            guard argv.count == 1 else { throw .usage("--report-schema prints the report's JSON Schema and takes nothing else (usage: mixfx render --report-schema)") }
+            return cmd
         }
         cmd.session.inputs = args.positionals
         if cmd.session.inputs.filter({ $0 == StandardInput.path }).count > 1 {

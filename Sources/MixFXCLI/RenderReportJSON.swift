@@ -37,6 +37,7 @@ enum RenderReportJSON {
                        "sampleFormat": r.format.storedSampleFormat?.rawValue ?? "lossy",
                        "sampleRateHz": r.format.sampleRate, "channels": r.format.channelCount,
                        "frames": r.frameCount, "durationSeconds": r.durationSeconds],
+            "master": master(r, session: session, layout: layout),
             "tracks": tracks, "mix": mix, "processing": steps(r, session: session, layout: layout),
             "timing": ["elapsedSeconds": r.elapsedSeconds,
                        "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0],
@@ -85,6 +86,23 @@ enum RenderReportJSON {
             out.append(["step": "encode", "container": r.format.container.rawValue])
         }
         return out
+    }
+
+    /// Why the whole mix was given one gain after the limiter: `none`, `clipping` (the no-clip
+    /// gain of `ClipPolicy.avoid`) or `normalize` (`--normalize`).
+    static func gainReason(_ r: RenderReport) -> String {
+        r.measuredLUFS != nil ? "normalize" : r.appliedGainDB != 0 ? "clipping" : "none"
+    }
+
+    /// What the render applied on the master bus and at the output, as the renderer and the
+    /// engine took it: the mixer's volume, the loudness target, the limiter, the clipping
+    /// policy, the dither asked for and whether it was applied, the gain given to the whole mix
+    /// and the LFE's gain in downmixes.
+    static func master(_ r: RenderReport, session: ResolvedSession, layout: EngineLayout) -> [String: Any] {
+        ["volume": layout.mixer.outputVolumeParameter.clampedValue, "normalizeLUFS": jsonNumber(session.normalizeLUFS),
+         "limitDBTP": jsonNumber(r.limiterCeilingDBTP), "clipPolicy": r.clipPolicy.rawValue,
+         "dither": session.dither.rawValue, "ditherApplied": r.ditherApplied,
+         "gainDB": r.appliedGainDB, "gainReason": gainReason(r), "lfeGainDB": jsonNumber(layout.lfeGainDB)]
     }
 
     static func measures(_ a: AudioAnalysis) -> [String: Any] {

@@ -17,6 +17,7 @@ enum ReportPage {
         let names = tracks.map { "track \($0["track"] as? Int ?? 0)" }
         var body = "<h1>mixfx render report</h1>\n"
         body += "<p class=\"sub\">\(escape(output["path"] as? String ?? "")) · \(escape(output["container"] as? String ?? "")), \(escape(output["sampleFormat"] as? String ?? "")), \(output["sampleRateHz"] as? Int ?? 0) Hz, \(output["channels"] as? Int == 1 ? "mono" : "stereo") · \(String(format: "%.3f s", duration))</p>\n"
+        body += settingsTable(report)
         // measures
         body += "<h2>Measures</h2>\n<table id=\"measures\"><tr><th></th><th>input</th><th>integrated (LUFS)</th><th>range (LU)</th><th>true peak (dBTP)</th><th>sample peak (dBFS)</th><th>at full scale</th><th>DC offset</th><th>correlation</th><th>mono loss (dB)</th></tr>\n"
         func row(_ name: String, _ input: String, _ m: [String: Any]?, extra: String = "") -> String {
@@ -27,6 +28,9 @@ enum ReportPage {
         for (i, t) in tracks.enumerated() { body += row(names[i], t["input"] as? String ?? "", t["measures"] as? [String: Any]) }
         body += row("mix", output["path"] as? String ?? "", mix["measures"] as? [String: Any],
                     extra: " (clipped \(mix["clippedSamples"] as? Int ?? 0))")
+        if let note = measuresNote(report) {
+            body += "<tr class=\"note\"><td colspan=\"10\" id=\"measures-note\">\(escape(note))</td></tr>\n"
+        }
         body += "</table>\n"
         // processing
         body += "<h2>Processing</h2>\n<ol id=\"processing\">\n"
@@ -104,6 +108,8 @@ enum ReportPage {
         table { border-collapse: collapse; font-size: 13px; }
         th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
         td:nth-child(2) { text-align: left; }
+        #settings td { text-align: right; } #settings th { text-align: left; } #settings th.group { text-align: left; background: #f2f2f2; }
+        tr.note td { text-align: left; font-style: italic; }
         svg { display: block; margin: 6px 0; }
         </style>
         </head>
@@ -113,6 +119,77 @@ enum ReportPage {
         </html>
 
         """
+    }
+
+    /// The first table: every setting each track was rendered with (the registry's parameters,
+    /// by key, from the report's `settings`) and what the master bus and the output applied (the
+    /// report's `master` and `output`). Each row carries its key as `data-key`; numbers are
+    /// plain decimals, units in the row's heading.
+    static func settingsTable(_ report: [String: Any]) -> String {
+        let tracks = report["tracks"] as? [[String: Any]] ?? []
+        let master = report["master"] as? [String: Any] ?? [:]
+        let output = report["output"] as? [String: Any] ?? [:]
+        var out = "<h2>Settings</h2>\n<table id=\"settings\">\n<tr><th>setting</th>"
+        out += tracks.map { "<th>track \($0["track"] as? Int ?? 0)</th>" }.joined() + "</tr>\n"
+        func row(_ key: String, _ heading: String, title: String = "", _ cells: [String]) -> String {
+            "<tr data-key=\"\(escape(key))\"><th\(title.isEmpty ? "" : " title=\"\(escape(title))\"")>\(escape(heading))</th>"
+                + cells.map { "<td>\(escape($0))</td>" }.joined() + "</tr>\n"
+        }
+        out += row("input", "input", tracks.map { $0["input"] as? String ?? "" })
+        out += row("input-format", "input: channels, rate (Hz)", tracks.map {
+            "\($0["channels"] as? Int ?? 0), \($0["sampleRateHz"] as? Int ?? 0)\($0["resampled"] as? Bool == true ? " (resampled)" : "")"
+        })
+        for id in ParameterID.trackParameters {
+            let spec = id.spec
+            let unit = spec.unit.isEmpty ? "" : " (\(spec.unit))"
+            out += row(spec.key, spec.key + unit, title: spec.summary, tracks.map { t in
+                let v = (t["settings"] as? [String: Any])?[spec.key]
+                return v.map { settingText($0) } ?? "–"
+            })
+        }
+        let span = max(tracks.count, 1)
+        func masterRow(_ key: String, _ heading: String, _ value: String) -> String {
+            "<tr data-key=\"master.\(key)\"><th>\(escape(heading))</th><td colspan=\"\(span)\">\(escape(value))</td></tr>\n"
+        }
+        out += "<tr><th colspan=\"\(span + 1)\" class=\"group\">master and output</th></tr>\n"
+        let integer = ["s16", "s24", "s32"].contains(output["sampleFormat"] as? String ?? "")
+        let gain = master["gainDB"] as? Double ?? 0
+        out += masterRow("volume", "master volume (×)", settingText(master["volume"] ?? 1.0))
+        out += masterRow("normalizeLUFS", "normalize to (LUFS)", (master["normalizeLUFS"] as? Double).map(settingText) ?? "off")
+        out += masterRow("limitDBTP", "limiter ceiling (dBTP)", (master["limitDBTP"] as? Double).map(settingText) ?? "off")
+        out += masterRow("clipPolicy", "clipping", integer ? master["clipPolicy"] as? String ?? "" : "none (float output is not changed)")
+        out += masterRow("gainDB", "gain on the whole mix (dB)",
+                         gain == 0 ? "0" : "\(settingText(gain)) (\(master["gainReason"] as? String == "normalize" ? "normalize" : "no-clip gain"))")
+        let dither = master["dither"] as? String ?? ""
+        out += masterRow("dither", "dither", "\(dither) (\(master["ditherApplied"] as? Bool == true ? "TPDF applied" : "none applied"))")
+        out += masterRow("sampleFormat", "sample format", output["sampleFormat"] as? String ?? "")
+        let channels = output["channels"] as? Int ?? 0
+        out += masterRow("channels", "channels", "\(channels) (\(channels == 1 ? "mono" : "stereo"))")
+        out += masterRow("lfeGainDB", "LFE in downmixes (dB)", (master["lfeGainDB"] as? Double).map(settingText) ?? "dropped")
+        out += masterRow("sampleRateHz", "output rate (Hz)", "\(output["sampleRateHz"] as? Int ?? 0)")
+        out += masterRow("container", "container", output["container"] as? String ?? "")
+        return out + "</table>\n"
+    }
+
+    /// A setting's value in the table: on/off, or the number as it is (up to 6 significant digits).
+    static func settingText(_ any: Any) -> String {
+        switch any {
+        case let b as Bool: b ? "on" : "off"
+        case let d as Double: d.rounded() == d && abs(d) < 1e9 ? String(Int(d)) : String(format: "%g", d)
+        case let i as Int: String(i)
+        default: "\(any)"
+        }
+    }
+
+    /// Beside the mix's measures, when the tracks' were taken before a gain on the whole mix:
+    /// "track measures are before the −2.30 dB no-clip gain (the mix's are after it)".
+    static func measuresNote(_ report: [String: Any]) -> String? {
+        let master = report["master"] as? [String: Any] ?? [:]
+        guard let gain = master["gainDB"] as? Double, gain != 0 else { return nil }
+        let name = master["gainReason"] as? String == "normalize" ? "normalizing" : "no-clip"
+        let limiter = master["limitDBTP"] is Double ? " and the limiter" : ""
+        let text = String(format: "%+.2f", gain).replacingOccurrences(of: "-", with: "−")
+        return "track measures are before the \(text) dB \(name) gain\(limiter) (the mix's are after it)"
     }
 
     struct Series {

@@ -13,6 +13,25 @@ enum ReportSchema {
         return #"{"type": "integer", "minimum": \#(Int(spec.minimum)), "maximum": \#(Int(spec.maximum))}"#
     }
 
+    /// A number option's schema: {"type": "number", "minimum": 0, "maximum": 16}.
+    static func number(_ option: SessionOption) -> String {
+        let spec = option.spec
+        return #"{"type": "number", "minimum": \#(spec.minimum), "maximum": \#(spec.maximum)}"#
+    }
+
+    /// The schema of a track's settings: every track parameter of the registry by its key
+    /// (switches as booleans, the rest as numbers within their range).
+    static var settings: String {
+        let ids = ParameterID.trackParameters
+        let properties = ids.map { id -> String in
+            let spec = id.spec
+            let type = spec.isBoolean ? #"{"type": "boolean""#
+                : #"{"type": "number", "\#(spec.minimumExcluded ? "exclusiveMinimum" : "minimum")": \#(spec.minimum), "maximum": \#(spec.maximum)"#
+            return #""\#(spec.key)": \#(type), "description": "\#(spec.summary)\#(spec.unit.isEmpty ? "" : ", " + spec.unit)"}"#
+        }
+        return #"{"type": "object", "description": "Every setting the track was rendered with, by its key (the flag without --).", "required": \#(list(ids.map(\.spec.key))), "additionalProperties": false, "properties": {\#(properties.joined(separator: ", "))}}"#
+    }
+
     static let json = #"""
     {
       "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -20,7 +39,7 @@ enum ReportSchema {
       "title": "mixfx render report, version 1",
       "description": "What one `mixfx render` did and measured. Levels: LUFS (ITU-R BS.1770-4), LU (EBU Tech 3342), dBTP (4x oversampled true peak), dBFS. null stands for minus infinity (silence) or a measure that does not apply.",
       "type": "object",
-      "required": ["reportVersion", "generator", "output", "tracks", "mix", "processing", "timing"],
+      "required": ["reportVersion", "generator", "output", "master", "tracks", "mix", "processing", "timing"],
       "additionalProperties": false,
       "properties": {
         "reportVersion": {"const": 1},
@@ -39,6 +58,23 @@ enum ReportSchema {
             "durationSeconds": {"type": "number", "minimum": 0}
           }
         },
+        "master": {
+          "type": "object",
+          "description": "What was applied on the master bus and at the output (the output's format is in output).",
+          "required": ["volume", "normalizeLUFS", "limitDBTP", "clipPolicy", "dither", "ditherApplied", "gainDB", "gainReason", "lfeGainDB"],
+          "additionalProperties": false,
+          "properties": {
+            "volume": \#(number(.masterVolume)),
+            "normalizeLUFS": {"type": ["number", "null"], "description": "The loudness target, LUFS; null: none."},
+            "limitDBTP": {"type": ["number", "null"], "description": "The limiter's ceiling, dBTP; null: no limiter."},
+            "clipPolicy": {"enum": \#(list(SessionOption.clipping.spec.choices))},
+            "dither": {"enum": \#(list(SessionOption.dither.spec.choices)), "description": "The dither asked for; ditherApplied: whether the written samples were dithered."},
+            "ditherApplied": {"type": "boolean"},
+            "gainDB": {"type": "number", "description": "The one gain given to the whole mix after the limiter, dB (0: none). The tracks' measures are taken before it (and before the limiter), the mix's after."},
+            "gainReason": {"enum": ["none", "clipping", "normalize"], "description": "clipping: the mix would have clipped (clipPolicy avoid); normalize: the loudness target."},
+            "lfeGainDB": {"type": ["number", "null"], "description": "The LFE's gain in downmixed tracks, dB; null: dropped."}
+          }
+        },
         "tracks": {
           "type": "array",
           "minItems": 1,
@@ -53,7 +89,7 @@ enum ReportSchema {
               "channels": {"type": "integer", "minimum": 1},
               "frames": {"type": "integer", "minimum": 0},
               "resampled": {"type": "boolean"},
-              "settings": {"type": "object", "additionalProperties": {"type": ["number", "boolean"]}},
+              "settings": \#(settings),
               "latencyFrames": {"type": "integer", "minimum": 0},
               "replacedSamples": {"type": "integer", "minimum": 0},
               "measures": {"$ref": "#/$defs/measures"},

@@ -30,43 +30,34 @@ struct SessionOptions {
 
     /// Tries to consume one session flag; false when `name` is not one. The session options only
     /// a render takes (`SessionOptionSpec.isRenderOnly`) are flags only with `renderOptions`.
+    /// The flags taken are those `SessionOptions.flagSyntaxes` lists for a synopsis.
     mutating func parse(_ name: String, inline: String?, _ args: inout Arguments, renderOptions: Bool = false) throws(CLIError) -> Bool {
-        if name == "--bpm" {
+        if let flag = Flag.named(name) {
             let text = try args.value(for: name, inline: inline)
-            globalValues[.tempo] = try SessionOptions.parseBPM(text, flag: name)
+            switch flag {
+            case .bpm: globalValues[.tempo] = try SessionOptions.parseBPM(text, flag: name)
+            case .trim: for (id, v) in try SessionOptions.parseTrim(text, flag: name) { globalValues[id] = v }
+            case .preset: presetName = text
+            case .track: trackValues.append(try SessionOptions.parseTrack(text))
+            }
             return true
         }
-        if name == "--trim" {
-            let text = try args.value(for: name, inline: inline)
-            for (id, v) in try SessionOptions.parseTrim(text, flag: name) { globalValues[id] = v }
-            return true
-        }
-        if name.hasPrefix("--"), let id = ParameterID.track(key: String(name.dropFirst(2))), id.spec.hasGlobalFlag {
-            let entry = (key: id.spec.key, id: id)
+        if let id = SessionOptions.parameterFlags.first(where: { "--" + $0.spec.key == name }) {
             // A switch (`--formant`, `--mute`, ...) alone is on; `--formant on|off`,
             // `--formant=off` and `--track N:formant=off` work too.
-            if entry.id.spec.isBoolean && inline == nil && !args.nextIsSwitchValue {
-                globalValues[entry.id] = 1
+            if id.spec.isBoolean && inline == nil && !args.nextIsSwitchValue {
+                globalValues[id] = 1
                 return true
             }
             let text = try args.value(for: name, inline: inline)
-            globalValues[entry.id] = try SessionOptions.value(text, id: entry.id, flag: name)
+            globalValues[id] = try SessionOptions.value(text, id: id, flag: name)
             return true
         }
-        if let (option, choice) = SessionOption.forFlag(name), renderOptions || !option.spec.isRenderOnly {
+        if let (option, choice) = SessionOption.forFlag(name), SessionOptions.options(renderOptions: renderOptions).contains(option) {
             try set(option, flag: name, choice: choice, inline: inline, &args)
             return true
         }
-        switch name {
-        case "--preset":
-            presetName = try args.value(for: name, inline: inline)
-        case "--track":
-            let text = try args.value(for: name, inline: inline)
-            trackValues.append(try SessionOptions.parseTrack(text))
-        default:
-            return false
-        }
-        return true
+        return false
     }
 
     /// Reads session option `option`'s value from flag `flag` (`choice`: the flag stands for that

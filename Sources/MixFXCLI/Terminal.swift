@@ -25,6 +25,13 @@ func print(_ items: Any..., separator: String = " ", terminator: String = "\n") 
 enum Terminal {
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) != 0 }
 
+    /// The size of the terminal `fd` is, in character cells; nil when it is not one (or says 0).
+    static func size(_ fd: Int32) -> (columns: Int, rows: Int)? {
+        var ws = winsize()
+        guard withUnsafeMutablePointer(to: &ws, { ioctl(fd, UInt(TIOCGWINSZ), $0) }) == 0, ws.ws_col > 0, ws.ws_row > 0 else { return nil }
+        return (Int(ws.ws_col), Int(ws.ws_row))
+    }
+
     /// The signals whose default action would end the process and that a user or a system can
     /// send: each one asks mixfx to stop cleanly instead (nothing half-written is left).
     static let stopSignals: [(number: Int32, name: String)] = [

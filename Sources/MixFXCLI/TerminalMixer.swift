@@ -118,7 +118,71 @@ final class TerminalMixer {
         return true
     }
 
+    /// The widths of a track row's stretchable columns for a terminal `columns` wide: the
+    /// file name and the meter's bar. Every line fits in `columns − 1` cells (none reaches the
+    /// last column, so no terminal wraps it); at 80 columns a name shows 12 characters and the
+    /// bar 12 cells, and a wider terminal gives the name up to 22 and the bar up to 20.
+    struct Layout: Equatable {
+        var columns: Int
+        var nameWidth: Int
+        var meterCells: Int
+
+        /// A track row without its name and bar: marker and number (3), gaps, vol, pan, bass,
+        /// treble, pitch, tempo, M, S, then the meter's brackets and its level (55 cells).
+        static let fixedWidth = 55
+
+        init(columns: Int) {
+            self.columns = columns
+            let spare = max(0, columns - 1 - Layout.fixedWidth - 23)
+            nameWidth = 11 + min(11, spare)
+            meterCells = 12 + min(8, max(0, spare - 11))
+        }
+
+        /// The widest line a screen may have.
+        var lineWidth: Int { max(columns - 1, 1) }
+
+        /// `text` cut to the line width (a device name or a message that would not fit).
+        func fit(_ text: String) -> String {
+            text.count <= lineWidth ? text : String(text.prefix(lineWidth - 1)) + "…"
+        }
+
+        /// `items` joined by `gap` into lines of at most the line width, each starting with `indent`.
+        func wrap(_ items: [String], indent: String = "  ", gap: String = "  ") -> [String] {
+            var lines: [String] = [], line = ""
+            for item in items {
+                if !line.isEmpty && line.count + gap.count + item.count > lineWidth {
+                    lines.append(line)
+                    line = ""
+                }
+                line += (line.isEmpty ? indent : gap) + item
+            }
+            if !line.isEmpty { lines.append(line) }
+            return lines.map(fit)
+        }
+
+        /// A name in its column: padded, or cut with an ellipsis.
+        func name(_ text: String) -> String {
+            text.count <= nameWidth ? text.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+                                    : String(text.prefix(nameWidth - 1)) + "…"
+        }
+    }
+
+    /// The keys, as the help lists them (short lines, for 80 columns).
+    static let helpLines = [
+        "  ↑/↓ or 1-9  choose a track     v/V  volume −/+     ←/→  pan −/+",
+        "  b/B  bass −/+ 1 dB     t/T  treble −/+ 1 dB",
+        "  p/P  pitch −/+ 100 cents     ,/.  pitch −/+ 10 cents",
+        "  </>  tempo −/+ 0.05     {/}  every track's tempo −/+ 0.05",
+        "  m  mute    s  solo    -/+  master volume    space  pause    [/]  seek ∓5 s",
+        "  w  save the settings as a preset    ?  hide help    q  quit",
+    ]
+    /// The keys in one line's words, wrapped to the screen.
+    static let keyItems = ["keys: ↑↓ track", "v/V vol", "←→ pan", "b/B bass", "t/T treble", "p/P pitch", "</> tempo",
+                           "m mute", "s solo", "space pause", "[ ] seek", "w save", "? help", "q quit"]
+
     private func draw() {
+        let size = Terminal.size(1) ?? (80, 24)
+        let layout = Layout(columns: size.columns)
         let s = control.player.status
         var lines: [String] = []
         let state = s.isFinished ? "■" : s.isPaused ? "‖" : "▶"
@@ -126,72 +190,71 @@ final class TerminalMixer {
         let tempos = control.tracks.map(\.timePitch.rate)
         let wall = tempos.allSatisfy { $0 == 1 } && s.tempo == 1 ? ""
             : String(format: "   wall %@ (tempo %.2f×)", clock(s.playedSeconds), s.tempo)
-        lines.append(String(format: "mixfx play  %@ %@ / %@%@   DSP %4.1f%%   underruns %d   %@ %d Hz",
-                            state, clock(s.positionSeconds), clock(s.durationSeconds), wall, s.dspLoad * 100, s.underruns,
-                            control.player.output.device, control.player.output.sampleRate))
+        lines.append(String(format: "mixfx play  %@ %@ / %@%@", state, clock(s.positionSeconds), clock(s.durationSeconds), wall))
+        lines.append(layout.fit(String(format: "DSP %4.1f%%   underruns %d   %d Hz on %@", s.dspLoad * 100, s.underruns,
+                                       control.player.output.sampleRate, control.player.output.device)))
         lines.append("")
-        lines.append("   #  track                    vol    pan    bass  treble   pitch  tempo  M S  level")
+        func right(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+        let meterColumn = 47 + layout.nameWidth
+        lines.append("  #  " + layout.name("track") + " " + right("vol", 5) + " " + right("pan", 5) + " " + right("bass", 5)
+                     + " " + right("treb", 5) + " " + right("pitch", 6) + " " + right("tempo", 5) + " M S level, peak dBFS")
+        // the tracks that fit beside everything else, the selected one among them
+        let others = 10 + (control.engine.masterLimiter == nil ? 0 : 1) + (showHelp ? Self.helpLines.count : layout.wrap(Self.keyItems).count)
+        let room = max(1, size.rows - others)
+        let count = control.tracks.count
+        let first = count <= room ? 0 : min(max(0, selected - room / 2), count - room)
+        let shown = first..<min(count, first + room)
         let now = Date()
         let anySolo = control.tracks.contains { $0.player.isSoloed }
         for (i, t) in control.tracks.enumerated() {
             let peak = control.player.kernel.trackMeters[i].takePeak()
             if peak >= peakHold[i].value || now > peakHold[i].until { peakHold[i] = (peak, now + 1) }
+            guard shown.contains(i) else { continue }
             let name = URL(fileURLWithPath: control.inputs[i]).lastPathComponent
-            let row = String(format: "%@ %2d  %@ %5.2f  %+5.2f  %+5.1f  %+5.1f  %+6.0f  %5.2f  %@ %@  %@",
-                             i == selected ? ">" : " ", i + 1,
-                             name.padding(toLength: 22, withPad: " ", startingAt: 0),
+            let row = String(format: "%@%2d  %@ %5.2f %+5.2f %+5.1f %+5.1f %+6.0f %5.2f %@ %@ %@",
+                             i == selected ? ">" : " ", i + 1, layout.name(name),
                              t.player.volume, t.player.pan, t.eq.bassGain.value, t.eq.trebleGain.value,
                              t.timePitch.pitchCents, t.timePitch.rate, t.player.isMuted ? "M" : ".",
                              t.player.isSoloed ? "S" : (anySolo ? "-" : "."),
-                             meter(rms: control.player.kernel.trackMeters[i].rms, hold: peakHold[i].value))
-            lines.append(row)
+                             meter(rms: control.player.kernel.trackMeters[i].rms, hold: peakHold[i].value, cells: layout.meterCells))
+            lines.append(layout.fit(row))
         }
+        if shown.count < count { lines.append(layout.fit("      (tracks \(shown.lowerBound + 1)-\(shown.upperBound) of \(count) shown; ↑/↓ scroll)")) }
         let mp = control.player.kernel.masterMeter.takePeak()
         if mp >= masterHold.value || now > masterHold.until { masterHold = (mp, now + 1) }
-        lines.append(String(format: "    master volume %5.2f                                          %@",
-                            control.engine.mainMixer.outputVolume,
-                            meter(rms: control.player.kernel.masterMeter.rms, hold: masterHold.value)))
+        let master = String(format: "    master volume %5.2f", control.engine.mainMixer.outputVolume)
+        lines.append(layout.fit(master.padding(toLength: meterColumn, withPad: " ", startingAt: 0)
+                                + meter(rms: control.player.kernel.masterMeter.rms, hold: masterHold.value, cells: layout.meterCells)))
         // the master's loudness and true peak (held 1 s), and the limiter when there is one
         let levels = control.player.kernel.masterLevels
         let tp = levels.takeTruePeak()
         if tp >= truePeakHold.value || now > truePeakHold.until { truePeakHold = (tp, now + 1) }
         let lufs = levels.shortTermLUFS
-        var loudness = String(format: "    loudness %@ LUFS short-term   true peak %@ dBTP",
-                              lufs.isFinite ? String(format: "%5.1f", lufs) : " -inf",
-                              truePeakHold.value > 0 ? String(format: "%+5.1f", 20 * log10(Double(truePeakHold.value))) : " -inf")
+        lines.append(String(format: "    loudness %@ LUFS short-term   true peak %@ dBTP",
+                            lufs.isFinite ? String(format: "%5.1f", lufs) : " -inf",
+                            truePeakHold.value > 0 ? String(format: "%+5.1f", 20 * log10(Double(truePeakHold.value))) : " -inf"))
         if let limiter = control.engine.masterLimiter {
-            loudness += String(format: "   limiter %.1f dBTP, gain %5.1f dB", limiter.ceilingDBTP, levels.limiterGainDB)
+            lines.append(String(format: "    limiter ceiling %.1f dBTP, gain %5.1f dB", limiter.ceilingDBTP, levels.limiterGainDB))
         }
-        lines.append(loudness)
         lines.append("")
-        if showHelp {
-            lines += [
-                "  ↑/↓ or 1-9  choose a track        v/V  volume −/+        ←/→  pan",
-                "  b/B  bass −/+ 1 dB   t/T  treble −/+ 1 dB   p/P  pitch −/+ 100 cents   ,/.  ±10 cents",
-                "  </>  tempo −/+ 0.05   {/}  every track's tempo −/+ 0.05 (song time and wall time then part)",
-                "  m  mute   s  solo   -/+  master volume   space  pause   [/]  seek ∓5 s",
-                "  w  save the settings as a preset   ?  hide help   q  quit",
-            ]
-        } else {
-            lines.append("  keys: ↑↓ track  v/V vol  ←→ pan  b/B bass  t/T treble  p/P pitch  </> tempo  m mute  s solo  space pause  [ ] seek  w save  ? help  q quit")
-        }
-        lines.append("  \(message)")
+        lines += showHelp ? Self.helpLines.map(layout.fit) : layout.wrap(Self.keyItems)
+        lines += layout.wrap(message.split(separator: " ").map(String.init), gap: " ").prefix(2)
         let screen = "\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J"
         Terminal.writeAll(1, screen)
     }
 
-    /// An RMS bar with the held peak marked, 20 cells over −60…0 dBFS, and the peak in dB.
-    private func meter(rms: Float, hold: Float) -> String {
+    /// An RMS bar with the held peak marked, `cells` cells over −60…0 dBFS, and the peak in dBFS.
+    private func meter(rms: Float, hold: Float, cells count: Int) -> String {
         func cells(_ v: Float) -> Int {
             guard v > 0 else { return 0 }
-            return min(20, max(0, Int(((20 * log10(v) + 60) / 3).rounded())))
+            return min(count, max(0, Int(((20 * log10(v) + 60) / 60 * Float(count)).rounded())))
         }
         let r = cells(rms), h = cells(hold)
-        var bar = Array(repeating: Character("-"), count: 20)
+        var bar = Array(repeating: Character("-"), count: count)
         for i in 0..<r { bar[i] = "#" }
         if h > 0 { bar[h - 1] = hold >= 1 ? "!" : "|" }
-        let db = hold > 0 ? String(format: "%6.1f dB", 20 * log10(hold)) : "   -inf dB"
-        return "[" + String(bar) + "] " + db
+        let db = hold > 0 ? String(format: "%6.1f", 20 * log10(hold)) : "  -inf"
+        return "[" + String(bar) + "]" + db
     }
 
     private func clock(_ seconds: Double) -> String {

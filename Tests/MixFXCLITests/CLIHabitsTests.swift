@@ -144,4 +144,65 @@ import TestSupport
                 && bad.stderr.contains("render, batch, play, analyze, eq-curve, devices, presets, preset"), "\(bad.stderr)")
         #expect(try MixFXBinary.run(["help", "rendr"]).stderr.contains("did you mean 'render'?"))
     }
+
+    /// Whether `command` takes `flag`: its parser, given the flag after an operand, says
+    /// anything but "unknown option" (a flag with no value says it needs one: it is taken).
+    static func takes(_ command: String, _ flag: String) -> Bool {
+        let operands = ["render": ["x.wav"], "play": ["x.wav"], "analyze": ["x.wav"], "batch": ["m.jsonl"], "preset": ["show", "x"]]
+        do throws(CLIError) {
+            try MixFXCommand.parse([command] + (operands[command] ?? []) + [flag])
+            return true
+        } catch {
+            return !error.message.contains("unknown option \(flag) ")
+        }
+    }
+
+    /// The flags an option list documents: those at the start of an indented line, before the
+    /// gap that separates them from their description ("  -o, --output OUT     output file").
+    static func documentedFlags(_ help: String) -> [String] {
+        help.split(separator: "\n").flatMap { line -> [String] in
+            let text = line.drop { $0 == " " }
+            guard text.hasPrefix("-"), line.count > text.count else { return [] }
+            let left = text.range(of: "  ").map { String(text[..<$0.lowerBound]) } ?? String(text)
+            return Synopsis.flags(in: left)
+        }
+    }
+
+    /// Issue #34: every command's usage names every flag its parser takes (the synopsis is made
+    /// from the parser's flag tables), within 80 columns, and every flag its help names in the
+    /// synopsis or an option list is taken. Candidates: every flag any help text or the README
+    /// names, every registry key and session option as a flag.
+    @Test func everyFlagIsInItsCommandsUsageAndEveryFlagItNamesIsTaken() throws {
+        let readme = try String(contentsOfFile: PresetTests.repo + "/README.md", encoding: .utf8)
+        var candidates = Set(Synopsis.flags(in: readme) + Synopsis.flags(in: MixFXCommand.help))
+        for command in MixFXCommand.commands { candidates.formUnion(Synopsis.flags(in: try #require(MixFXCommand.help(of: command)))) }
+        candidates.formUnion(ParameterID.allCases.map { "--" + $0.spec.key })
+        candidates.formUnion(SessionOption.allCases.flatMap(\.spec.flags))
+        #expect(candidates.count > 60, "\(candidates.count) candidates")
+        for command in MixFXCommand.commands {
+            let help = try #require(MixFXCommand.help(of: command))
+            // the printed help is this text
+            #expect(try MixFXBinary.run([command, "--help"]).stdout == help + "\n", "\(command)")
+            let usage = String(help.split(separator: "\n\n", maxSplits: 1)[0])
+            #expect(usage.hasPrefix("usage: mixfx \(command)"), "\(command): \(usage)")
+            for line in usage.split(separator: "\n") { #expect(line.count <= 80, "\(command): \(line.count) columns: \(line)") }
+            let named = Set(Synopsis.flags(in: usage))
+            let taken = candidates.filter { Self.takes(command, $0) }
+            #expect(taken.subtracting(named).isEmpty, "\(command) takes \(taken.subtracting(named).sorted()), which its usage does not name")
+            for flag in named.union(Self.documentedFlags(help)) {
+                #expect(Self.takes(command, flag), "\(command)'s help names \(flag), which it does not take")
+            }
+            #expect(!Self.takes(command, "--frobnicate") && named.contains("--help") && named.contains("--version"), "\(command)")
+        }
+        // the probe tells taken from not taken
+        #expect(Self.takes("render", "--bass") && Self.takes("render", "--report") && Self.takes("play", "--no-ui"))
+        #expect(!Self.takes("analyze", "--bass") && !Self.takes("eq-curve", "--pitch") && Self.takes("eq-curve", "--treble-freq"))
+        #expect(!Self.takes("play", "--normalize") && !Self.takes("render", "--no-ui") && !Self.takes("render", "--start"))
+        // the option-list reader finds both names of an entry
+        #expect(Self.documentedFlags("x\n  -o, --output OUT   the file (see --force)\n") == ["-o", "--output"])
+        // what a synopsis looks like: wrapped under its first item
+        let text = Synopsis.text([.init("mixfx x", operands: ["A..."], flags: (1...12).map { FlagSyntax(names: ["--flag\($0)"], value: "V") })])
+        #expect(text.split(separator: "\n").count == 3 && text.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(text.split(separator: "\n")[1].hasPrefix(String(repeating: " ", count: "usage: mixfx x ".count) + "[--flag"))
+    }
 }

@@ -214,4 +214,84 @@ import TestSupport
         let a = (data["mix"] as! [String: Any])["measures"] as! [String: Any], m = (report["mix"] as! [String: Any])["measures"] as! [String: Any]
         #expect(a["integratedLUFS"] as? Double == m["integratedLUFS"] as? Double)
     }
+
+    /// The rows of the page's settings table: `data-key` → the cells' text.
+    static func settingsRows(_ html: String) -> [String: [String]] {
+        var rows: [String: [String]] = [:]
+        guard let table = html.firstMatch(of: /<table id="settings">(.*?)<\/table>/.dotMatchesNewlines()) else { return rows }
+        for row in String(table.1).matches(of: /<tr data-key="([^"]+)"><th[^>]*>[^<]*<\/th>(.*?)<\/tr>/) {
+            rows[String(row.1)] = String(row.2).matches(of: /<td[^>]*>([^<]*)<\/td>/).map { String($0.1) }
+        }
+        return rows
+    }
+
+    /// Issue #34: the HTML report's first table shows every setting each track was rendered with
+    /// (its numbers are the ones given) and the master's and output's; the note beside the mix's
+    /// measures that the tracks' were taken before the gain on the whole mix appears exactly
+    /// when such a gain was applied.
+    @Test func theFirstTableShowsEverySettingAndTheGainNoteAppearsWithTheGain() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        let one: [(String, Double)] = [("volume", 0.8), ("pan", -0.4), ("bass", 5), ("bass-freq", 80), ("treble", -3),
+                                       ("treble-freq", 6000), ("eq-gain", -2), ("pitch", -300), ("tempo", 0.9), ("overlap", 12)]
+        let two: [(String, Double)] = [("volume", 1.5), ("pan", 0.6), ("bass", -4), ("bass-slope", 0.5), ("treble", 2.5),
+                                       ("treble-freq", 4000), ("pitch", 150), ("start", 0.5), ("trim-in", 0.2), ("trim-out", 1.5),
+                                       ("fade-in", 0.1), ("fade-out", 0.3), ("speed", 1.25)]
+        func spec(_ values: [(String, Double)]) -> String { values.map { "\($0.0)=\($0.1)" }.joined(separator: ",") }
+        func render(masterVolume: String, _ name: String) throws -> (html: String, report: [String: Any]) {
+            let page = dir.file(name)
+            let r = try MixFXBinary.run(["render"] + t + ["--track", "1:" + spec(one) + ",formant=on", "--track", "2:" + spec(two) + ",treble-bypass=on",
+                                                          "--master-volume", masterVolume, "--sample-format", "s24", "--dither", "tpdf", "--rate", "48000",
+                                                          "--lfe-gain", "-3", "--report", page, "-o", dir.file(name + ".wav"), "--quiet"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let html = try String(contentsOfFile: page, encoding: .utf8)
+            let embedded = try #require(html.firstMatch(of: /<script type="application\/json" id="report">(.*)<\/script>/))
+            let report = try JSONSerialization.jsonObject(with: Data(String(embedded.1).replacingOccurrences(of: "<\\/", with: "</").utf8)) as! [String: Any]
+            let check = JSONSchemaCheck(schema: try schema)
+            #expect(check.violations(report).isEmpty, "\(check.violations(report))")
+            return (html, report)
+        }
+        let loud = try render(masterVolume: "3", "loud.html")
+        // the first table is the settings'
+        #expect(loud.html.firstMatch(of: /<table[^>]*>/)?.0 == "<table id=\"settings\">")
+        let rows = Self.settingsRows(loud.html)
+        // every track parameter of the registry has a row, one cell per track
+        for id in ParameterID.trackParameters { #expect(rows[id.spec.key]?.count == 2, "\(id.spec.key): \(rows[id.spec.key] ?? [])") }
+        for (track, given) in [one, two].enumerated() {
+            for (key, value) in given {
+                let cell = rows[key]?[track] ?? ""
+                #expect(Double(cell).map { abs($0 - value) <= 1e-6 * max(1, abs(value)) } == true, "track \(track + 1) \(key): '\(cell)', given \(value)")
+            }
+        }
+        // what was not given is the default, and switches read on/off
+        #expect(rows["pitch"] == ["-300", "150"] && rows["bass-freq"]?[1] == "55" && rows["tempo"]?[1] == "1" && rows["speed"]?[0] == "1")
+        #expect(rows["formant"] == ["on", "off"] && rows["treble-bypass"] == ["off", "on"] && rows["mute"] == ["off", "off"] && rows["solo"] == ["off", "off"])
+        #expect(rows["input"] == t && rows["input-format"] == ["2, 44100 (resampled)", "1, 22050 (resampled)"])
+        // the master and the output
+        #expect(rows["master.volume"] == ["3"] && rows["master.sampleFormat"] == ["s24"] && rows["master.sampleRateHz"] == ["48000"])
+        #expect(rows["master.channels"] == ["2 (stereo)"] && rows["master.lfeGainDB"] == ["-3"] && rows["master.dither"] == ["tpdf (TPDF applied)"])
+        #expect(rows["master.normalizeLUFS"] == ["off"] && rows["master.limitDBTP"] == ["off"] && rows["master.clipPolicy"] == ["avoid"])
+        #expect(rows["master.container"] == ["wav"])
+        // the mix clipped: the no-clip gain is in the table and noted beside the mix's measures
+        let master = try #require(loud.report["master"] as? [String: Any])
+        let gain = try #require(master["gainDB"] as? Double)
+        #expect(gain < -1 && master["gainReason"] as? String == "clipping", "\(master)")
+        let gainCell = rows["master.gainDB"]?.first ?? ""
+        #expect(gainCell.hasSuffix(" (no-clip gain)") && Double(gainCell.split(separator: " ")[0]).map { abs($0 - gain) < 1e-4 } == true, "\(gainCell)")
+        let note = try #require(loud.html.firstMatch(of: /<td colspan="10" id="measures-note">([^<]*)<\/td>/))
+        #expect(note.1 == "track measures are before the \(String(format: "−%.2f", -gain)) dB no-clip gain (the mix's are after it)", "\(note.1)")
+        // beside the mix's row, in the measures table
+        #expect(loud.html.contains(/<tr><th>mix<\/th>[^\n]*<\/tr>\n<tr class="note"><td colspan="10" id="measures-note">/))
+        // no gain: no note, and the table says 0
+        let quiet = try render(masterVolume: "0.2", "quiet.html")
+        #expect((quiet.report["master"] as? [String: Any])?["gainDB"] as? Double == 0)
+        #expect(!quiet.html.contains("measures-note") && Self.settingsRows(quiet.html)["master.gainDB"] == ["0"])
+        #expect(Self.settingsRows(quiet.html)["master.volume"] == ["0.2"])
+        // normalizing is a gain too, and says so
+        let page = dir.file("norm.html")
+        #expect(try MixFXBinary.run(["render", t[0], "--normalize", "-30", "--report", page, "-o", dir.file("norm.wav"), "--quiet"]).status == 0)
+        let normalized = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(normalized.contains(/id="measures-note">track measures are before the −\d+\.\d\d dB normalizing gain/))
+        #expect(Self.settingsRows(normalized)["master.normalizeLUFS"] == ["-30"])
+    }
 }
