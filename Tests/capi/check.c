@@ -163,6 +163,7 @@ static void check_timepitch_live(int count_allocations) {
         if (b == 60) EXPECT_OK(mixfx_timepitch_set_formants(tp, 1));
         if (b == 80) EXPECT_OK(mixfx_timepitch_set_pitch_cents(tp, -500));   /* a switch */
         if (b == 120) EXPECT_OK(mixfx_timepitch_set_tempo(tp, 0.8));
+        if (b == 160) EXPECT_OK(mixfx_timepitch_reset(tp));
         size_t n = 0;
         int s = mixfx_timepitch_process(tp, in, BLOCK, out, BLOCK, &n);
         CHECK(s == MIXFX_OK, "live process: %d %s", s, mixfx_last_error());
