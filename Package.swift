@@ -10,6 +10,7 @@
 //   MixFXPresets  JSON presets: schema, validation, session building
 //   MixFX         umbrella module for embedders (`import MixFX`)
 //   MixFXCLI      the `mixfx` commands; `mixfx` is a three-line main.swift
+//   MixFXC        the C API (`mixfx.h` in CMixFX, built as libmixfx-c.so with soname libmixfx.so.0)
 import PackageDescription
 
 let package = Package(
@@ -17,6 +18,10 @@ let package = Package(
     products: [
         .library(name: "MixFX", targets: ["MixFX"]),
         .executable(name: "mixfx", targets: ["mixfx"]),
+        // The C API. Product names are unique and `mixfx` is the executable's, so the file built
+        // is .build/<config>/libmixfx-c.so; it carries the soname libmixfx.so.0, the name it is
+        // installed under (scripts/capi-install.sh lays out lib/ and include/).
+        .library(name: "mixfx-c", type: .dynamic, targets: ["MixFXC"]),
     ],
     targets: [
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
@@ -37,6 +42,10 @@ let package = Package(
         .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXFiles", "MixFXIO", "MixFXPresets"]),
         .target(name: "MixFXCLI", dependencies: ["MixFX", "CFileIO"]),
         .executableTarget(name: "mixfx", dependencies: ["MixFXCLI"]),
+        // mixfx.h and the thread's last error message (C); the Swift target implements the rest
+        .target(name: "CMixFX"),
+        .target(name: "MixFXC", dependencies: ["CMixFX", "MixFX", "MixFXCLI"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libmixfx.so.0"])]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),
         .executableTarget(name: "mixfx-bench", dependencies: ["MixFX", "MixFXDSP", "MixFXDSPAVX2", "TestSupport"],
@@ -48,6 +57,7 @@ let package = Package(
         .testTarget(name: "MixFXEngineTests", dependencies: ["MixFX", "TestSupport"]),
         .testTarget(name: "MixFXIOTests", dependencies: ["MixFX", "TestSupport"]),
         .testTarget(name: "MixFXCLITests", dependencies: ["MixFXCLI", "TestSupport"]),
+        .testTarget(name: "MixFXCTests", dependencies: ["MixFXC", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -53,6 +53,9 @@ public final class PitchShifter: @unchecked Sendable {
     /// the stretched signal is final where it is read (the latency bound, with the stretch
     /// σ = r/R for r). The output itself has no latency: input comes on demand.
     public private(set) var inputAheadFrames = 0
+    /// How far past the input time of a block's first output frame the input may be pulled
+    /// (`PitchShifterPlan.lookAheadFrames`; 0 when skipped).
+    public var lookAheadFrames: Int { plan?.lookAheadFrames ?? 0 }
     /// Output samples that had to be zero because the stretched signal was late (0 unless the
     /// latency bound is wrong; tests check it).
     public var starvedFrames: Int {

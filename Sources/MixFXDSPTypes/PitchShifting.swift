@@ -11,6 +11,12 @@ public protocol PitchShifting: AnyObject, Sendable {
     var mode: PitchShifterMode { get }
     /// Output lags input by this many frames (0 with a tempo offline).
     var latencyFrames: Int { get }
+    /// How far past the input time of a block's first output frame the input may be pulled
+    /// (the plan's look-ahead; streaming, for every live setting): what a caller that cannot
+    /// read its input ahead delays it by.
+    var lookAheadFrames: Int { get }
+    /// Offline with a tempo: how far past an output frame's input time its input is pulled.
+    var inputAheadFrames: Int { get }
     /// Live: the input time of the next output frame.
     var inputTime: Double { get }
     /// Live: the tempo the frames run now have glided to.
