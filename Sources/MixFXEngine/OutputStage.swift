@@ -132,10 +132,12 @@ public final class OutputStage {
             limiter!.process(block, frameCount: n)
         }
         guard metering, let meter, loudness != nil, truePeak != nil else { return }
-        let channel = { (c: Int) in UnsafePointer(block.channel(c)) }
-        loudness!.process(channel, frameCount: n)
+        // (a closure handed to a checked function is checked too: it captures the channels'
+        // pointers, not the buffer)
+        let planes = block.planes
+        loudness!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
         truePeak!.restartPeaks()
-        truePeak!.process(channel, frameCount: n)
+        truePeak!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
         meter.record(shortTermLUFS: loudness!.shortTermLUFS, truePeak: truePeak!.peak, limiterGain: limiter?.currentGain ?? 1)
     }
 }
