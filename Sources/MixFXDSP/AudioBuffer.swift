@@ -23,12 +23,27 @@ public final class AudioBuffer: @unchecked Sendable {
     deinit { storage.deallocate() }
 
     /// The first sample of channel `index`; `capacityFrames` samples follow.
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
         storage + index * capacityFrames
     }
 
+    /// The channels as a value that holds no reference to the buffer: what a closure on the
+    /// render path captures (capturing the buffer itself retains and releases it).
+    @inline(__always)
+    public var planes: Planes { Planes(base: storage, stride: capacityFrames) }
+
+    /// Where each channel of an `AudioBuffer` starts (see `planes`).
+    public struct Planes {
+        let base: UnsafeMutablePointer<Float>
+        let stride: Int
+        /// The first sample of channel `index` (as `AudioBuffer.channel`).
+        @inline(__always) @_noAllocation @_noLocks
+        public subscript(_ index: Int) -> UnsafeMutablePointer<Float> { base + index * stride }
+    }
+
     /// Sets `frameCount` frames of every channel to zero.
+    @_noAllocation @_noLocks
     public func clear(frameCount: Int) {
         for c in 0..<channelCount { channel(c).update(repeating: 0, count: frameCount) }
     }
@@ -36,6 +51,7 @@ public final class AudioBuffer: @unchecked Sendable {
     /// Multiplies `frameCount` frames of every channel by `gain` (one rounding per sample; a
     /// gain of exactly 1 leaves them untouched). The one gain loop of the output stage and the
     /// conversions.
+    @_noAllocation @_noLocks
     public func scale(frameCount: Int, by gain: Float) {
         guard gain != 1 else { return }
         for c in 0..<channelCount {

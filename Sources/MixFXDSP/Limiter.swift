@@ -136,10 +136,11 @@ public struct Limiter {
 
     /// Moves the ceiling (render side; no allocation). The gain follows with the limiter's own
     /// attack and release.
+    @_noAllocation @_noLocks
     public mutating func setCeiling(dBTP: Double) {
         guard dBTP != settings.ceilingDBTP else { return }
         settings.ceilingDBTP = dBTP
-        ceiling = Float(pow(10, dBTP / 20))
+        ceiling = Float(Libm.pow(10, dBTP / 20))
     }
 
     /// Silence in the delay line, no gain reduction, statistics cleared.
@@ -157,22 +158,24 @@ public struct Limiter {
 
     /// Limits `frameCount` (≤ maximumFrameCount) frames of `buffer` in place; the output is
     /// delayed by `latencyFrames`.
+    @_noAllocation @_noLocks
     public mutating func process(_ buffer: AudioBuffer, frameCount: Int) {
         guard let peaks, let delay, let dequeFrames, let dequeGains, let box else { return }
         // no state may hold a NaN: hostile samples (NaN, ±∞, beyond ±10⁶) count as silence
         for c in 0..<channelCount { _ = SampleGuard.sanitize(buffer.channel(c), count: frameCount) }
-        detector!.framePeaks({ UnsafePointer(buffer.channel($0)) }, frameCount: frameCount, into: peaks)
+        let planes = buffer.planes
+        detector!.framePeaks({ UnsafePointer(planes[$0]) }, frameCount: frameCount, into: peaks)
         let latency = latencyFrames
         for i in 0..<frameCount {
             // 2–3: required reduction and its release envelopes, dB
             let p = peaks[i]
-            let required = p > ceiling ? min(200, -20 * log10(Double(ceiling / p))) : 0
+            let required = p > ceiling ? min(200, -20 * Libm.log10(Double(ceiling / p))) : 0
             fast = max(required, fast * fastDecay)
             slow += (fast - slow) * (fast > slow ? slowAttack : slowRelease)
             if fast < 1e-6 { fast = 0 }
             if slow < 1e-6 { slow = 0 }
             let reduction = max(fast, slow)
-            let gain: Float = reduction > 0 ? Float(pow(10, -reduction / 20)) : 1
+            let gain: Float = reduction > 0 ? Float(Libm.pow(10, -reduction / 20)) : 1
             // 4: the minimum over the last W frames (monotonic deque), then the mean of L
             if dequeCount > 0 && dequeFrames[dequeHead] <= frame - window {
                 dequeHead = dequeHead + 1 == window ? 0 : dequeHead + 1

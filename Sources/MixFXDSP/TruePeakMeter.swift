@@ -33,8 +33,9 @@ public struct TruePeakMeter {
 
     private let channelCount: Int
     private let maximumFrameCount: Int
-    /// Per phase 1...3, the taps in time order (oldest sample first), as eight-lane vectors.
-    private let taps: [SIMD8<Float>]
+    /// Per phase 1...3, the taps in time order (oldest sample first), as eight-lane vectors
+    /// (nine: three per phase).
+    private let taps: UnsafeMutablePointer<SIMD8<Float>>
     /// Per channel: the last T − 1 samples, then the block.
     private let history: UnsafeMutablePointer<Float>
     /// The most an interpolated value can exceed the largest |x| it is made from: the largest
@@ -59,7 +60,8 @@ public struct TruePeakMeter {
             }
             for g in stride(from: 0, to: t, by: 8) { v.append(SIMD8(row[g..<g + 8])) }
         }
-        taps = v
+        taps = .allocate(capacity: v.count)
+        taps.initialize(from: v, count: v.count)
         overshootBound = (0..<(TruePeakMeter.oversampling - 1)).map { p in
             (0..<(t / 8)).reduce(Float(0)) { sum, g in
                 let k = v[p * (t / 8) + g]
@@ -71,11 +73,15 @@ public struct TruePeakMeter {
         history.initialize(repeating: 0, count: channelCount * stride)
     }
 
-    /// Frees the history. (A struct with a pointer: the owner calls it once.)
-    public func deallocate() { history.deallocate() }
+    /// Frees the history and the taps. (A struct with pointers: the owner calls it once.)
+    public func deallocate() {
+        history.deallocate()
+        taps.deallocate()
+    }
 
     /// Starts the peaks over (the next `peak` is of what follows), keeping the history so a
     /// peak between the blocks is still found.
+    @_noAllocation @_noLocks
     public mutating func restartPeaks() {
         peak = 0
         samplePeak = 0
@@ -89,6 +95,7 @@ public struct TruePeakMeter {
     }
 
     /// Measures `frameCount` (≤ maximumFrameCount) frames of planar `channels`.
+    @_noAllocation @_noLocks
     public mutating func process(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int) {
         analyse(channels, frameCount: frameCount, framePeaks: nil)
     }
@@ -100,11 +107,13 @@ public struct TruePeakMeter {
     /// Measures like `process`, and also writes, per frame n, the largest magnitude over every
     /// channel in (n − D − 1, n − D] (D = `detectorDelayFrames`): the sample x[n − D] and the
     /// three interpolated values before it. A limiter's detector (`Limiter`).
+    @_noAllocation @_noLocks
     public mutating func framePeaks(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int,
                                     into peaks: UnsafeMutablePointer<Float>) {
         analyse(channels, frameCount: frameCount, framePeaks: peaks)
     }
 
+    @_noAllocation @_noLocks
     private mutating func analyse(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int,
                                   framePeaks: UnsafeMutablePointer<Float>?) {
         let t = TruePeakMeter.tapsPerPhase
@@ -118,7 +127,7 @@ public struct TruePeakMeter {
         for c in 0..<channelCount {
             let h = history + c * stride
             let src = channels(c)
-            (h + (t - 1)).update(from: src, count: frameCount)
+            vcopy(src, into: h + (t - 1), frameCount)
             for i in 0..<frameCount { samplePeak = max(samplePeak, abs(src[i])) }
             let raw = UnsafeRawPointer(h)
             let d = t - 1 - TruePeakMeter.detectorDelayFrames   // h[i + d] is x[n − D]
@@ -131,7 +140,8 @@ public struct TruePeakMeter {
                     for i in start..<(end + t - 1) { largest = max(largest, abs(h[i])) }
                     if largest * overshootBound <= max(peak, best) { start = end; continue }
                 }
-                taps.withUnsafeBufferPointer { k in
+                do {
+                    let k = taps
                     for i in start..<end {
                         let a = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
                         let b = raw.loadUnaligned(fromByteOffset: (i + 8) * 4, as: SIMD8<Float>.self)
@@ -139,20 +149,20 @@ public struct TruePeakMeter {
                         let y1 = (a * k[0] + b * k[1] + e * k[2]).sum()
                         let y2 = (a * k[3] + b * k[4] + e * k[5]).sum()
                         let y3 = (a * k[6] + b * k[7] + e * k[8]).sum()
-                        let v = max(abs(y1), abs(y2), abs(y3))
+                        let v = max(max(abs(y1), abs(y2)), abs(y3))   // (the three-argument max builds an array)
                         best = max(best, v)
                         if let framePeaks {
-                            framePeaks[i] = max(framePeaks[i], v, abs(h[i + d]))
+                            framePeaks[i] = max(max(framePeaks[i], v), abs(h[i + d]))
                         }
                     }
                 }
                 start = end
             }
             // keep the last T − 1 samples for the next block
-            h.update(from: h + frameCount, count: t - 1)
+            vcopy(h + frameCount, into: h, t - 1)
         }
         self.samplePeak = samplePeak
-        peak = max(peak, samplePeak, best)
+        peak = max(max(peak, samplePeak), best)
     }
 
     static func sinc(_ x: Double) -> Double {

@@ -102,6 +102,14 @@ func vaddCrossSpectrum(_ ar: UnsafePointer<Float>, _ ai: UnsafePointer<Float>, _
     }
 }
 
+/// dst[i] = src[i] for `count` samples; the ranges may overlap (memmove). (The standard
+/// library's `update(from:count:)` assigns element by element for any type, which the
+/// compiler's performance check counts as a possible release.)
+@inline(__always) @_noAllocation @_noLocks
+func vcopy(_ src: UnsafePointer<Float>, into dst: UnsafeMutablePointer<Float>, _ count: Int) {
+    UnsafeMutableRawPointer(dst).copyMemory(from: src, byteCount: count * MemoryLayout<Float>.stride)
+}
+
 /// y[i] += x[i], eight lanes at a time.
 @inline(__always) @_noAllocation @_noLocks
 func vadd(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, _ count: Int) {

@@ -22,15 +22,18 @@ public final class AudioParameter: Sendable {
     /// The value as set (possibly out of range: `AudioEngine.validate()` reports that).
     /// Any thread.
     public var value: Double {
+        @_noAllocation @_noLocks
         get { Double(bitPattern: bits.load(ordering: .relaxed)) }
         set { bits.store(newValue.bitPattern, ordering: .relaxed) }
     }
 
     /// The value clamped into the parameter's range; what the render side uses.
-    @inline(__always)
     public var clampedValue: Double {
-        let v = value
-        guard v.isFinite else { return defaultValue }
-        return min(max(v, minimum), maximum)
+        @inline(__always) @_noAllocation @_noLocks
+        get {
+            let v = value
+            guard v.isFinite else { return defaultValue }
+            return min(max(v, minimum), maximum)
+        }
     }
 }

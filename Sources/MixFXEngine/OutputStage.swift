@@ -40,6 +40,9 @@ public final class OutputStage {
     private var limiter: Limiter?
     /// Live: the node whose ceiling the limiter follows.
     private let ceilingNode: LimiterNode?
+    /// Its ceiling parameter, held unretained (`ceilingNode` keeps it alive) so that `limit`
+    /// reads it without reference counting.
+    private let ceilingParameter: Unmanaged<AudioParameter>?
     private var loudness: LoudnessMeter?
     private var truePeak: TruePeakMeter?
     private let meter: MasterMeter?
@@ -62,6 +65,7 @@ public final class OutputStage {
         }
         latencyFrames = limiter?.latencyFrames ?? 0
         self.ceilingNode = settings == nil ? nil : ceilingNode
+        ceilingParameter = self.ceilingNode.map { Unmanaged.passUnretained($0.ceilingParameter) }
         self.meter = meter
         if meter != nil {
             loudness = LoudnessMeter(sampleRate: spec.sampleRate, channelCount: spec.channelCount, keepingSteps: 30)
@@ -126,16 +130,27 @@ public final class OutputStage {
     /// gain → limiter → meters, in place.
     @inline(__always)
     private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
+        limit(block, frameCount: n)
+        guard metering, let meter, loudness != nil, truePeak != nil else { return }
+        // (a closure handed to a checked function is checked too: it captures the channels'
+        // pointers, not the buffer)
+        let planes = block.planes
+        loudness!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
+        truePeak!.restartPeaks()
+        truePeak!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
+        meter.record(shortTermLUFS: loudness!.shortTermLUFS, truePeak: truePeak!.peak, limiterGain: limiter?.currentGain ?? 1)
+    }
+
+    /// gain → limiter, in place. The compiler checks that this allocates nothing and takes no
+    /// lock (`@_noAllocation`/`@_noLocks`, down through `Limiter` and its true-peak detector);
+    /// the live meters after it are not checked (`LoudnessMeter` keeps its steps in an array),
+    /// see docs/realtime.md.
+    @inline(__always) @_noAllocation @_noLocks
+    private func limit(_ block: AudioBuffer, frameCount n: Int) {
         block.scale(frameCount: n, by: gain)
         if limiter != nil {
-            if let ceilingNode { limiter!.setCeiling(dBTP: ceilingNode.ceilingParameter.clampedValue) }
+            if let ceilingParameter { limiter!.setCeiling(dBTP: ceilingParameter._withUnsafeGuaranteedRef { $0.clampedValue }) }
             limiter!.process(block, frameCount: n)
         }
-        guard metering, let meter, loudness != nil, truePeak != nil else { return }
-        let channel = { (c: Int) in UnsafePointer(block.channel(c)) }
-        loudness!.process(channel, frameCount: n)
-        truePeak!.restartPeaks()
-        truePeak!.process(channel, frameCount: n)
-        meter.record(shortTermLUFS: loudness!.shortTermLUFS, truePeak: truePeak!.peak, limiterGain: limiter?.currentGain ?? 1)
     }
 }

@@ -168,10 +168,11 @@ public struct AudioAnalyzer {
 
     /// Adds `frameCount` (≤ maximumFrameCount) frames of planar `buffer`.
     public mutating func process(_ buffer: AudioBuffer, frameCount n: Int) {
-        let channel = { (c: Int) in UnsafePointer(buffer.channel(c)) }
+        // (a closure handed to a checked function captures no reference: the channels' pointers)
+        let planes = buffer.planes
         if steps == nil {
-            loudness.process(channel, frameCount: n)
-            truePeak.process(channel, frameCount: n)
+            loudness.process({ UnsafePointer(planes[$0]) }, frameCount: n)
+            truePeak.process({ UnsafePointer(planes[$0]) }, frameCount: n)
         } else {
             recordSteps(buffer, frameCount: n)
         }
@@ -204,8 +205,9 @@ public struct AudioAnalyzer {
         while done < n {
             let m = min(n - done, stepFrames - stepFill)
             // (the loudness meter split at the same step ends: the same sums as a whole block)
-            loudness.process({ UnsafePointer(buffer.channel($0) + done) }, frameCount: m)
-            truePeak.process({ UnsafePointer(buffer.channel($0) + done) }, frameCount: m)
+            let planes = buffer.planes
+            loudness.process({ UnsafePointer(planes[$0] + done) }, frameCount: m)
+            truePeak.process({ UnsafePointer(planes[$0] + done) }, frameCount: m)
             for c in 0..<channelCount {
                 let x = buffer.channel(c) + done
                 if stepFill == 0 && c == 0 { stepMin = x[0]; stepMax = x[0] }

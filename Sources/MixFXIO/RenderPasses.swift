@@ -185,7 +185,8 @@ final class RenderPasses {
         while true {
             let (block, n) = try stage.render(frameCount: blockFrames, from: source)
             if n == 0 { break }
-            meter.process({ UnsafePointer(block.channel($0)) }, frameCount: n)
+            let planes = block.planes   // (a closure handed to a checked function captures no reference)
+            meter.process({ UnsafePointer(planes[$0]) }, frameCount: n)
             try checkpoint()
         }
         return (meter.peak, meter.peakDBTP)

@@ -72,9 +72,10 @@ final class SpillConversion: @unchecked Sendable {
                 let n = try spill.read(frames: from, count: min(slab, total - start) + (start - from), into: w.buffer, scratch: w.scratch)
                 let buffer = w.buffer
                 w.meter!.reset()
-                w.meter!.process({ UnsafePointer(buffer.channel($0)) }, frameCount: start - from)
+                let planes = buffer.planes   // (a closure handed to a checked function captures no reference)
+                w.meter!.process({ UnsafePointer(planes[$0]) }, frameCount: start - from)
                 w.meter!.restartPeaks()
-                w.meter!.process({ UnsafePointer(buffer.channel($0)) + (start - from) }, frameCount: n - (start - from))
+                w.meter!.process({ UnsafePointer(planes[$0]) + (start - from) }, frameCount: n - (start - from))
                 w.peak = max(w.peak, w.meter!.peak)
             }
             first += workers.count * slab
