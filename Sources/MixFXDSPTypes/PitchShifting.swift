@@ -11,6 +11,9 @@ public protocol PitchShifting: AnyObject, Sendable {
     var mode: PitchShifterMode { get }
     /// Output lags input by this many frames (0 with a tempo offline).
     var latencyFrames: Int { get }
+    /// Streaming: the delay of its input that lets it run without reading ahead (every pitch of
+    /// the range, tempo 1); 0 for other modes.
+    var liveLatencyFrames: Int { get }
     /// Live: the input time of the next output frame.
     var inputTime: Double { get }
     /// Live: the tempo the frames run now have glided to.
