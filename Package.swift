@@ -10,6 +10,8 @@
 //   MixFXPresets  JSON presets: schema, validation, session building
 //   MixFX         umbrella module for embedders (`import MixFX`)
 //   MixFXCLI      the `mixfx` commands; `mixfx` is a three-line main.swift
+//   MixFXLV2      the LV2 plugin (libmixfx_lv2.so; scripts/lv2-bundle.sh makes mixfx.lv2 of it),
+//                 over CLV2, the LV2 core ABI declared here (no lv2-dev needed to build)
 import PackageDescription
 
 let package = Package(
@@ -17,6 +19,7 @@ let package = Package(
     products: [
         .library(name: "MixFX", targets: ["MixFX"]),
         .executable(name: "mixfx", targets: ["mixfx"]),
+        .library(name: "mixfx_lv2", type: .dynamic, targets: ["MixFXLV2"]),
     ],
     targets: [
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
@@ -37,6 +40,14 @@ let package = Package(
         .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXFiles", "MixFXIO", "MixFXPresets"]),
         .target(name: "MixFXCLI", dependencies: ["MixFX", "CFileIO"]),
         .executableTarget(name: "mixfx", dependencies: ["MixFXCLI"]),
+        .target(name: "CLV2"),
+        // The plugin library carries the Swift runtime inside (-static-stdlib): a host is a C
+        // program on a machine that may have no Swift; the runtime's symbols stay hidden, and
+        // -Bsymbolic binds the library's own calls to itself, so nothing in the host's process
+        // (another Swift plugin, a Swift host) can stand in for them. `lv2_descriptor` is the
+        // host's entry.
+        .target(name: "MixFXLV2", dependencies: ["MixFXEngine", "CLV2"], exclude: ["bundle"],
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-Bsymbolic"])]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),
         .executableTarget(name: "mixfx-bench", dependencies: ["MixFX", "MixFXDSP", "MixFXDSPAVX2", "TestSupport"],
