@@ -59,6 +59,8 @@ let package = Package(
         .testTarget(name: "MixFXEngineTests", dependencies: ["MixFX", "TestSupport"]),
         .testTarget(name: "MixFXIOTests", dependencies: ["MixFX", "TestSupport"]),
         .testTarget(name: "MixFXCLITests", dependencies: ["MixFXCLI", "TestSupport"]),
+        // (the plugin is tested as hosts load it: the built library, dlopen'ed or in a bundle)
+        .testTarget(name: "MixFXLV2Tests", dependencies: ["CLV2", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,8 @@
 #                                    search /usr/lib/lv2, /usr/local/lib/lv2 and ~/.lv2, or $LV2_PATH)
 #
 # Builds the library first (swift build -c release --product mixfx_lv2, with scripts/swift-flags.sh's
-# flags when CPU is set; MIXFX_LV2_NO_BUILD=1 takes .build/release as it is). The library carries
+# flags when CPU is set), unless MIXFX_LV2_LIB names a built one (the tests: the library beside
+# them). The library carries
 # the Swift runtime (linked with -static-stdlib, Package.swift), so the bundle needs nothing of
 # Swift where it is installed: only libc, libm, libstdc++ and libgcc_s.
 set -euo pipefail
@@ -18,13 +19,14 @@ case "${1:-}" in
   ""|-*)    echo "usage: $0 DIR | --prefix PREFIX" >&2; exit 2 ;;
   *)        dest="$1/mixfx.lv2" ;;
 esac
-if [ -z "${MIXFX_LV2_NO_BUILD:-}" ]; then
+lib="${MIXFX_LV2_LIB:-}"
+if [ -z "$lib" ]; then
   flags=""
   [ -n "${CPU:-}" ] && flags="$("$root/scripts/swift-flags.sh")"
   # shellcheck disable=SC2086
-  (cd "$root" && swift build -c release --product mixfx_lv2 $flags)
+  (cd "$root" && swift build -c release --product mixfx_lv2 $flags >&2)
+  lib="$root/.build/release/libmixfx_lv2.so"
 fi
-lib="$root/.build/release/libmixfx_lv2.so"
 [ -f "$lib" ] || { echo "$lib is missing: build it with swift build -c release --product mixfx_lv2" >&2; exit 1; }
 mkdir -p "$dest"
 install -m 755 "$lib" "$dest/mixfx.so"
