@@ -5,7 +5,8 @@
  *   lv2-host LIB URI RATE CHANNELS IN.f32 OUT.f32 ports=N audio=IN,OUT[,IN,OUT] [latency=P]
  *            [blocks=N|random] [P=VALUE]...
  *
- * Unnamed ports get a value of 0. Prints, one per line: `latency L` (port P after run(0)),
+ * Unnamed ports get a value of 0. Prints, one per line: `latency L` (port P after run(0)) and
+ * `latency_end L` (after the last run),
  * `frames N`, `run_cpu_seconds S` (the thread's CPU time inside run), and, when the allocation
  * counter (Tests/alsa/alloccount.c) is preloaded, `instantiate_allocations N` and
  * `run_allocations N` (every run call, the first included).
@@ -103,6 +104,7 @@ int main(int argc, char **argv) {
         done += n;
     }
     uint64_t run_allocations = alloc_count ? alloc_count() - before : 0;
+    if (latency_port >= 0) printf("latency_end %.0f\n", values[latency_port]);
     if (d->deactivate) d->deactivate(h);
     d->cleanup(h);
 
