@@ -11,6 +11,8 @@
 //   MixFX         umbrella module for embedders (`import MixFX`)
 //   MixFXCLI      the `mixfx` commands; `mixfx` is a three-line main.swift
 //   MixFXC        the C API (`mixfx.h` in CMixFX, built as libmixfx-c.so with soname libmixfx.so.0)
+//   MixFXLV2      the LV2 plugin (libmixfx_lv2.so; scripts/lv2-bundle.sh makes mixfx.lv2 of it),
+//                 over CLV2, the LV2 core ABI declared here (no lv2-dev needed to build)
 import PackageDescription
 
 let package = Package(
@@ -22,6 +24,7 @@ let package = Package(
         // is .build/<config>/libmixfx-c.so; it carries the soname libmixfx.so.0, the name it is
         // installed under (scripts/capi-install.sh lays out lib/ and include/).
         .library(name: "mixfx-c", type: .dynamic, targets: ["MixFXC"]),
+        .library(name: "mixfx_lv2", type: .dynamic, targets: ["MixFXLV2"]),
     ],
     targets: [
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
@@ -46,6 +49,14 @@ let package = Package(
         .target(name: "CMixFX"),
         .target(name: "MixFXC", dependencies: ["CMixFX", "MixFX", "MixFXCLI"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libmixfx.so.0"])]),
+        .target(name: "CLV2"),
+        // The plugin library carries the Swift runtime inside (-static-stdlib): a host is a C
+        // program on a machine that may have no Swift; the runtime's symbols stay hidden, and
+        // -Bsymbolic binds the library's own calls to itself, so nothing in the host's process
+        // (another Swift plugin, a Swift host) can stand in for them. `lv2_descriptor` is the
+        // host's entry.
+        .target(name: "MixFXLV2", dependencies: ["MixFXEngine", "CLV2"], exclude: ["bundle"],
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-Bsymbolic"])]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),
         .executableTarget(name: "mixfx-bench", dependencies: ["MixFX", "MixFXDSP", "MixFXDSPAVX2", "TestSupport"],
@@ -58,6 +69,8 @@ let package = Package(
         .testTarget(name: "MixFXIOTests", dependencies: ["MixFX", "TestSupport"]),
         .testTarget(name: "MixFXCLITests", dependencies: ["MixFXCLI", "TestSupport"]),
         .testTarget(name: "MixFXCTests", dependencies: ["MixFXC", "TestSupport"]),
+        // (the plugin is tested as hosts load it: the built library, dlopen'ed or in a bundle)
+        .testTarget(name: "MixFXLV2Tests", dependencies: ["CLV2", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

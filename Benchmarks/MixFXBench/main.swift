@@ -111,6 +111,15 @@ if args.count == 2 && args[1] == "--spikes" {
     print("worst block \(worst * 1000) ms at frame \(at)")
     exit(0)
 }
+if args.count >= 4 && args[1] == "--lv2" {
+    // --lv2 RECORDINGS URI=LATENCY... (Benchmarks/lv2-compare.sh; LV2Compare.swift)
+    let plugins = args[3...].compactMap { a -> (uri: String, latency: Int)? in
+        guard let eq = a.lastIndex(of: "="), let l = Int(a[a.index(after: eq)...]) else { return nil }
+        return (String(a[..<eq]), l)
+    }
+    try LV2Comparison.run(recordings: args[2], plugins: plugins)
+    exit(0)
+}
 if args.count == 3 && args[1] == "--make-band" {
     for p in try makeBand(in: args[2]) { print(p) }
     exit(0)

@@ -49,6 +49,11 @@ public final class PitchShifter: @unchecked Sendable {
     public var hopFrames: Int { parts?.vocoder.hopFrames ?? 0 }
     /// Output lags input by this many frames; offline rendering removes it.
     public private(set) var latencyFrames = 0
+    /// Streaming: the least delay that makes the look-ahead of every pitch in the range (at
+    /// tempo 1) available when the input cannot be read ahead, as in a plugin host that hands
+    /// over each block as it is played: fed its input this many frames late, the shifter never
+    /// asks for a frame that has not arrived. 0 for other modes.
+    public private(set) var liveLatencyFrames = 0
     /// With a tempo: how far ahead of an output frame's input time the input is taken, so that
     /// the stretched signal is final where it is read (the latency bound, with the stretch
     /// σ = r/R for r). The output itself has no latency: input comes on demand.
@@ -136,6 +141,7 @@ public final class PitchShifter: @unchecked Sendable {
         sampleRate = spec.sampleRate
         latencyFrames = plan.latencyFrames
         inputAheadFrames = plan.inputAheadFrames
+        liveLatencyFrames = plan.kind == .streaming ? plan.spliceLatencyFrames : 0
         parts = nil
         pitchSwitch = nil
         if plan.kind != .skipped { makeParts(plan, spec) }

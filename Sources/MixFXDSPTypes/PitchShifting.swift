@@ -17,6 +17,9 @@ public protocol PitchShifting: AnyObject, Sendable {
     var lookAheadFrames: Int { get }
     /// Offline with a tempo: how far past an output frame's input time its input is pulled.
     var inputAheadFrames: Int { get }
+    /// Streaming: the delay of its input that lets it run without reading ahead (every pitch of
+    /// the range, tempo 1); 0 for other modes.
+    var liveLatencyFrames: Int { get }
     /// Live: the input time of the next output frame.
     var inputTime: Double { get }
     /// Live: the tempo the frames run now have glided to.
