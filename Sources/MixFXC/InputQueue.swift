@@ -40,7 +40,13 @@ final class InputQueue {
         }
         for c in 0..<channelCount {
             let to = buffer.channel(c) + end
-            if let source = input?[c] { to.update(from: source, count: frameCount) } else { to.update(repeating: 0, count: frameCount) }
+            if let source = input?[c] {
+                to.update(from: source, count: frameCount)
+                // (a NaN or ∞ would stay in the shifter's state for good)
+                _ = SampleGuard.sanitize(to, count: frameCount)
+            } else {
+                to.update(repeating: 0, count: frameCount)
+            }
         }
         end += frameCount
     }

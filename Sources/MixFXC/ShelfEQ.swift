@@ -26,6 +26,10 @@ final class ShelfEQProcessor: @unchecked Sendable {
         trebleCorner = Atomic(flat.treble.frequencyHz.bitPattern)
         globalGain = Atomic(flat.globalGainDB.bitPattern)
         eq.prepare(ProcessSpec(sampleRate: sampleRate, maximumFrameCount: 0, channelCount: channelCount))
+        // the registry's specs are made on first use: here, not in the first setter (mixfx.h)
+        for id in [ParameterID.bassGainDB, .bassFrequencyHz, .trebleGainDB, .trebleFrequencyHz, .eqGlobalGainDB] {
+            _ = id.spec.problem(with: id.spec.defaultValue)
+        }
     }
 
     /// The settings the setters stored (any thread).
@@ -70,6 +74,8 @@ final class ShelfEQProcessor: @unchecked Sendable {
         for c in 0..<channelCount where UnsafePointer(output[c]!) != input[c]! {
             output[c]!.update(from: input[c]!, count: frameCount)
         }
+        // (a NaN or ∞ would stay in the filters' state for good: replaced by 0, as the engine does)
+        for c in 0..<channelCount { _ = SampleGuard.sanitize(output[c]!, count: frameCount) }
         eq.process(left: output[0]!, right: channelCount > 1 ? output[1]! : nil, frameCount: frameCount)
     }
 

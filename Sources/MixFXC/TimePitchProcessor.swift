@@ -52,6 +52,9 @@ final class TimePitchProcessor: @unchecked Sendable {
         shifter = DSPCopy.active.makePitchShifter()
         queue = InputQueue(channelCount: channelCount, capacityFrames: 1)
         prepare()
+        // the registry's specs are made on first use: here, not in the first setter, which
+        // must not allocate (mixfx.h)
+        for id in [ParameterID.pitchCents, .tempo, .pitchOverlap] { _ = id.spec.problem(with: id.spec.defaultValue) }
     }
 
     /// The output's lag behind the input, frames: offline the shifter's (0 with a tempo), live

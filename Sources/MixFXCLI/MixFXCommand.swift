@@ -128,6 +128,7 @@ public enum MixFXCommand {
 
     /// Runs the tool with the process arguments and exits with its status. Main thread.
     public static func main() -> Never {
+        StandardDescriptors.secure()
         Terminal.installCrashHandlers()
         // the arguments as their bytes (a file name need not be UTF-8: see PathBytes)
         let argc = Int(CommandLine.argc)

@@ -20,6 +20,11 @@ public enum PresetRender {
         guard inputs.count <= Preset.maximumTracks else {
             throw .usage("\(inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
         }
+        // (`-` is the command line's name for stdin and stdout; a library has no business with
+        // its host's: a file named - is ./-)
+        for (what, path) in inputs.map({ ("input", $0) }) + [("output", outputPath)] where path == StandardInput.path {
+            throw .usage("\(what) '-': standard input and output are the command line's; give a file path (./- for a file named -)")
+        }
         command.session.inputs = inputs
         if let reportPath {
             guard ["json", "html"].contains(URL(fileURLWithPath: reportPath).pathExtension.lowercased()) else {

@@ -92,13 +92,13 @@ struct RenderCommand {
         let clamp = clip.first { $0.choice == ClipPolicy.clamp.rawValue }!.flag, fail = clip.first { $0.choice == ClipPolicy.fail.rawValue }!.flag
         let limit = SettingFlags.name(SessionOption.limitDBTP.spec.setting()), lfe = SettingFlags.name(SessionOption.lfeGainDB.spec.setting())
         return [
-            SettingFlags.help(.sampleFormat, "FLAC holds s16/s24, Ogg/Vorbis is lossy (it stores no sample format). Integer output never wraps and by default is never clamped either (see \(clamp))"),
+            SettingFlags.help(.sampleFormat, "FLAC holds s16/s24; Ogg/Vorbis, Opus and MP3 are lossy (they store no sample format). Integer output never wraps and by default is never clamped either (see \(clamp))"),
             SettingFlags.help(.sampleRateHz, "Other rates are converted with a band-limited resampler"),
             SettingFlags.help(.channels, "Tracks of up to 8 channels (3.0, quad, 5.0, 5.1, 6.1, 7.1, ambisonic B-format; the file's declared layout, else the usual order for the count) are downmixed to it before their EQ with ITU-R BS.775's coefficients: L = FL + 0.707 FC + 0.707 (BL|SL), R likewise; mono = 0.707 (L + R). The LFE is dropped unless \(lfe) is given"),
             SettingFlags.help(.lfeGainDB),
             SettingFlags.help(.dither, "TPDF is ±1 LSB, triangular. auto: on 16-bit output whenever a sample needs rounding (gain, EQ, pitch, resampling, a deeper source); off when every sample already fits (a pass-through stays bit-exact) and on 24/32-bit"),
-            SettingFlags.entry(clamp, "integer output: clamp samples beyond full scale (counted). Without it (clipping \(ClipPolicy.avoid.rawValue), the default), a mix that would clip gets one gain for the whole mix that brings its true peak to \(ceiling) dBTP (reported); a mix within full scale is written untouched. Float output is never changed."),
-            SettingFlags.entry(fail, "integer output: a mix that would clip is an error; nothing is written"),
+            SettingFlags.entry(clamp, "integer output: clamp samples beyond full scale (counted; lossy output: the encoder gets them as they are). Without it (clipping \(ClipPolicy.avoid.rawValue), the default), a mix that would clip gets one gain for the whole mix that brings its true peak to \(ceiling) dBTP (reported); a mix within full scale is written untouched. The same for lossy output (ogg, opus, mp3); float output is never changed."),
+            SettingFlags.entry(fail, "integer and lossy output: a mix that would clip is an error; nothing is written"),
             SettingFlags.help(.normalizeLUFS, "Measured while rendering; without \(limit), an error if the true peak would then pass \(ceiling) dBTP"),
             SettingFlags.help(.limitDBTP, "\(fmt(SessionOption.limiterLookaheadMs)) ms attack, a release that lengthens under sustained limiting; the mix is untouched where it stays below the ceiling (its delay is removed offline)"),
         ].joined(separator: "\n")
@@ -119,6 +119,8 @@ struct RenderCommand {
     var container: Container?
     /// The output is standard output (`-o -`).
     var writesStandardOutput: Bool { output == OutputFile.standardOutputPath }
+    /// The file the output is: with `-o -`, what standard output is open on.
+    var outputIdentity: FileIdentity? { writesStandardOutput ? FileIdentity(descriptor: 1) : FileIdentity(path: output) }
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     /// `--report-schema`: print the report's JSON Schema, nothing else.
     var reportSchema = false
@@ -155,7 +157,7 @@ struct RenderCommand {
             case .output: cmd.output = try args.value(for: name, inline: inline)
             case .type:
                 let value = try args.value(for: name, inline: inline)
-                guard let c = Container.named(value.lowercased()) else {
+                guard value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }), let c = Container.named(value.lowercased()) else {
                     throw .usage("\(name) \(value): not a container mixfx writes (allowed: \(Container.extensionsText))")
                 }
                 cmd.container = c
@@ -259,6 +261,8 @@ struct RenderCommand {
             let advice = String(format: "lower the level by at least %.1f dB (e.g. --master-volume %.3g)", cut, resolved.masterVolume * pow(10, -cut / 20))
             if report.format.storedSampleFormat?.isInteger == true {
                 Terminal.printError("mixfx: warning: \(report.clippedSamples) samples clipped (clamped to full scale); \(advice)")
+            } else if report.format.container.isLossy {
+                Terminal.printError("mixfx: warning: \(report.clippedSamples) samples are over 0 dBFS (given to the \(report.format.container.rawValue) encoder as they are; its decoders clip them); \(advice)")
             } else {
                 Terminal.printError("mixfx: warning: \(report.clippedSamples) samples are over 0 dBFS (kept in the float file; a player may clip them); \(advice)")
             }
@@ -297,8 +301,8 @@ struct RenderCommand {
         renderer.measuresTracks = reportPath != nil
         if let reportPath, !dryRun {
             // checked before rendering: a report that cannot be written loses no render
-            guard FileIdentity(path: reportPath) != FileIdentity(path: output) else {
-                throw .usage("--report: '\(reportPath)' is the output file (-o); give the report its own name")
+            guard FileIdentity(path: reportPath) != outputIdentity else {
+                throw .usage("--report: '\(reportPath)' is the output file (-o\(writesStandardOutput ? " -: standard output goes there" : "")); give the report its own name")
             }
             do throws(OutputFileError) {
                 _ = try OutputFile(path: reportPath, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwriteReport ?? overwrite,
@@ -334,7 +338,7 @@ struct RenderCommand {
         } else {
             data = Data(jsonText(obj).utf8)
         }
-        guard FileIdentity(path: reportPath) != FileIdentity(path: output) else {
+        guard FileIdentity(path: reportPath) != outputIdentity else {
             throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
         }
         do throws(OutputFileError) {
@@ -455,7 +459,7 @@ struct RenderCommand {
                      "duration \(seconds(r.frameCount, r.format.sampleRate))  (\(r.frameCount) frames)",
                      peak,
                      r.format.storedSampleFormat?.isInteger == true ? "clipped  \(r.clippedSamples) samples"
-                                                                    : "over 0 dBFS \(r.clippedSamples) samples"]
+                                                                    : "over 0 dBFS \(r.clippedSamples) samples" + (r.format.container.isLossy ? " (the mix, before encoding)" : "")]
         if let measured = r.measuredLUFS {
             lines.append(String(format: "loudness %.2f LUFS (normalized: the mix measured %.2f LUFS, gain %+.2f dB; true peak %.1f dBTP)",
                                 r.integratedLUFS ?? 0, measured, r.appliedGainDB, r.truePeakDBTP ?? 0))

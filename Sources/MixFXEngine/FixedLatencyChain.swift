@@ -141,7 +141,7 @@ public final class FixedLatencyChain: @unchecked Sendable {
         }
     }
 
-    /// Copies input frames into the ring.
+    /// Copies input frames into the ring, bad samples replaced by 0 (`SampleGuard`).
     private func take(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>?, frameCount n: Int) {
         for c in 0..<channelCount {
             let source = c == 0 ? left : (right ?? left), ring = input.channel(c)
@@ -149,6 +149,8 @@ public final class FixedLatencyChain: @unchecked Sendable {
             while i < n {
                 let slot = (received + i) & inputMask, run = min(n - i, inputMask + 1 - slot)
                 (ring + slot).update(from: source + i, count: run)
+                // (a NaN or ∞ from the host would stay in the filters and the shifter for good)
+                _ = SampleGuard.sanitize(ring + slot, count: run)
                 i += run
             }
         }

@@ -39,14 +39,16 @@ public enum DitherMode: String, Sendable, CaseIterable {
     case none
 }
 
-/// What an offline render does when integer output would clip (samples beyond full scale). Float
-/// output is never changed: it holds such samples as they are.
+/// What an offline render does when integer or lossy output would clip (samples beyond full
+/// scale; a lossy encoding's decoders give fixed-point samples). Float output is never changed: it
+/// holds such samples as they are.
 public enum ClipPolicy: String, Sendable, CaseIterable {
     /// The default: when (and only when) the mix exceeds full scale, one linear gain for the whole
     /// mix brings its true peak to `SessionOption.safeCeilingDBTP`; nothing is clamped and the
     /// gain is reported. A mix within full scale is written untouched.
     case avoid
-    /// Samples beyond full scale are clamped (never wrapped) and counted.
+    /// Samples beyond full scale are clamped (never wrapped) and counted; a lossy encoder gets
+    /// them as they are (its decoders clip them).
     case clamp
     /// Any sample beyond full scale is an error and nothing is written.
     case fail

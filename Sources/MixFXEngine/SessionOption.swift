@@ -160,7 +160,7 @@ extension SessionOption {
         case .clipping:
             s(.choice, choices: ClipPolicy.allCases.map(\.rawValue), defaultChoice: ClipPolicy.avoid.rawValue,
               flag: nil, choiceFlags: [(ClipPolicy.clamp.rawValue, "--clip"), (ClipPolicy.fail.rawValue, "--strict")],
-              value: "", path: ["output", "clipping"], "what integer output that would clip gets",
+              value: "", path: ["output", "clipping"], "what integer or lossy output that would clip gets",
               defaultText: ClipPolicy.avoid.rawValue, renderOnly: true)
         case .normalizeLUFS:
             s(.number, -70, 0, unit: "LUFS", flag: "--normalize", value: "LUFS", path: ["output", "normalizeLUFS"],

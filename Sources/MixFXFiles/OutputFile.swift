@@ -45,6 +45,7 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
         case .noFolder(let p, let f):
             "cannot create '\(p)': the folder '\(f)' does not exist (create it first, e.g. mkdir -p '\(f)')"
         case .folderNotWritable(let p, let f, let r): "cannot create '\(p)': files cannot be created in the folder '\(f)' (\(r))"
+        case .cannotCreate(let p, let r) where p == OutputFile.standardOutputPath: "cannot write to standard output: \(r)"
         case .cannotCreate(let p, let r): "cannot create '\(p)': \(r)"
         }
     }
@@ -185,7 +186,7 @@ public final class OutputFile: Sendable {
     private static func standardOutputFolder(beside inputs: FileIdentitySet, _ alsoInputs: [String]) throws(OutputFileError) -> (Int32, String) {
         let path = standardOutputPath
         var st = stat()
-        guard fstat(1, &st) == 0 else { throw .cannotCreate(path: path, reason: "standard output is closed") }
+        guard !StandardDescriptors.wasClosed(1), fstat(1, &st) == 0 else { throw .cannotCreate(path: path, reason: "standard output is closed") }
         if let id = FileIdentity(descriptor: 1), (st.st_mode & S_IFMT) == S_IFREG,
            inputs.contains(id) || alsoInputs.contains(where: { FileIdentity(path: $0) == id }) {
             throw .isInput(path: path)

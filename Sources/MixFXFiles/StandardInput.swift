@@ -18,7 +18,7 @@ public enum StandardInput {
             throw FileOpenError(path: path, problem: .system("standard input can be read only once (give - once)"))
         }
         var st = stat()
-        guard fstat(0, &st) == 0 else { throw FileOpenError(path: path, problem: .system("standard input is closed")) }
+        guard !StandardDescriptors.wasClosed(0), fstat(0, &st) == 0 else { throw FileOpenError(path: path, problem: .system("standard input is closed")) }
         guard isatty(0) == 0 else {
             throw FileOpenError(path: path, problem: .system("standard input is a terminal; pipe a sound file into it (e.g. sox in.flac -t wav - | mixfx render - ...)"))
         }

@@ -159,7 +159,8 @@ public struct OfflineRenderer {
     /// converted again, and with which gain.
     private func renderWithClipPolicy(_ passes: RenderPasses) throws -> RenderReport {
         let format = passes.format
-        let policy = format.storedSampleFormat?.isInteger == true ? clipPolicy : .clamp
+        // (lossy output as integer output: its decoders give fixed-point samples)
+        let policy = format.storedSampleFormat?.isInteger == true || format.container.isLossy ? clipPolicy : .clamp
         let dithered = dithers(format)
         // kept to measure a mix that clips (avoid) or to write it again without dither (auto)
         let keep = policy == .avoid || (dither == .auto && dithered)

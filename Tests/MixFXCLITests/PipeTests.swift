@@ -84,6 +84,12 @@ import TestSupport
             ("\"$M\" play - < in.wav", 2, "cannot be a track"),
             // a render that fails writes nothing to stdout
             ("\"$M\" render in.wav --volume 4 --strict -o - --type wav > o", 1, "clip"),
+            // the report where standard output goes: refused before rendering
+            ("\"$M\" render in.wav -o - --type wav --report o.json --force -q > o.json", 2, "standard output goes there"),
+            // closed descriptors are not reused for mixfx's own files
+            ("\"$M\" render in.wav -o - --type wav >&-", 1, "standard output is closed"),
+            ("\"$M\" render - -o o.wav <&-", 1, "standard input is closed"),
+            ("\"$M\" render in.wav -o - --type .mp3 > o", 2, "not a container mixfx writes"),
             // with --json the error's JSON goes to stderr too
             ("\"$M\" render in.wav --volume 4 --strict --json -o - --type wav > o", 1, "{\n  \"error\""),
         ] {
@@ -97,6 +103,34 @@ import TestSupport
         }
         #expect(try bytes("in.wav") == before)
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")) && !FileManager.default.fileExists(atPath: dir.file("x.flac")))
+    }
+
+    /// With stderr closed, a warning must not land in the kept standard input (or any file):
+    /// the render is the same as with stderr open.
+    @Test func aClosedStderrChangesNothing() throws {
+        defer { dir.remove() }
+        _ = try inputs()
+        for (name, redirect) in [("open.wav", "2>/dev/null"), ("closed.wav", "2>&-")] {
+            // (--dither tpdf on float output warns)
+            let r = try shell("cat in.wav | \"$M\" render - -o \(name) --sample-format f32 --dither tpdf -q \(redirect)")
+            #expect(r.status == 0)
+        }
+        #expect(try bytes("closed.wav") == bytes("open.wav"))
+    }
+
+    /// Lossy output follows the clipping rules of integer output: by default a mix beyond full
+    /// scale gets one gain to −1 dBTP, --strict refuses it.
+    @Test func lossyOutputGetsTheNoClipGain() throws {
+        defer { dir.remove() }
+        let (wav, _) = try inputs()
+        let r = try MixFXBinary.run(["render", wav, wav, wav, "-o", dir.file("hot.mp3"), "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let gain = try #require(summary["appliedGainDB"] as? Double)
+        // three 0.4 tones: the mix peaks at 1.2, brought to −1 dBTP
+        #expect(abs(gain - (-1 - Signals.db(1.2))) < 0.05, "\(gain)")
+        let strict = try MixFXBinary.run(["render", wav, wav, wav, "-o", dir.file("strict.mp3"), "--strict"])
+        #expect(strict.status == 1 && !FileManager.default.fileExists(atPath: dir.file("strict.mp3")), "\(strict.stderr)")
     }
 
     @Test(.enabled(if: which("python3") != nil, "python3 is not installed (it gives the test a terminal)"))

@@ -60,6 +60,20 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
     }
 
+    /// The bundle's Turtle against LV2's own vocabularies (Debian's lv2-dev installs them under
+    /// /usr/lib/lv2): every class, property and range as LV2 defines it.
+    @Test(.enabled(if: which("sord_validate") != nil, "sord_validate is missing (apt-get install sordi)"),
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/lv2/core.lv2/lv2core.ttl"), "lv2-dev (LV2's vocabularies) is not installed"))
+    func theBundlesTurtleValidatesAgainstLV2sVocabularies() throws {
+        let specs = ["core", "units", "port-groups", "port-props", "schemas"].flatMap { name -> [String] in
+            let dir = "/usr/lib/lv2/\(name).lv2"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".ttl") }.map { dir + "/" + $0 }
+        }
+        let bundle = ["manifest.ttl", "mixfx.ttl"].map { LV2Rig.root + "/Sources/MixFXLV2/bundle/" + $0 }
+        let r = try runProcess(which("sord_validate")!, specs + bundle)
+        #expect(r.status == 0 && (r.stdout + r.stderr).contains("Found 0 errors among"), "\(r.stdout)\(r.stderr)")
+    }
+
     @Test(.enabled(if: LV2Rig.unavailable == nil, "\(LV2Rig.unavailable ?? "")"), .enabled(if: lilv, "\(lilvMissing)"))
     func lv2lsAndLv2infoFindBothPluginsInATemporaryPrefix() throws {
         let dir = TempDir("mixfx-lv2")

@@ -38,6 +38,26 @@ struct LV2PluginTests {
         }
     }
 
+    @Test func aNaNFromTheHostIsReplacedAndPoisonsNothing() throws {
+        var x = Signals.sine(frequencyHz: 440, sampleRate: Self.rate, frames: 2 * Int(Self.rate))
+        x[1000] = .nan
+        x[2000] = .infinity
+        x[3000] = 1e30
+        let p = try PluginInstance(LV2Rig.mono)
+        p[.cents] = 700
+        p[.bass] = 6
+        let y = p.process([x])[0]
+        let bad = y.filter { !$0.isFinite }.count
+        #expect(bad == 0, "\(bad) non-finite samples")
+        // and it is the output of the same input with those samples silent
+        var clean = x
+        for i in [1000, 2000, 3000] { clean[i] = 0 }
+        let q = try PluginInstance(LV2Rig.mono)
+        q[.cents] = 700
+        q[.bass] = 6
+        #expect(q.process([clean])[0] == y)
+    }
+
     @Test func dryIsTheInputDelayedByTheLatencyBitForBit() throws {
         let x = Signals.noise(frames: 30_000, amplitude: 0.4)
         let p = try PluginInstance(LV2Rig.mono)

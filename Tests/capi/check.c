@@ -244,12 +244,62 @@ static void check_render(const char *input, const char *dir) {
     EXPECT_OK(mixfx_render_preset(NULL, inputs, 1, output, NULL, 1, NULL));
 }
 
+/* The first call of each setter in the process (before any other call touched the parameter
+ * registry) allocates nothing either: the header promises it for live use. */
+static void check_first_setters(void) {
+    mixfx_timepitch *tp = NULL;
+    mixfx_shelf_eq *eq = NULL;
+    EXPECT_OK(mixfx_timepitch_create(RATE, 2, MIXFX_LIVE, BLOCK, &tp));
+    EXPECT_OK(mixfx_shelf_eq_create(RATE, 2, &eq));
+    uint64_t before = mixfx_alloc_count();
+    EXPECT_OK(mixfx_timepitch_set_pitch_cents(tp, 300));
+    EXPECT_OK(mixfx_timepitch_set_tempo(tp, 1.1));
+    EXPECT_OK(mixfx_timepitch_set_formants(tp, 1));
+    EXPECT_OK(mixfx_shelf_eq_set_bass(eq, 3, 120));
+    EXPECT_OK(mixfx_shelf_eq_set_treble(eq, -2, 6000));
+    EXPECT_OK(mixfx_shelf_eq_set_gain(eq, -1));
+    uint64_t during = mixfx_alloc_count() - before;
+    CHECK(during == 0, "the first setter calls allocated %llu times", (unsigned long long)during);
+    EXPECT_OK(mixfx_timepitch_destroy(tp));
+    EXPECT_OK(mixfx_shelf_eq_destroy(eq));
+}
+
+/* One NaN or infinite input sample does not poison what follows (it is replaced by 0). */
+static void check_bad_samples(void) {
+    mixfx_timepitch *tp = NULL;
+    mixfx_shelf_eq *eq = NULL;
+    EXPECT_OK(mixfx_timepitch_create(RATE, 2, MIXFX_LIVE, BLOCK, &tp));
+    EXPECT_OK(mixfx_timepitch_set_pitch_cents(tp, 700));
+    EXPECT_OK(mixfx_shelf_eq_create(RATE, 2, &eq));
+    EXPECT_OK(mixfx_shelf_eq_set_bass(eq, 6, 200));
+    float l[BLOCK], r[BLOCK], ol[BLOCK], or_[BLOCK];
+    const float *in[2] = { l, r };
+    float *out[2] = { ol, or_ };
+    size_t bad_tp = 0, bad_eq = 0;
+    for (int b = 0; b < 100; b++) {
+        fill_sine(l, BLOCK, 440, (size_t)b * BLOCK);
+        fill_sine(r, BLOCK, 440, (size_t)b * BLOCK);
+        if (b == 10) { l[7] = NAN; r[100] = INFINITY; l[200] = 1e30f; }
+        size_t n = 0;
+        EXPECT_OK(mixfx_timepitch_process(tp, in, BLOCK, out, BLOCK, &n));
+        for (size_t i = 0; i < n; i++) bad_tp += !isfinite(ol[i]) + !isfinite(or_[i]);
+        EXPECT_OK(mixfx_shelf_eq_process(eq, in, out, BLOCK));
+        for (size_t i = 0; i < BLOCK; i++) bad_eq += !isfinite(ol[i]) + !isfinite(or_[i]);
+    }
+    CHECK(bad_tp == 0, "time-pitch: %zu non-finite output samples after one bad input block", bad_tp);
+    CHECK(bad_eq == 0, "shelf EQ: %zu non-finite output samples after one bad input block", bad_eq);
+    EXPECT_OK(mixfx_timepitch_destroy(tp));
+    EXPECT_OK(mixfx_shelf_eq_destroy(eq));
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: check INPUT.wav OUTDIR\n"); return 2; }
     const char *env = getenv("MIXFX_CHECK_ALLOCATIONS");
     int count_allocations = env != NULL && strcmp(env, "1") == 0;
     if (count_allocations && !mixfx_alloc_count) { fprintf(stderr, "MIXFX_CHECK_ALLOCATIONS=1 but no counter preloaded\n"); return 2; }
+    if (count_allocations) check_first_setters();   /* first: nothing has touched the registry */
     check_version();
+    check_bad_samples();
     check_timepitch_misuse();
     check_timepitch_offline(300, 1, 48000);
     check_timepitch_offline(0, 1, 10000);

@@ -81,7 +81,10 @@ int mixfx_api_version(void);
  *   The output is late by a fixed latency (the largest look-ahead any live setting needs),
  *   and at tempo 1 each call returns as many frames as it was given. With a tempo (0.25 to
  *   4 live) the output runs faster or slower than the input: the counts differ, and the
- *   caller keeps the queue fed. process, reset and the setters never allocate or lock.
+ *   caller keeps the queue fed. process, reset and the setters never allocate or lock
+ *   (a setter that fails allocates its error message).
+ * Input samples that are NaN, infinite or beyond +-1e6 are replaced by 0 (as in the engine):
+ *   one such sample would otherwise stay in the shifter's state for good.
  * ------------------------------------------------------------------------------------- */
 
 typedef struct mixfx_timepitch mixfx_timepitch;
@@ -135,7 +138,9 @@ int mixfx_timepitch_reset(mixfx_timepitch *tp);
  * Shelf EQ: RBJ low shelf (bass) -> RBJ high shelf (treble) -> gain, in double precision;
  * `mixfx render --bass/--treble/--eq-gain`. The set_* calls are any thread (atomics, read
  * once per process call); a change applies from the next process call with the filter state
- * kept (not smoothed). process never allocates or locks. No latency.
+ * kept (not smoothed). process and the setters never allocate or lock (a setter that fails
+ * allocates its error message). No latency. Input samples that are NaN, infinite or beyond
+ * +-1e6 are replaced by 0 in the output.
  * ------------------------------------------------------------------------------------- */
 
 typedef struct mixfx_shelf_eq mixfx_shelf_eq;
@@ -179,7 +184,8 @@ typedef struct mixfx_render_summary {
     int64_t frames;           /* frames written */
     int32_t sample_rate_hz;
     int32_t channels;
-    double peak_dbfs;         /* sample peak of the file (-inf: silent) */
+    double peak_dbfs;         /* sample peak of the file (-inf: silent); of the mix before
+                                 encoding for the lossy ones (ogg, opus, mp3) */
     int64_t clipped_samples;  /* integer output: clamped; float output: over 0 dBFS */
     double applied_gain_db;   /* the gain that avoided clipping or normalised, 0 if none */
     double elapsed_seconds;
