@@ -56,7 +56,9 @@ let package = Package(
         // (another Swift plugin, a Swift host) can stand in for them. `lv2_descriptor` is the
         // host's entry.
         .target(name: "MixFXLV2", dependencies: ["MixFXEngine", "CLV2"], exclude: ["bundle"],
-                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-Bsymbolic"])]),
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "-Bsymbolic",
+                                               // only lv2_descriptor is exported (lv2lint's "Plugin Symbols")
+                                               "-Xlinker", "--version-script=Sources/MixFXLV2/bundle/exports.map"])]),
         .executableTarget(name: "RenderSession", dependencies: ["MixFX"], path: "Examples/RenderSession"),
         .executableTarget(name: "LivePlayback", dependencies: ["MixFX"], path: "Examples/LivePlayback"),
         .executableTarget(name: "mixfx-bench", dependencies: ["MixFX", "MixFXDSP", "MixFXDSPAVX2", "TestSupport"],

@@ -74,6 +74,21 @@ import TestSupport
         #expect(r.status == 0 && (r.stdout + r.stderr).contains("Found 0 errors among"), "\(r.stdout)\(r.stderr)")
     }
 
+    /// lv2lint (not in Debian 12: built from its source, `MIXFX_LV2LINT` or on PATH) finds no
+    /// failure in the installed bundle; packagers' mode (-Mpack), as a distribution would run it.
+    @Test(.enabled(if: LV2Rig.unavailable == nil, "\(LV2Rig.unavailable ?? "")"),
+          .enabled(if: LV2BundleTests.lv2lint != nil, "lv2lint is not installed (it is not packaged in Debian 12; build it from its source and set MIXFX_LV2LINT)"))
+    func lv2lintFindsNoFailure() throws {
+        let dir = TempDir("mixfx-lv2lint")
+        defer { dir.remove() }
+        let path = try LV2Rig.installBundle(prefix: dir.file("prefix"))
+        let r = try runProcess(LV2BundleTests.lv2lint!, ["-Mpack", "-I", path + "/mixfx.lv2/", LV2Rig.mono, LV2Rig.stereo],
+                               environment: LV2Rig.environment(lv2Path: path + ":/usr/lib/lv2"))
+        #expect(r.status == 0 && !r.stdout.contains("[FAIL]"), "\(r.stdout)\(r.stderr)")
+    }
+
+    static var lv2lint: String? { ProcessInfo.processInfo.environment["MIXFX_LV2LINT"] ?? which("lv2lint") }
+
     @Test(.enabled(if: LV2Rig.unavailable == nil, "\(LV2Rig.unavailable ?? "")"), .enabled(if: lilv, "\(lilvMissing)"))
     func lv2lsAndLv2infoFindBothPluginsInATemporaryPrefix() throws {
         let dir = TempDir("mixfx-lv2")
