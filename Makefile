@@ -42,9 +42,11 @@ build:
 # lib/libmixfx.so{,.0}, include/mixfx.h, lib/pkgconfig/mixfx.pc, lib/lv2/mixfx.lv2/ (when
 # scripts/lv2-bundle.sh is there), share/man/man1/mixfx.1, the bash and zsh completions, and
 # share/mixfx/install-manifest (what `make uninstall` removes). scripts/install.sh does it.
-# It builds first: release, for any x86-64 (INSTALL_CPU=native: for this machine's CPU), the
-# executable with the Swift runtime inside (--static-swift-stdlib); swift build redoes only what
-# changed. NOBUILD=1 installs BUILD_DIR as it is (the tests install their own build so).
+# It builds first, in a build folder of its own (.build/install, so it never undoes `make run`'s
+# build for this CPU or the tests'): release, for any x86-64 (INSTALL_CPU=native: for this
+# machine's CPU), the executable with the Swift runtime inside (--static-swift-stdlib); swift
+# build redoes only what changed. NOBUILD=1 installs BUILD_DIR as it is (the tests install
+# their own build so: NOBUILD=1 BUILD_DIR=.build/release).
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
@@ -56,9 +58,11 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 LV2DIR ?= $(LIBDIR)/lv2
 BASHCOMPDIR ?= $(DATAROOTDIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATAROOTDIR)/zsh/site-functions
-BUILD_DIR ?= .build/release
+INSTALL_BUILD_PATH ?= .build/install
+BUILD_DIR ?= $(INSTALL_BUILD_PATH)/release
 INSTALL_CPU ?= x86-64
 NOBUILD ?=
+INSTALL_SWIFTFLAGS = $(shell CPU=$(INSTALL_CPU) scripts/swift-flags.sh)
 INSTALL_VARS = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR="$(LIBDIR)" \
 	INCLUDEDIR="$(INCLUDEDIR)" DATAROOTDIR="$(DATAROOTDIR)" DATADIR="$(DATADIR)" MANDIR="$(MANDIR)" \
 	PKGCONFIGDIR="$(PKGCONFIGDIR)" LV2DIR="$(LV2DIR)" BASHCOMPDIR="$(BASHCOMPDIR)" \
@@ -67,8 +71,8 @@ INSTALL_VARS = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR
 install-build:
 ifeq ($(NOBUILD),)
 	scripts/install-deps.sh
-	swift build -c release --product mixfx --static-swift-stdlib $(shell CPU=$(INSTALL_CPU) scripts/swift-flags.sh)
-	swift build -c release --product mixfx-c $(shell CPU=$(INSTALL_CPU) scripts/swift-flags.sh)
+	swift build -c release --build-path $(INSTALL_BUILD_PATH) --static-swift-stdlib --product mixfx $(INSTALL_SWIFTFLAGS)
+	swift build -c release --build-path $(INSTALL_BUILD_PATH) --static-swift-stdlib --product mixfx-c $(INSTALL_SWIFTFLAGS)
 endif
 
 install: install-build

@@ -20,10 +20,18 @@ list="$build/mixfx-c.product/Objects.LinkFileList"
 swiftc=$(command -v swiftc) || { echo "capi-static-link: swiftc is not on the PATH" >&2; exit 1; }
 static="$(cd "$(dirname "$(readlink -f "$swiftc")")/.." && pwd)/lib/swift_static/linux"
 [ -d "$static" ] || { echo "capi-static-link: the toolchain has no static Swift runtime ($static)" >&2; exit 1; }
+# Foundation's own static parts: the objects' autolink entries name Foundation, not what it is
+# built on, and nothing else names them for a library (an executable's link gets them from its
+# static-executable-args); -z defs makes any symbol still missing an error here, not in the
+# program that links the library later
+extra=()
+for l in CoreFoundation _FoundationCShims _FoundationCollections _FoundationICU; do
+  [ -f "$static/lib$l.a" ] && extra+=("-l$l")
+done
 rm -f "$out"
 "$swiftc" -emit-library -static-stdlib -o "$out" @"$list" -L "$static" \
-  -Xlinker --gc-sections -Xlinker -soname=libmixfx.so.0 -lsndfile -lasound 2>&1 \
-  | grep -v "the use of \`mktemp' is dangerous" >&2 || true
+  -Xlinker --gc-sections -Xlinker -soname=libmixfx.so.0 -Xlinker -z -Xlinker defs \
+  -lsndfile -lasound "${extra[@]}" 2>&1 | grep -v "the use of \`mktemp' is dangerous" >&2 || true
 [ -f "$out" ] || { echo "capi-static-link: the link made no $out" >&2; exit 1; }
 if readelf -d "$out" | grep -q 'NEEDED.*libswiftCore'; then
   echo "capi-static-link: $out still needs the shared Swift runtime" >&2; exit 1

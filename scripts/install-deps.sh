@@ -6,13 +6,15 @@
 #                            chromium (the HTML report's browser check), python3-jsonschema (a
 #                            second validator for the report schema), and pyloudnorm from PyPI
 #                            (the loudness meter's oracle), qemu-user (the portable build under an
-#                            emulated pre-AVX CPU)
+#                            emulated pre-AVX CPU), make, groff-base and man-db (the installed man
+#                            page), bash-completion and zsh (the installed completions), binutils
+#                            (readelf: what the installed library needs)
 #   install-deps.sh slurm    what make test-slurm uses: sox (the test's inputs and frame counts)
 #                            and a single-node Slurm from Debian's archive (slurmctld, slurmd,
 #                            slurm-client, munge); the daemons are not started (scripts/slurm/)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
-if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user); fi
+if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user make groff-base man-db bash-completion zsh binutils); fi
 if [ "${1:-}" = slurm ]; then pkgs+=(sox slurmctld slurmd slurm-client munge); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -40,7 +40,7 @@ action=${1:?usage: scripts/install.sh install|uninstall}
 : "${LV2DIR:=$LIBDIR/lv2}"
 : "${BASHCOMPDIR:=$DATAROOTDIR/bash-completion/completions}"
 : "${ZSHCOMPDIR:=$DATAROOTDIR/zsh/site-functions}"
-: "${BUILD_DIR:=$here/.build/release}"
+: "${BUILD_DIR:=$here/.build/install/release}"
 manifest=$DATADIR/mixfx/install-manifest
 
 for v in PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR PKGCONFIGDIR LV2DIR BASHCOMPDIR ZSHCOMPDIR; do
