@@ -62,7 +62,11 @@ INSTALL_BUILD_PATH ?= .build/install
 BUILD_DIR ?= $(INSTALL_BUILD_PATH)/release
 INSTALL_CPU ?= x86-64
 NOBUILD ?=
-INSTALL_SWIFTFLAGS = $(shell CPU=$(INSTALL_CPU) scripts/swift-flags.sh)
+# (-L the toolchain's static runtime: SwiftPM gives it to an executable's link under
+# --static-swift-stdlib, not to the library's, whose objects then name Foundation's static parts;
+# that link is only a step: scripts/capi-static-link.sh links the installed library)
+SWIFT_STATIC_DIR = $(shell d=$$(dirname "$$(readlink -f "$$(command -v swiftc)")") && echo "$$d/../lib/swift_static/linux")
+INSTALL_SWIFTFLAGS = $(shell CPU=$(INSTALL_CPU) scripts/swift-flags.sh) -Xlinker -L$(SWIFT_STATIC_DIR)
 INSTALL_VARS = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR="$(LIBDIR)" \
 	INCLUDEDIR="$(INCLUDEDIR)" DATAROOTDIR="$(DATAROOTDIR)" DATADIR="$(DATADIR)" MANDIR="$(MANDIR)" \
 	PKGCONFIGDIR="$(PKGCONFIGDIR)" LV2DIR="$(LV2DIR)" BASHCOMPDIR="$(BASHCOMPDIR)" \
@@ -73,6 +77,7 @@ ifeq ($(NOBUILD),)
 	scripts/install-deps.sh
 	swift build -c release --build-path $(INSTALL_BUILD_PATH) --static-swift-stdlib --product mixfx $(INSTALL_SWIFTFLAGS)
 	swift build -c release --build-path $(INSTALL_BUILD_PATH) --static-swift-stdlib --product mixfx-c $(INSTALL_SWIFTFLAGS)
+	scripts/capi-static-link.sh $(BUILD_DIR) $(BUILD_DIR)/libmixfx.so.0
 endif
 
 install: install-build

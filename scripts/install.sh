@@ -124,9 +124,13 @@ put 755 "$mixfx" "$BINDIR/mixfx"
 # the C API, as scripts/capi-install.sh lays it out, the library linked with the Swift runtime
 # inside (scripts/capi-static-link.sh); where that cannot be done, the build's own library, which
 # finds the runtime in the toolchain it was built with (its RUNPATH)
+# (make install-build links it into BUILD_DIR, so that installing needs no swiftc on the PATH:
+# sudo's has none; a build without it, NOBUILD=1, is linked here)
 "$here/scripts/capi-install.sh" "$stage/capi" "$BUILD_DIR" >/dev/null
-library="$stage/libmixfx.so.0"
-if ! "$here/scripts/capi-static-link.sh" "$BUILD_DIR" "$library"; then
+library="$BUILD_DIR/libmixfx.so.0"
+if [ -f "$library" ] && [ ! "$library" -ot "$BUILD_DIR/libmixfx-c.so" ]; then
+  :
+elif library="$stage/libmixfx.so.0"; ! "$here/scripts/capi-static-link.sh" "$BUILD_DIR" "$library"; then
   library="$stage/capi/lib/libmixfx.so.0"
   echo "install: warning: libmixfx.so.0 is installed as built: it needs the Swift toolchain's runtime ($(readelf -d "$library" | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p'))" >&2
 fi
