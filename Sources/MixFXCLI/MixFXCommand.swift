@@ -102,6 +102,15 @@ public enum MixFXCommand {
                 guard commands.contains(topic) else { throw unknownCommand(topic, "help: ") }
                 return run([topic, "--help"])
             case "--version", "-V", "version": print("mixfx \(version)"); return 0
+            // hidden: what `make install` writes from the help texts and the flag tables
+            case "--man-page":
+                guard rest.isEmpty else { throw .usage("--man-page takes nothing more") }
+                print(ManPage.text(), terminator: ""); return 0
+            case "--completions":
+                guard rest.count == 1, let shell = ShellCompletion.Shell(rawValue: rest[0]) else {
+                    throw .usage("--completions: expected bash or zsh")
+                }
+                print(ShellCompletion.script(shell), terminator: ""); return 0
             case "render": return try RenderCommand.run(rest)
             case "batch": return try BatchCommand.run(rest)
             case "play": return try PlayCommand.run(rest)
