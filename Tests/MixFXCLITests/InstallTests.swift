@@ -106,10 +106,9 @@ import TestSupport
         let installed = files(under: dest)
         let expected = ["usr/bin/mixfx", "usr/bin/someone-elses", "usr/include/mixfx.h", "usr/lib/libmixfx.so", "usr/lib/libmixfx.so.0",
                         "usr/lib/pkgconfig/mixfx.pc", "usr/share/bash-completion/completions/mixfx", "usr/share/man/man1/mixfx.1",
+                        "usr/lib/lv2/mixfx.lv2/manifest.ttl", "usr/lib/lv2/mixfx.lv2/mixfx.so", "usr/lib/lv2/mixfx.lv2/mixfx.ttl",
                         "usr/share/mixfx/install-manifest", "usr/share/zsh/site-functions/_mixfx"]
-        let lv2 = FileManager.default.fileExists(atPath: Self.repository + "/scripts/lv2-bundle.sh")
-        #expect(installed.filter { !$0.hasPrefix("usr/lib/lv2/mixfx.lv2/") } == expected)
-        #expect(installed.contains { $0.hasPrefix("usr/lib/lv2/mixfx.lv2/") } == lv2, "the LV2 bundle is installed exactly when scripts/lv2-bundle.sh exists")
+        #expect(installed == expected.sorted())
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dest + "/usr/lib/libmixfx.so") == "libmixfx.so.0")
         let pc = try String(contentsOfFile: dest + "/usr/lib/pkgconfig/mixfx.pc", encoding: .utf8)
         #expect(pc.contains("prefix=/usr\n") && pc.contains("Version: \(MixFXCommand.version)\n") && pc.contains("Libs: -L${libdir} -lmixfx"))
