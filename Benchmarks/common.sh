@@ -7,6 +7,16 @@ install_missing() {
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@"
 }
 
+# install_missing_pip MODULE=PACKAGE... : pip-installs each PyPI PACKAGE whose python MODULE does
+# not import (the bench's optional Python peers and ViSQOL; a failed install leaves the peer out,
+# and mixfx-bench --quality says so)
+install_missing_pip() {
+  command -v python3 >/dev/null || return 0
+  local want=() pair
+  for pair in "$@"; do python3 -c "import ${pair%%=*}" 2>/dev/null || want+=("${pair#*=}"); done
+  [ ${#want[@]} -eq 0 ] || python3 -m pip install -q "${want[@]}" || echo "(pip could not install ${want[*]})"
+}
+
 # make_band DIR : the band's four tracks in DIR (built once), their paths in T
 make_band() {
   mkdir -p "$1"

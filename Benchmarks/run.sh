@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the "band" (four 60 s 44.1 kHz stereo tracks, bass +4 dB at 55 Hz, pitch +200 cents, mixed
 # to 16-bit WAV) through mixfx and through the peers, in the same run, and prints the ratios.
-#   Benchmarks/run.sh            (installs sox, soundstretch and rubberband-cli when missing)
+#   Benchmarks/run.sh            (installs sox, soundstretch and rubberband-cli when missing, and
+#                                 with pip python-stretch, bungee-python and visqol-python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/common.sh
@@ -13,6 +14,8 @@ command -v sox >/dev/null || need+=(sox)
 command -v soundstretch >/dev/null || need+=(soundstretch)
 command -v rubberband >/dev/null || need+=(rubberband-cli)
 install_missing "${need[@]}"
+# the Python peers of mixfx-bench --quality (Benchmarks/peers) and its ViSQOL scorer
+install_missing_pip soundfile=soundfile python_stretch=python-stretch bungee_python=bungee-python visqol=visqol-python
 # mixfx as `make run` builds it, for this machine's CPU; and a portable build beside it, for
 # comparison (its own build directory, so neither rebuilds the other)
 read -r -a cpu <<< "$(scripts/swift-flags.sh)"

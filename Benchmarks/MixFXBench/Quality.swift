@@ -3,11 +3,16 @@ import MixFX
 import TestSupport
 
 /// `mixfx-bench --quality`: the same signals through mixfx's shifter and the peers (sox pitch,
-/// rubberband -2/-3, soundstretch, whichever are installed), measured the same way.
+/// rubberband -2/-3, soundstretch; Signalsmith Stretch at its default and with its 8 kHz
+/// tonality limit, and Bungee, through their Python packages and the adapters in
+/// Benchmarks/peers; whichever are installed, each missing one named), measured the same way.
 ///
 /// - steady tones: frequency error (cents) and SINAD (dB) over the middle of a 3 s tone;
 /// - attacks: noise hits every 0.5 s from silence; pre-echo = energy in the 30 ms before each
-///   onset relative to the hit's first 30 ms (dB), and onset displacement (ms).
+///   onset relative to the hit's first 30 ms (dB), and onset displacement (ms);
+/// - white noise: its level after a shift or a tempo change;
+/// - round trips of recordings (RoundTrip.swift), with ViSQOL's score where visqol-python is
+///   installed.
 enum QualityBenchmark {
     struct Tool {
         let name: String
@@ -30,8 +35,18 @@ enum QualityBenchmark {
             return true
         }]
         func external(_ name: String, _ exe: String, _ args: @escaping (String, String, Double, Double) -> [String]) {
-            guard let path = which(exe) else { return }
+            guard let path = which(exe) else { print("(skipped: \(name): \(exe) is not installed)"); return }
             list.append(Tool(name: name) { i, o, c, r in try runProcess(path, args(i, o, c, r)).status == 0 })
+        }
+        /// A peer run by its adapter in Benchmarks/peers (`ADAPTER.py IN OUT --cents C --tempo R`).
+        func python(_ name: String, _ script: String, package: String, _ extra: [String] = []) {
+            let adapter = "\(peers)/\(script)"
+            guard let py = which("python3"), (try? runProcess(py, [adapter, "--check"]))?.status == 0 else {
+                print("(skipped: \(name): needs python3 with `pip install \(package) soundfile`)"); return
+            }
+            list.append(Tool(name: name) { i, o, c, r in
+                try runProcess(py, [adapter, i, o, "--cents", String(c), "--tempo", String(r)] + extra).status == 0
+            })
         }
         // (a tempo: sox's `tempo` effect, rubberband's -T, soundstretch's -tempo in percent)
         external("sox pitch", "sox") { i, o, c, r in
@@ -40,7 +55,24 @@ enum QualityBenchmark {
         external("rubberband -2", "rubberband") { i, o, c, r in ["-2", "-p", String(c / 100)] + (r != 1 ? ["-T", String(r)] : []) + [i, o] }
         external("rubberband -3", "rubberband") { i, o, c, r in ["-3", "-p", String(c / 100)] + (r != 1 ? ["-T", String(r)] : []) + [i, o] }
         external("soundstretch", "soundstretch") { i, o, c, r in [i, o, "-pitch=\(c / 100)"] + (r != 1 ? ["-tempo=\((r - 1) * 100)"] : []) }
+        // (Signalsmith's tonality limit: its README's 8000/sampleRate, issue #32's best on music)
+        python("signalsmith", "signalsmith.py", package: "python-stretch")
+        python("signalsmith 8k", "signalsmith.py", package: "python-stretch", ["--tonality-limit", "8000"])
+        python("bungee", "bungee.py", package: "bungee-python")
         return list
+    }
+
+    /// Benchmarks/peers: the adapters of the Python peers and the ViSQOL scorer.
+    static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("peers").path
+
+    /// Benchmarks/peers/visqol_mos.py if visqol-python imports, else nil (and a line saying so).
+    static func visqol() -> String? {
+        let script = "\(peers)/visqol_mos.py"
+        guard let py = which("python3"), (try? runProcess(py, [script, "--check"]))?.status == 0 else {
+            print("(skipped: the ViSQOL rows: need python3 with `pip install visqol-python`)"); return nil
+        }
+        return script
     }
 
     /// Per-tool figures for the closing summary (worst cases over the cases run).
@@ -49,12 +81,19 @@ enum QualityBenchmark {
         var worstPartialDB = 0.0, worstBetweenDB = -Double.infinity
         var worstPreEcho = -Double.infinity, worstOnsetMS = 0.0, worstDoubledDB = -Double.infinity
         var meanLSD = Double.nan, meanSC = Double.nan, worstLevelDB = Double.nan
+        var lsd300 = Double.nan, sc300 = Double.nan, level300 = Double.nan, mos300 = Double.nan
+        var noiseDB: [Double] = []
         var tempoCents = 0.0, tempoOnsetMS = 0.0, tempoPreEcho = -Double.infinity, tempoLSD: [Double] = []
+        var tempoMOS: [Double] = []
         var failed = false
     }
 
     /// The tempos the tempo rows measure (issue #13's).
     static let tempos = [0.5, 0.8, 1.25, 2.0]
+    /// The tempo round trips ViSQOL scores too (issue #32's).
+    static let visqolTempos: Set<Double> = [0.8, 1.25]
+    /// White noise's shifts (cents, tempo): issue #32's −400 cents and tempo 2, and their mirrors.
+    static let noiseCases: [(cents: Double, tempo: Double)] = [(-400, 1), (400, 1), (0, 0.5), (0, 2)]
 
     /// Attacks at a tempo: each hit of `input` (onsets `onsets`) should start at T/R in `y`.
     /// The shift is where `y`'s 1 ms RMS first passes half its peak near T/R, less where the
@@ -86,6 +125,7 @@ enum QualityBenchmark {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let rate = 44_100
         let tools = tools()
+        let visqol = recordings != nil ? Self.visqol() : nil
         var summary = [Summary](repeating: Summary(), count: tools.count)
         func header(_ first: String) {
             print(first.padding(toLength: 20, withPad: " ", startingAt: 0)
@@ -192,16 +232,42 @@ enum QualityBenchmark {
             print(row)
         }
 
+        print()
+        print("white noise (uniform, 3 s, −15 dBFS RMS): level of the output's middle two thirds against the input's (dB; 0 keeps it)")
+        header("shift")
+        let noise = "\(dir)/noise.wav"
+        let noiseSignal = Signals.noise(frames: 3 * rate, amplitude: 0.3)
+        try AudioFiles.write([noiseSignal], to: noise, sampleRate: rate, sampleFormat: .f32)
+        for (c, tempo) in Self.noiseCases {
+            var row = (tempo != 1 ? String(format: "tempo %g", tempo) : "\(c > 0 ? "+" : "")\(Int(c)) ct")
+                .padding(toLength: 20, withPad: " ", startingAt: 0)
+            for t in tools.indices {
+                guard let y = try output(t, noise, c, tempo: tempo), y.count > rate / 2 else { row += cell("failed"); continue }
+                let level = Signals.db(Signals.rms(y[(y.count / 6)..<(5 * y.count / 6)]) / Signals.rms(noiseSignal[...]))
+                summary[t].noiseDB.append(level)
+                row += cell(String(format: "%+.2f", level))
+            }
+            print(row)
+        }
+
         if let recordings {
             print()
             let means = try RoundTripBenchmark.run(directory: recordings, tools: tools)
             for (t, m) in means.enumerated() {
                 summary[t].meanLSD = m.lsd; summary[t].meanSC = m.sc; summary[t].worstLevelDB = m.worstLevelDB
             }
+            print()
+            for (t, m) in try RoundTripBenchmark.run(directory: recordings, tools: tools, cents: 300, visqol: visqol).enumerated() {
+                summary[t].lsd300 = m.lsd; summary[t].sc300 = m.sc; summary[t].level300 = m.worstLevelDB; summary[t].mos300 = m.mos
+            }
             for tempo in Self.tempos {
                 print()
-                let means = try RoundTripBenchmark.run(directory: recordings, tools: tools, tempo: tempo)
-                for (t, m) in means.enumerated() { summary[t].tempoLSD.append(m.lsd) }
+                let means = try RoundTripBenchmark.run(directory: recordings, tools: tools, tempo: tempo,
+                                                       visqol: Self.visqolTempos.contains(tempo) ? visqol : nil)
+                for (t, m) in means.enumerated() {
+                    summary[t].tempoLSD.append(m.lsd)
+                    if Self.visqolTempos.contains(tempo) { summary[t].tempoMOS.append(m.mos) }
+                }
             }
         }
 
@@ -221,16 +287,25 @@ enum QualityBenchmark {
         line("pre-echo (dB)") { String(format: "%.1f", $0.worstPreEcho) }
         line("|onset| (ms)") { String(format: "%.2f", $0.worstOnsetMS) }
         line("doubled (dB)") { String(format: "%+.1f", $0.worstDoubledDB) }
+        line("noise −400 ct / T 2") { s in
+            s.noiseDB.count == Self.noiseCases.count ? String(format: "%+.2f / %+.2f", s.noiseDB[0], s.noiseDB[3]) : "failed"
+        }
         if recordings != nil {
             line("round trip LSD mean") { String(format: "%.2f", $0.meanLSD) }
             line("round trip SC mean") { String(format: "%.1f", $0.meanSC) }
             line("round trip |level|") { String(format: "%.2f", $0.worstLevelDB) }
+            line("±300 LSD / SC") { String(format: "%.2f / %.1f", $0.lsd300, $0.sc300) }
+            line("±300 |level|") { String(format: "%.2f", $0.level300) }
+            if visqol != nil { line("±300 ViSQOL mean") { String(format: "%.3f", $0.mos300) } }
         }
         line("tempo freq err (ct)") { String(format: "%.3f", $0.tempoCents) }
         line("tempo |onset| (ms)") { String(format: "%.2f", $0.tempoOnsetMS) }
         line("tempo pre-echo (dB)") { String(format: "%.1f", $0.tempoPreEcho) }
         if recordings != nil {
             line("tempo RT LSD by R") { s in s.tempoLSD.map { String(format: "%.2f", $0) }.joined(separator: " ") }
+            if visqol != nil {
+                line("ViSQOL T 0.8 / 1.25") { s in s.tempoMOS.map { String(format: "%.3f", $0) }.joined(separator: " / ") }
+            }
         }
         if let mixfxTime = bandTimes["mixfx"] {
             print("band wall time (s)".padding(toLength: 20, withPad: " ", startingAt: 0) + tools.map { tool in

@@ -10,12 +10,17 @@ import TestSupport
 ///   bins of 10·log10 P_x − 10·log10 P_y (powers floored at 80 dB below the file's loudest
 ///   bin), averaged over the frames within 50 dB of the loudest; lower is closer;
 /// - SC, spectral convergence (dB): 20·log10(‖|X| − |Y|‖ / ‖|X|‖) over all frames; lower is closer;
-/// - level change (dB): RMS of the round trip against the original.
+/// - level change (dB): RMS of the round trip against the original;
+/// - with `visqol` (the path of Benchmarks/peers/visqol_mos.py), ViSQOL's MOS-LQO in its audio
+///   mode of the same aligned stretch of the round trip against the same stretch of the original
+///   (1 to about 4.75; higher is closer), in a second table.
 enum RoundTripBenchmark {
-    /// Prints the table; returns each tool's mean LSD and SC and its worst |level change|.
+    /// Prints the table; returns each tool's mean LSD and SC, its worst |level change| and its
+    /// mean ViSQOL score (nan without `visqol`).
     @discardableResult
-    static func run(directory: String, tools: [QualityBenchmark.Tool], cents: Double = 400, tempo: Double? = nil) throws
-        -> [(lsd: Double, sc: Double, worstLevelDB: Double)] {
+    static func run(directory: String, tools: [QualityBenchmark.Tool], cents: Double = 400, tempo: Double? = nil,
+                    visqol: String? = nil) throws
+        -> [(lsd: Double, sc: Double, worstLevelDB: Double, mos: Double)] {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { $0.hasSuffix(".wav") }.sorted()
         let work = NSTemporaryDirectory() + "mixfx-roundtrip"
@@ -29,6 +34,7 @@ enum RoundTripBenchmark {
               + tools.map { $0.name.padding(toLength: 24, withPad: " ", startingAt: 0) }.joined())
         var sums = [Double](repeating: 0, count: tools.count * 2)
         var worstLevel = [Double](repeating: 0, count: tools.count)
+        var pairs: [(tool: Int, file: String, ref: String, deg: String)] = []
         for file in files {
             let input = directory + "/" + file
             let x = mono(try AudioFiles.read(input).channels)
@@ -44,6 +50,14 @@ enum RoundTripBenchmark {
                     row += "failed".padding(toLength: 24, withPad: " ", startingAt: 0); continue
                 }
                 let m = measure(x, y)
+                if visqol != nil {
+                    // the stretches measure compared, for ViSQOL after the table
+                    let margin = 2205 + 132, n = min(x.count, y.count)
+                    let ref = "\(work)/vq-\(t)-\(file)-ref.wav", deg = "\(work)/vq-\(t)-\(file)-deg.wav"
+                    try AudioFiles.write([Array(x[margin..<(n - margin)])], to: ref, sampleRate: 44_100, sampleFormat: .f32)
+                    try AudioFiles.write([Array(y[(margin + m.lag)..<(n - margin + m.lag)])], to: deg, sampleRate: 44_100, sampleFormat: .f32)
+                    pairs.append((t, file, ref, deg))
+                }
                 sums[2 * t] += m.lsd; sums[2 * t + 1] += m.sc
                 worstLevel[t] = max(worstLevel[t], abs(m.levelDB))
                 row += String(format: "%5.2f / %6.1f / %+5.2f", m.lsd, m.sc, m.levelDB)
@@ -57,7 +71,36 @@ enum RoundTripBenchmark {
                 .padding(toLength: 24, withPad: " ", startingAt: 0)
         }
         print(row)
-        return tools.indices.map { (sums[2 * $0] / Double(files.count), sums[2 * $0 + 1] / Double(files.count), worstLevel[$0]) }
+        let mos = try visqol.map { try scoreViSQOL(pairs, script: $0, tools: tools, files: files) }
+            ?? [Double](repeating: .nan, count: tools.count)
+        return tools.indices.map { (sums[2 * $0] / Double(files.count), sums[2 * $0 + 1] / Double(files.count), worstLevel[$0], mos[$0]) }
+    }
+
+    /// Scores `pairs` with ViSQOL (one python process for them all), prints them by recording and
+    /// tool, and returns each tool's mean (nan where a pair was not scored).
+    static func scoreViSQOL(_ pairs: [(tool: Int, file: String, ref: String, deg: String)], script: String,
+                            tools: [QualityBenchmark.Tool], files: [String]) throws -> [Double] {
+        print("ViSQOL MOS-LQO of the same round trips (audio mode, 48 kHz; higher is closer; a file against itself scores about 4.7)")
+        let r = try runProcess(which("python3") ?? "/usr/bin/python3", [script] + pairs.flatMap { [$0.ref, $0.deg] })
+        let scores = r.stdout.split(separator: "\n").compactMap { Double($0) }
+        guard r.status == 0, scores.count == pairs.count else {
+            print("(ViSQOL failed: \(r.stderr.split(separator: "\n").last ?? ""))")
+            return [Double](repeating: .nan, count: tools.count)
+        }
+        var byTool = [[Double]](repeating: [], count: tools.count)
+        for file in files {
+            var row = String(file.dropLast(4)).padding(toLength: 14, withPad: " ", startingAt: 0)
+            for t in tools.indices {
+                let i = pairs.firstIndex { $0.tool == t && $0.file == file }
+                if let i { byTool[t].append(scores[i]) }
+                row += (i.map { String(format: "%.3f", scores[$0]) } ?? "failed").padding(toLength: 24, withPad: " ", startingAt: 0)
+            }
+            print(row)
+        }
+        let means = byTool.map { $0.count == files.count ? $0.reduce(0, +) / Double($0.count) : .nan }
+        print("mean".padding(toLength: 14, withPad: " ", startingAt: 0)
+              + means.map { String(format: "%.3f", $0).padding(toLength: 24, withPad: " ", startingAt: 0) }.joined())
+        return means
     }
 
     static func mono(_ channels: [[Float]]) -> [Float] {
@@ -70,17 +113,17 @@ enum RoundTripBenchmark {
     /// cross-correlation of the 2 ms energy envelopes (within ±50 ms at 44.1 kHz) is refined to
     /// the lag within ±3 ms (0.25 ms steps) that gives the lowest SC, the same search for every
     /// tool. Every lag is measured over the same stretch of `x` (all but the first and last
-    /// 53 ms), so its spectrogram is computed once.
-    static func measure(_ x: [Float], _ y: [Float]) -> (lsd: Double, sc: Double, levelDB: Double) {
+    /// 53 ms), so its spectrogram is computed once. `lag`: where that stretch of `x` is in `y`.
+    static func measure(_ x: [Float], _ y: [Float]) -> (lsd: Double, sc: Double, levelDB: Double, lag: Int) {
         let coarse = bestLag(envelope(x), envelope(y), maxLag: 2205)
         let margin = 2205 + 132, n = min(x.count, y.count)
         let a = Array(x[margin..<(n - margin)])
         let pa = spectrogram(a)
-        var best: (lsd: Double, sc: Double, levelDB: Double)?
+        var best: (lsd: Double, sc: Double, levelDB: Double, lag: Int)?
         for lag in stride(from: coarse - 132, through: coarse + 132, by: 11) {
             let b = Array(y[(margin + lag)..<(n - margin + lag)])
             let m = measure(pa, spectrogram(b), level: Signals.db(Signals.rms(b[...]) / Signals.rms(a[...])))
-            if best == nil || m.sc < best!.sc { best = m }
+            if best == nil || m.sc < best!.sc { best = (m.lsd, m.sc, m.levelDB, lag) }
         }
         return best!
     }
