@@ -169,6 +169,9 @@ public final class AudioEngine {
                     throw .parameterOutOfRange(node: node.name, parameter: p.id, problem: problem,
                                                allowed: p.id.spec.allowedText)
                 }
+                if let lane = p.automation {
+                    do { try lane.validate(for: p.id, lane: "\(node.name) \(p.id.spec.key)") } catch { throw .invalidAutomation(error) }
+                }
             }
         }
         for t in tracks {
