@@ -69,6 +69,8 @@ public final class RenderKernel: @unchecked Sendable {
     private let masterVolume: AutomatedValue
     private let gainsMove: [Bool]
     private let gained: AudioBuffer?
+    /// Room for three blocks of lane values (`mixAutomated`), when any track's gains move.
+    private let laneValues: UnsafeMutablePointer<Double>
     private let largestLatencyFrames: Int
     /// The scratch memory of the shifters this thread runs (the render thread's; the pipeline's
     /// workers have their own).
@@ -97,6 +99,7 @@ public final class RenderKernel: @unchecked Sendable {
         masterVolume = master
         gainsMove = moving
         gained = moving.contains(true) ? AudioBuffer(channelCount: 2, capacityFrames: maximumFrameCount) : nil
+        laneValues = .allocate(capacity: moving.contains(true) ? 3 * maximumFrameCount : 0)
         for (k, t) in tracks.enumerated() { t.index = k }
         trackMeters = tracks.map(\.meter)
         workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
@@ -114,6 +117,7 @@ public final class RenderKernel: @unchecked Sendable {
     }
 
     deinit {
+        laneValues.deallocate()
         pipeline?.stop()
     }
 
@@ -336,16 +340,32 @@ public final class RenderKernel: @unchecked Sendable {
         let gL = gained.channel(0), gR = gained.channel(1)
         let (volume, pan) = gainLanes[k]
         let mono = t.channelCount == 1
-        for i in 0..<n {
-            let f = first + i
-            let v = volume.value(atFrame: f) * masterVolume.value(atFrame: f)
-            if outChannels == 1 {
-                gL[i] = Float(v) * inL[i]
-            } else {
-                let p = pan.value(atFrame: f)
-                let g = mono ? PanLaw.monoGains(pan: p) : PanLaw.balanceGains(pan: p)
-                gL[i] = Float(v * g.left) * inL[i]
-                gR[i] = Float(v * g.right) * inR[i]
+        // the lanes' values for the block, a segment at a time (`laneValues`: volume, master,
+        // pan); what does not move is one value
+        let volumes = laneValues, masters = laneValues + maximumFrameCount, pans = laneValues + 2 * maximumFrameCount
+        volume.fill(volumes, fromFrame: first, count: n)
+        if masterVolume.moves {
+            masterVolume.fill(masters, fromFrame: first, count: n)
+            for i in 0..<n { volumes[i] *= masters[i] }
+        } else {
+            let m = masterVolume.value(atFrame: first)
+            for i in 0..<n { volumes[i] *= m }
+        }
+        if outChannels == 1 {
+            for i in 0..<n { gL[i] = Float(volumes[i]) * inL[i] }
+        } else if pan.moves {
+            pan.fill(pans, fromFrame: first, count: n)
+            for i in 0..<n {
+                let g = mono ? PanLaw.monoGains(pan: pans[i]) : PanLaw.balanceGains(pan: pans[i])
+                gL[i] = Float(volumes[i] * g.left) * inL[i]
+                gR[i] = Float(volumes[i] * g.right) * inR[i]
+            }
+        } else {
+            let p = pan.value(atFrame: first)
+            let g = mono ? PanLaw.monoGains(pan: p) : PanLaw.balanceGains(pan: p)
+            for i in 0..<n {
+                gL[i] = Float(volumes[i] * g.left) * inL[i]
+                gR[i] = Float(volumes[i] * g.right) * inR[i]
             }
         }
         accumulate(gL, into: outL, gain: 1, count: n)
