@@ -120,6 +120,14 @@ if args.count >= 4 && args[1] == "--lv2" {
     try LV2Comparison.run(recordings: args[2], plugins: plugins)
     exit(0)
 }
+if args.count >= 3 && args[1] == "--automation" {
+    try AutomationBench.cost(band: args[2], runs: args.count > 3 ? Int(args[3]) ?? 5 : 5)
+    exit(0)
+}
+if args.count >= 2 && args[1] == "--automation-allocations" {
+    try AutomationBench.allocations(lanes: args.count < 3 || args[2] != "static")
+    exit(0)
+}
 if args.count == 3 && args[1] == "--make-band" {
     for p in try makeBand(in: args[2]) { print(p) }
     exit(0)

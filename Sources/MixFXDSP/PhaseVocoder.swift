@@ -269,7 +269,13 @@ final class PhaseVocoder {
         return max(hopFrames, min(roundToInt(Double(hopFrames) * r), fftSize / 4))
     }
 
+    /// Offline automation: each frame's target pitch from this map at its analysis centre (its
+    /// input time) plus `pitchMapOrigin` (see `PitchMap`).
+    var pitchMap: PitchMap?
+    var pitchMapOrigin = 0
+
     private func runFrame(readPosition: Double) {
+        if let pitchMap { targetCents = pitchMap.cents(atFrame: nextAnalysisCentre + Double(pitchMapOrigin)) }
         // Glide toward the target pitch (one-pole, τ = glideSeconds, in whole frames).
         if currentCents != targetCents {
             let frameSeconds = Double(hopFrames) / sampleRate

@@ -241,6 +241,21 @@ public final class PitchShifter: @unchecked Sendable {
         parts?.vocoder.setTargetCents(target)
     }
 
+    /// Streaming, for offline automation: every vocoder frame takes its pitch from `map` at its
+    /// input time (`PitchMap`), `originFrame` being the map's frame of input time 0; nil: back
+    /// to `setPitchCents`. Set before `reset` (which starts at the map's pitch). Does not allocate.
+    public func setPitchMap(_ map: PitchMap?, originFrame: Int) {
+        pitchMap = map
+        pitchMapOrigin = originFrame
+        parts?.vocoder.pitchMap = map
+        parts?.vocoder.pitchMapOrigin = originFrame
+        pitchSwitch?.vocoder.pitchMap = map
+        pitchSwitch?.vocoder.pitchMapOrigin = originFrame
+        if let map { settings.pitchCents = map.cents(atFrame: Double(originFrame)) }
+    }
+    private var pitchMap: PitchMap?
+    private var pitchMapOrigin = 0
+
     /// Sets the tempo while running (streaming; the render side calls it once per block),
     /// clamped to `liveTempoRange`. The frames glide to it (τ = 100 ms); it is heard once they are
     /// read (within the look-ahead). From 0 cents and tempo 1 the output first fades from the
@@ -304,14 +319,17 @@ public final class PitchShifter: @unchecked Sendable {
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
         vocoder.targetTempo = wet == 1 ? settings.tempo : 1
-        let own = UnreadFrames(vocoder, parts.reader, targetCents: settings.pitchCents)
+        // (with a map, the frames to come may go down to its lowest pitch: the look-ahead is
+        // sized for it)
+        let comingCents = pitchMap.map { min($0.minimumCents, vocoder.currentCents) } ?? settings.pitchCents
+        let own = UnreadFrames(vocoder, parts.reader, targetCents: comingCents)
         if pitchSwitch.isWanted {
             pitchSwitch.startIfUseful(own: vocoder, unread: own, wet: wet, inputTime: inputTime, pitchCents: settings.pitchCents)
         }
         var spare: UnreadFrames?
         if pitchSwitch.isRunning {
             pitchSwitch.vocoder.targetTempo = vocoder.targetTempo
-            spare = UnreadFrames(pitchSwitch.vocoder, pitchSwitch.reader, targetCents: settings.pitchCents)
+            spare = UnreadFrames(pitchSwitch.vocoder, pitchSwitch.reader, targetCents: comingCents)
         }
         // the fastest tempo the frames not read past (and those to come) have, and whether all
         // of them are at exactly 1
@@ -436,7 +454,9 @@ public final class PitchShifter: @unchecked Sendable {
                 dryL = history[slot]
                 dryR = right != nil ? history[stride + slot] : dryL
             }
-            let wantWet = !(blockTables.ratios[k] == 1 && atZero && tempoIsOne)
+            // (with a map: whether it is at 0 cents at this frame's own time)
+            let zero = pitchMap.map { $0.cents(atFrame: Double(firstTime + k + pitchMapOrigin)) == 0 } ?? atZero
+            let wantWet = !(blockTables.ratios[k] == 1 && zero && tempoIsOne)
             Smoother.linear(&w, toward: wantWet ? 1 : 0, step: step)
             let m = w
             if m == 0 {

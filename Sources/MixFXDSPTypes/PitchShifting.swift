@@ -39,6 +39,10 @@ public protocol PitchShifting: AnyObject, Sendable {
     func reset()
     /// Live: the pitch to glide to.
     func setPitchCents(_ cents: Double)
+    /// Streaming, offline automation: each vocoder frame's pitch from `map` at the frame's
+    /// input time plus `originFrame` (the lane's timeline frame of input frame 0); nil: none.
+    /// Set before `reset`. Replaces `setPitchCents`.
+    func setPitchMap(_ map: PitchMap?, originFrame: Int)
     /// Live: the tempo to glide to.
     func setTempo(_ tempo: Double)
     /// Formant preservation on or off (live; an offline shifter keeps what it was prepared with).

@@ -119,6 +119,17 @@ public final class AudioEngine {
         outputOf[ObjectIdentifier(source)] = destination
     }
 
+    /// `player` and the nodes its output goes through before the mixer, in order.
+    func chain(of player: PlayerNode) -> [AudioNode] {
+        var nodes: [AudioNode] = [player]
+        var walk = outputOf[ObjectIdentifier(player)]
+        while let n = walk, !(n is MixerNode), !nodes.contains(where: { $0 === n }) {
+            nodes.append(n)
+            walk = outputOf[ObjectIdentifier(n)]
+        }
+        return nodes
+    }
+
     /// Removes `node`'s output connection. Control side.
     public func disconnectOutput(of node: AudioNode) {
         outputOf[ObjectIdentifier(node)] = nil
@@ -168,6 +179,9 @@ public final class AudioEngine {
                 if let problem = p.id.spec.problem(with: p.value) {
                     throw .parameterOutOfRange(node: node.name, parameter: p.id, problem: problem,
                                                allowed: p.id.spec.allowedText)
+                }
+                if let lane = p.automation {
+                    do { try lane.validate(for: p.id, lane: "\(node.name) \(p.id.spec.key)") } catch { throw .invalidAutomation(error) }
                 }
             }
         }
@@ -253,6 +267,7 @@ public final class AudioEngine {
         if mode == .live, let t = layout.tracks.first(where: { !live.contains($0.tempo) }) {
             throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback takes tempos from \(live.lowerBound) to \(live.upperBound) (render the session for tempos beyond)")
         }
+        try AudioEngine.checkAutomation(layout, mode: mode)
         return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode)
     }
 }

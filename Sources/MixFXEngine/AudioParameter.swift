@@ -8,6 +8,7 @@ public final class AudioParameter: Sendable {
     private let bits: Atomic<UInt64>
     // the range and default, copied from the registry once (the render side reads them)
     private let minimum: Double, maximum: Double, defaultValue: Double
+    private let lane = Mutex<AutomationLane?>(nil)
 
     /// A parameter at `value`, or at its default. Any thread.
     public init(_ id: ParameterID, value: Double? = nil) {
@@ -25,6 +26,14 @@ public final class AudioParameter: Sendable {
         @_noAllocation @_noLocks
         get { Double(bitPattern: bits.load(ordering: .relaxed)) }
         set { bits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// The parameter's automation lane (nil: none; its value then holds for the whole mix).
+    /// Read when a kernel is made (`AudioEngine.makeKernel`), which validates it against the
+    /// registry; the render side never reads it. Control side, any thread.
+    public var automation: AutomationLane? {
+        get { lane.withLock { $0 } }
+        set { lane.withLock { $0 = newValue } }
     }
 
     /// The value clamped into the parameter's range; what the render side uses.

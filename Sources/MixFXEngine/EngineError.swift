@@ -21,6 +21,9 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     /// A session option set to a value it does not take (`outputChannelCount` 3: "channels: 3
     /// is not 1 or 2"); the problem is the registry's (`SessionOptionSpec.problem`).
     case invalidSetting(SessionOption, problem: String)
+    /// An automation lane that cannot be used (`AutomationLane.validate`), or one this version
+    /// does not render yet (a tempo lane; lanes in live playback).
+    case invalidAutomation(AutomationError)
 
     /// One line naming the node, parameter, setting or source, the problem and what is allowed.
     public var description: String { description(naming: { $0 }) }
@@ -45,6 +48,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .notLive(let n, let p): "\(n): \(p)"
         case .nothingToLoop: "the session is 0 frames long: there is nothing to loop (loop a session of at least one frame)"
         case .invalidSetting(let option, let problem): "\(name(option.spec.setting())): \(problem)"
+        case .invalidAutomation(let e): e.description
         }
     }
 }

@@ -61,6 +61,10 @@ public struct ParameterSpec: Sendable {
     public let hasGlobalFlag: Bool
     /// A time in seconds that may also be written `mm:ss.s` or `h:mm:ss`.
     public let isTime: Bool
+    /// How an automation lane moves it (nil: it cannot be automated). Every parameter that moves
+    /// while playing and is not a switch can be: volume, pan, the EQ's gains, corners and
+    /// slopes, pitch, tempo, the master volume and the limiter's ceiling (`AutomationLane`).
+    public let automation: AutomationScale?
 
     /// A gain given as a linear ratio (the volumes), which the command line also takes in dB.
     public var isLinearGain: Bool { unit == "×" && (id == .volume || id == .masterVolume) }
@@ -104,23 +108,23 @@ extension ParameterID {
         let pitch = PitchShifterSettings.centsRange, overlap = PitchShifterSettings.overlapRange
         let slope = ShelfBandSettings.slopeRange
         return switch self {
-        case .bassGainDB: s("bass", ["eq", "bass", "gainDB"], \Track.eq.bassGain, -96, 24, 0, "dB", "bass (low shelf) gain")
-        case .trebleGainDB: s("treble", ["eq", "treble", "gainDB"], \Track.eq.trebleGain, -96, 24, 0, "dB", "treble (high shelf) gain")
+        case .bassGainDB: s("bass", ["eq", "bass", "gainDB"], \Track.eq.bassGain, -96, 24, 0, "dB", "bass (low shelf) gain", auto: .decibels)
+        case .trebleGainDB: s("treble", ["eq", "treble", "gainDB"], \Track.eq.trebleGain, -96, 24, 0, "dB", "treble (high shelf) gain", auto: .decibels)
         case .pitchCents: s("pitch", ["pitch", "cents"], \Track.timePitch.pitchParameter, pitch.lowerBound, pitch.upperBound, 0, "cents",
-                            "pitch shift, duration kept (ratio 2^(cents/1200))")
+                            "pitch shift, duration kept (ratio 2^(cents/1200))", auto: .linear)
         case .bassFrequencyHz: s("bass-freq", ["eq", "bass", "frequencyHz"], \Track.eq.bassFrequency, 20, 24_000, 55, "Hz",
-                                 "bass shelf corner frequency (below Nyquist)")
+                                 "bass shelf corner frequency (below Nyquist)", auto: .positive)
         case .trebleFrequencyHz: s("treble-freq", ["eq", "treble", "frequencyHz"], \Track.eq.trebleFrequency, 20, 24_000, 5800, "Hz",
-                                   "treble shelf corner frequency (below Nyquist)")
+                                   "treble shelf corner frequency (below Nyquist)", auto: .positive)
         case .bassSlope: s("bass-slope", ["eq", "bass", "slope"], \Track.eq.bassSlopeParameter, slope.lowerBound, slope.upperBound, 1, "",
-                           "bass shelf slope S (RBJ; 1: steepest without overshoot)")
+                           "bass shelf slope S (RBJ; 1: steepest without overshoot)", auto: .positive)
         case .trebleSlope: s("treble-slope", ["eq", "treble", "slope"], \Track.eq.trebleSlopeParameter, slope.lowerBound, slope.upperBound, 1, "",
-                             "treble shelf slope S (RBJ; 1: steepest without overshoot)")
+                             "treble shelf slope S (RBJ; 1: steepest without overshoot)", auto: .positive)
         case .bassBypass: s("bass-bypass", ["eq", "bass", "bypass"], \Track.eq.bassBypassParameter, 0, 1, 0, "",
                             "bypass the bass shelf", bool: true)
         case .trebleBypass: s("treble-bypass", ["eq", "treble", "bypass"], \Track.eq.trebleBypassParameter, 0, 1, 0, "",
                               "bypass the treble shelf", bool: true)
-        case .eqGlobalGainDB: s("eq-gain", ["eq", "globalGainDB"], \Track.eq.globalGain, -96, 24, 0, "dB", "EQ global gain")
+        case .eqGlobalGainDB: s("eq-gain", ["eq", "globalGainDB"], \Track.eq.globalGain, -96, 24, 0, "dB", "EQ global gain", auto: .decibels)
         case .pitchOverlap: s("overlap", ["pitch", "overlap"], \Track.timePitch.overlapParameter,
                               Double(overlap.lowerBound), Double(overlap.upperBound), 8, "",
                               "time-pitch overlap (more: smoother, more CPU)", int: true, live: false)
@@ -128,11 +132,11 @@ extension ParameterID {
                                   "keep the formants (spectral envelope) of voices when shifting", bool: true)
         case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
                        PitchShifterSettings.tempoRange.upperBound, 1, "×",
-                       "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both; live 0.25…4)")
+                       "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both; live 0.25…4)", auto: .positive)
         case .speed: s("speed", ["varispeed", "rate"], \Track.player.speedParameter, Varispeed.range.lowerBound, Varispeed.range.upperBound, 1, "×",
                        "tape-style speed: pitch and tempo together (0.5: an octave down, twice as long)", live: false)
-        case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)")
-        case .pan: s("pan", ["mixer", "pan"], \Track.player.panParameter, -1, 1, 0, "", "track pan, −1 left … +1 right")
+        case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)", auto: .linearGain)
+        case .pan: s("pan", ["mixer", "pan"], \Track.player.panParameter, -1, 1, 0, "", "track pan, −1 left … +1 right", auto: .linear)
         case .mute: s("mute", ["mixer", "mute"], \Track.player.muteParameter, 0, 1, 0, "", "silence the track", bool: true)
         case .solo: s("solo", ["mixer", "solo"], \Track.player.soloParameter, 0, 1, 0, "", "play only the soloed tracks", bool: true)
         case .startSeconds: s("start", ["placement", "startSeconds"], \Track.player.startParameter, 0, 1_000_000, 0, "s",
@@ -145,19 +149,20 @@ extension ParameterID {
                                "equal-power fade at the segment's start", live: false, time: true)
         case .fadeOutSeconds: s("fade-out", ["placement", "fadeOutSeconds"], \Track.player.fadeOutParameter, 0, 3600, 0, "s",
                                 "equal-power fade at the segment's end", live: false, time: true)
-        case .masterVolume: s("master-volume", ["master", "volume"], nil, 0, 16, 1, "×", "mixer output volume (linear)")
+        case .masterVolume: s("master-volume", ["master", "volume"], nil, 0, 16, 1, "×", "mixer output volume (linear)", auto: .linearGain)
         case .limiterCeilingDBTP: s("limit", ["master", "limitDBTP"], nil, LimiterSettings.ceilingRange.lowerBound,
                                     LimiterSettings.ceilingRange.upperBound, LimiterSettings().ceilingDBTP, "dBTP",
-                                    "master limiter ceiling (true peak; present only when the limiter is on)")
+                                    "master limiter ceiling (true peak; present only when the limiter is on)", auto: .decibels)
         }
     }
 
     private func s(_ key: String, _ path: [String], _ node: (KeyPath<Track, AudioParameter> & Sendable)?,
                    _ lo: Double, _ hi: Double, _ def: Double, _ unit: String, _ summary: String,
                    minEx: Bool = false, int: Bool = false, bool: Bool = false, live: Bool = true, time: Bool = false,
-                   global: Bool = true) -> ParameterSpec {
+                   global: Bool = true, auto: AutomationScale? = nil) -> ParameterSpec {
         ParameterSpec(id: self, unit: unit, minimum: lo, maximum: hi, minimumExcluded: minEx,
                       defaultValue: def, isInteger: int || bool, isBoolean: bool, summary: summary,
-                      key: key, presetPath: path, node: node, isLive: live, hasGlobalFlag: global, isTime: time)
+                      key: key, presetPath: path, node: node, isLive: live, hasGlobalFlag: global, isTime: time,
+                      automation: auto)
     }
 }

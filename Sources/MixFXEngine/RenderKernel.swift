@@ -62,6 +62,15 @@ public final class RenderKernel: @unchecked Sendable {
     public var trackTap: ((_ track: Int, _ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>,
                            _ gains: (left: Float, right: Float), _ frameCount: Int) -> Void)?
     private var trackPeak: [Float], trackSum: [Float]
+    /// Per track, its volume and pan (parameters, constant lanes or moving ones); the master
+    /// volume; whether a track's gains move (then applied per sample, `mixAutomated`); and
+    /// where its gained samples go then.
+    private let gainLanes: [(volume: AutomatedValue, pan: AutomatedValue)]
+    private let masterVolume: AutomatedValue
+    private let gainsMove: [Bool]
+    private let gained: AudioBuffer?
+    /// Room for three blocks of lane values (`mixAutomated`), when any track's gains move.
+    private let laneValues: UnsafeMutablePointer<Double>
     private let largestLatencyFrames: Int
     /// The scratch memory of the shifters this thread runs (the render thread's; the pipeline's
     /// workers have their own).
@@ -78,8 +87,20 @@ public final class RenderKernel: @unchecked Sendable {
         let failures = failures
         tracks = layout.tracks.map {
             TrackKernel(layout: $0, outputRate: layout.sampleRate, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB,
-                        maximumFrameCount: maximumFrameCount, mode: mode, failures: failures)
+                        maximumFrameCount: maximumFrameCount, mode: mode, failures: failures, timelineFrames: layout.frameCount)
         }
+        let rate = Double(layout.sampleRate)
+        let lanes = layout.tracks.map {
+            (volume: AutomatedValue($0.player.volumeParameter, sampleRate: rate), pan: AutomatedValue($0.player.panParameter, sampleRate: rate))
+        }
+        let master = AutomatedValue(layout.mixer.outputVolumeParameter, sampleRate: rate)
+        let moving = lanes.map { $0.volume.moves || $0.pan.moves || master.moves }
+        gainLanes = lanes
+        masterVolume = master
+        gainsMove = moving
+        gained = moving.contains(true) ? AudioBuffer(channelCount: 2, capacityFrames: maximumFrameCount) : nil
+        laneValues = .allocate(capacity: moving.contains(true) ? 3 * maximumFrameCount : 0)
+        for (k, t) in tracks.enumerated() { t.index = k }
         trackMeters = tracks.map(\.meter)
         workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
         let channelCounts = Set(tracks.map(\.channelCount))
@@ -96,6 +117,7 @@ public final class RenderKernel: @unchecked Sendable {
     }
 
     deinit {
+        laneValues.deallocate()
         pipeline?.stop()
     }
 
@@ -124,8 +146,9 @@ public final class RenderKernel: @unchecked Sendable {
         stage?.reset()
         for t in tracks {
             let sourceFrame = Int((Double(target) * t.sourceFramesPerOutputFrame).rounded())
-            try t.reset(toFrame: sourceFrame)
+            // (the timeline frame the track's lanes start from, before its state is reset)
             t.songBase = target
+            try t.reset(toFrame: sourceFrame)
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
@@ -212,8 +235,13 @@ public final class RenderKernel: @unchecked Sendable {
                     let b = pipeline.buffer(track: k)
                     let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                     var peak = trackPeak[k], sum = trackSum[k]
-                    trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
-                    mix(t, inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
+                    if gainsMove[k] {
+                        mixAutomated(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: framesRendered + done,
+                                     anySolo: solo, &peak, &sum)
+                    } else {
+                        trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
+                        mix(t, inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
+                    }
                     trackPeak[k] = peak; trackSum[k] = sum
                 }
                 pipeline.release(frames: m)
@@ -245,6 +273,8 @@ public final class RenderKernel: @unchecked Sendable {
                 t.left.finish(steps: m)
                 t.right.finish(steps: m)
                 if m < n { mix(t, inL + m, inR + m, count: n - m, outL + m, outR + m, outChannels, &peak, &sum) }
+            } else if gainsMove[k] {
+                mixAutomated(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
             } else {
                 trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), n)
                 mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)
@@ -297,6 +327,56 @@ public final class RenderKernel: @unchecked Sendable {
         sum += sa * t.gainLeft * t.gainLeft + (outChannels > 1 ? sb * t.gainRight * t.gainRight : 0)
     }
 
+    /// Mixes a track whose gains move (a volume, pan or master volume lane): the gains of every
+    /// frame from the lanes' values at its timeline frame (`atFrame` + i), by the same formula
+    /// as `targetGains`, applied per sample into `gained`, which is then summed into the mix
+    /// (and tapped, with gains 1). Offline only (live kernels take no lanes).
+    private func mixAutomated(_ k: Int, _ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+                              count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
+                              _ outChannels: Int, atFrame first: Int, anySolo: Bool, _ peak: inout Float, _ sum: inout Float) {
+        guard let gained else { return }
+        let player = t.layout.player
+        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return }
+        let gL = gained.channel(0), gR = gained.channel(1)
+        let (volume, pan) = gainLanes[k]
+        let mono = t.channelCount == 1
+        // the lanes' values for the block, a segment at a time (`laneValues`: volume, master,
+        // pan); what does not move is one value
+        let volumes = laneValues, masters = laneValues + maximumFrameCount, pans = laneValues + 2 * maximumFrameCount
+        volume.fill(volumes, fromFrame: first, count: n)
+        if masterVolume.moves {
+            masterVolume.fill(masters, fromFrame: first, count: n)
+            for i in 0..<n { volumes[i] *= masters[i] }
+        } else {
+            let m = masterVolume.value(atFrame: first)
+            for i in 0..<n { volumes[i] *= m }
+        }
+        if outChannels == 1 {
+            for i in 0..<n { gL[i] = Float(volumes[i]) * inL[i] }
+        } else if pan.moves {
+            pan.fill(pans, fromFrame: first, count: n)
+            for i in 0..<n {
+                let g = mono ? PanLaw.monoGains(pan: pans[i]) : PanLaw.balanceGains(pan: pans[i])
+                gL[i] = Float(volumes[i] * g.left) * inL[i]
+                gR[i] = Float(volumes[i] * g.right) * inR[i]
+            }
+        } else {
+            let p = pan.value(atFrame: first)
+            let g = mono ? PanLaw.monoGains(pan: p) : PanLaw.balanceGains(pan: p)
+            for i in 0..<n {
+                gL[i] = Float(volumes[i] * g.left) * inL[i]
+                gR[i] = Float(volumes[i] * g.right) * inR[i]
+            }
+        }
+        accumulate(gL, into: outL, gain: 1, count: n)
+        if outChannels > 1 { accumulate(gR, into: outR, gain: 1, count: n) }
+        trackTap?(k, gL, outChannels > 1 ? gR : gL, (1, 1), n)
+        var p: Float = 0, sa: Float = 0, sb: Float = 0
+        dspCopy.levels(gL, outChannels > 1 ? gR : nil, count: n, peak: &p, sumA: &sa, sumB: &sb)
+        peak = max(peak, p)
+        sum += sa + sb
+    }
+
     /// Whether any track is soloed (read once per block).
     private func anySolo() -> Bool {
         tracks.contains { $0.layout.player.soloParameter.value != 0 }
@@ -307,8 +387,9 @@ public final class RenderKernel: @unchecked Sendable {
         let player = t.layout.player
         let audible = player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0)
         guard audible else { return (0, 0) }
-        let volume = player.volumeParameter.clampedValue * layout.mixer.outputVolumeParameter.clampedValue
-        let pan = player.panParameter.clampedValue
+        let k = t.index
+        let volume = gainLanes[k].volume.value(atFrame: framesRendered) * masterVolume.value(atFrame: framesRendered)
+        let pan = gainLanes[k].pan.value(atFrame: framesRendered)
         if layout.channelCount == 1 { return (Float(volume), Float(volume)) }
         let g = t.channelCount == 1 ? PanLaw.monoGains(pan: pan) : PanLaw.balanceGains(pan: pan)
         return (Float(volume * g.left), Float(volume * g.right))

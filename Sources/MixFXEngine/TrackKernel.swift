@@ -16,7 +16,9 @@ public enum RenderMode: Sendable {
 /// The render-side state of one effect node.
 enum EffectKernel {
     case eq(node: ShelfEQNode, kernel: EQKernel)
-    case pitch(node: TimePitchNode, shifter: any PitchShifting)
+    /// `cents`: the pitch it renders at (the node's, a constant lane's, or a moving lane's,
+    /// which the shifter reads through its `PitchMap`).
+    case pitch(node: TimePitchNode, shifter: any PitchShifting, cents: AutomatedValue)
 }
 
 /// A `ShelfEQ` with render-side smoothing toward the node's settings.
@@ -24,7 +26,11 @@ final class EQKernel {
     var eq = ShelfEQ()
     let smooth: Bool
     let sampleRate: Double
+    /// Frames between two coefficient updates while smoothing, or following a moving lane.
     static let subBlock = 32
+    /// The node's lanes (nil: none), and the timeline frame of the next input frame.
+    var lanes: EQLanes?
+    var position = 0
 
     init(smooth: Bool, sampleRate: Double) {
         self.smooth = smooth
@@ -37,6 +43,66 @@ final class EQKernel {
         if e.bass.bypass { e.bass.gainDB = 0; e.bass.bypass = false }
         if e.treble.bypass { e.treble.gainDB = 0; e.treble.bypass = false }
         return e
+    }
+
+    /// The settings `node` asks for at the next input frame: its parameters', with its lanes'
+    /// values there.
+    func target(_ node: ShelfEQNode) -> ShelfEQSettings {
+        lanes.map { $0.settings(node.settings, atFrame: position) } ?? node.settings
+    }
+
+    /// Runs `frameCount` frames in place with `node`'s settings (and lanes).
+    func process(node: ShelfEQNode, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
+        if let lanes, lanes.moves {
+            processAutomated(node, lanes, left: left, right: right, frameCount: frameCount)
+        } else {
+            process(target: target(node), left: left, right: right, frameCount: frameCount)
+        }
+        position += frameCount
+    }
+
+    /// A moving lane: at the start of every `subBlock` cell of the timeline (the same cells
+    /// whatever the blocks) a step of the smoothing toward the lanes' values there (one-pole,
+    /// τ = 10 ms, as live changes), and the coefficients recomputed; so EQ lanes move at
+    /// 48000/32 = 1500 updates a second at 48 kHz.
+    private func processAutomated(_ node: ShelfEQNode, _ lanes: EQLanes, left: UnsafeMutablePointer<Float>,
+                                  right: UnsafeMutablePointer<Float>?, frameCount: Int) {
+        let base = node.settings
+        let cell = EQKernel.subBlock
+        var done = 0
+        while done < frameCount {
+            let p = position + done
+            let phase = ((p % cell) + cell) % cell
+            if phase == 0 {
+                var s = eq.settings
+                EQKernel.approach(&s, EQKernel.effective(lanes.settings(base, atFrame: p)), alpha: smoothingAlpha)
+                eq.update(s)
+            }
+            let n = min(cell - phase, frameCount - done)
+            eq.process(left: left + done, right: right.map { $0 + done }, frameCount: n)
+            done += n
+        }
+    }
+
+    /// The one-pole's coefficient per `subBlock` frames (τ = 10 ms).
+    private var smoothingAlpha: Double { 1 - exp(-Double(EQKernel.subBlock) / (0.01 * sampleRate)) }
+
+    /// One smoothing step of every setting toward `target` (gains and slopes linearly, corners
+    /// in log frequency).
+    static func approach(_ s: inout ShelfEQSettings, _ target: ShelfEQSettings, alpha: Double) {
+        func approach(_ x: inout Double, _ t: Double, _ eps: Double) {
+            Smoother.onePole(&x, toward: t, coefficient: alpha, snap: eps)
+        }
+        func approachLog(_ x: inout Double, _ t: Double) {
+            Smoother.onePoleLog(&x, toward: t, coefficient: alpha, snapRatio: 1e-4)
+        }
+        approach(&s.bass.gainDB, target.bass.gainDB, 0.005)
+        approach(&s.treble.gainDB, target.treble.gainDB, 0.005)
+        approach(&s.globalGainDB, target.globalGainDB, 0.005)
+        approach(&s.bass.slope, target.bass.slope, 1e-4)
+        approach(&s.treble.slope, target.treble.slope, 1e-4)
+        approachLog(&s.bass.frequencyHz, target.bass.frequencyHz)
+        approachLog(&s.treble.frequencyHz, target.treble.frequencyHz)
     }
 
     func process(target raw: ShelfEQSettings, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
@@ -58,19 +124,7 @@ final class EQKernel {
         while done < frameCount {
             let n = min(EQKernel.subBlock, frameCount - done)
             var s = eq.settings
-            func approach(_ x: inout Double, _ t: Double, _ eps: Double) {
-                Smoother.onePole(&x, toward: t, coefficient: alpha, snap: eps)
-            }
-            func approachLog(_ x: inout Double, _ t: Double) {
-                Smoother.onePoleLog(&x, toward: t, coefficient: alpha, snapRatio: 1e-4)
-            }
-            approach(&s.bass.gainDB, target.bass.gainDB, 0.005)
-            approach(&s.treble.gainDB, target.treble.gainDB, 0.005)
-            approach(&s.globalGainDB, target.globalGainDB, 0.005)
-            approach(&s.bass.slope, target.bass.slope, 1e-4)
-            approach(&s.treble.slope, target.treble.slope, 1e-4)
-            approachLog(&s.bass.frequencyHz, target.bass.frequencyHz)
-            approachLog(&s.treble.frequencyHz, target.treble.frequencyHz)
+            EQKernel.approach(&s, target, alpha: alpha)
             eq.update(s)
             eq.process(left: left + done, right: right.map { $0 + done }, frameCount: n)
             done += n
@@ -84,6 +138,8 @@ final class EQKernel {
 /// render different tracks on different threads).
 final class TrackKernel: @unchecked Sendable {
     let layout: TrackLayout
+    /// Its index among the kernel's tracks (set by the kernel).
+    var index = 0
     let source: any AudioSource
     /// The track's channels from the downmix on: 1 for a mono source, else the mix's.
     let channelCount: Int
@@ -128,8 +184,21 @@ final class TrackKernel: @unchecked Sendable {
         right.ramp(to: gains.right, steps: frames)
     }
 
+    /// Offline, a pitch lane that moves: its map (the shifter is a streaming one, reading it),
+    /// and the fixed chunks the shifter renders in, whatever the blocks asked of the track, so
+    /// that the output does not depend on them (`pitchChunkFrames`; the chunk buffer and what
+    /// is left of it).
+    private let pitchMap: PitchMap?
+    private let chunk: AudioBuffer?
+    private var chunkPosition = 0, chunkAvailable = 0
+    /// Frames a moving pitch lane's shifter renders at a time.
+    static let pitchChunkFrames = 256
+    /// Frames of the timeline between two samples of a pitch lane's map.
+    static let pitchMapStepFrames = 32
+
+    /// `timelineFrames`: the mix's length (how far a pitch lane's map reaches).
     init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode,
-         failures: RenderFailures) {
+         failures: RenderFailures, timelineFrames: Int = 0) {
         self.failures = failures
         self.layout = layout
         // the placement is read where the source is read: inside a read-ahead source's feeder,
@@ -157,24 +226,45 @@ final class TrackKernel: @unchecked Sendable {
         let spec = ProcessSpec(sampleRate: Double(outputRate), maximumFrameCount: maximumFrameCount,
                                channelCount: channelCount)
         var latency = 0
+        var map: PitchMap?
+        let rate = Double(outputRate)
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
-                let k = EQKernel(smooth: mode == .live, sampleRate: Double(outputRate))
+                let k = EQKernel(smooth: mode == .live, sampleRate: rate)
+                k.lanes = EQLanes(eqNode, sampleRate: rate)
+                // (its timeline position: an effect after a shifter sees its input that much late)
+                k.position = -latency
                 k.eq.prepare(spec)
-                k.eq.update(EQKernel.effective(eqNode.settings))
+                k.eq.update(EQKernel.effective(k.target(eqNode)))
                 effects.append(.eq(node: eqNode, kernel: k))
             } else if let pitchNode = node as? TimePitchNode {
                 let shifter = DSPCopy.active.makePitchShifter()
-                // live: a streaming shifter (no latency; its input is read ahead as it needs it)
-                shifter.prepare(spec, settings: pitchNode.settings, mode: mode == .live ? .streaming : .offline,
-                                sharesWorkspace: true)
+                let cents = AutomatedValue(pitchNode.pitchParameter, sampleRate: rate)
+                var settings = pitchNode.settings
+                settings.pitchCents = cents.value(atFrame: 0)
+                if case .lane(let lane) = cents, map == nil {
+                    // a moving pitch: a streaming shifter reading the lane's map, in fixed chunks
+                    let step = TrackKernel.pitchMapStepFrames
+                    map = PitchMap(stepFrames: step, count: timelineFrames / step + 2) { lane.value(atFrame: $0 * step) }
+                    let chunkSpec = ProcessSpec(sampleRate: rate, maximumFrameCount: max(maximumFrameCount, TrackKernel.pitchChunkFrames),
+                                                channelCount: channelCount)
+                    shifter.prepare(chunkSpec, settings: settings, mode: .streaming, sharesWorkspace: true)
+                    tempoEffect = effects.count
+                } else {
+                    // live: a streaming shifter (no latency; its input is read ahead as it needs it)
+                    shifter.prepare(spec, settings: settings, mode: mode == .live ? .streaming : .offline,
+                                    sharesWorkspace: true)
+                    if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
+                }
                 latency += shifter.latencyFrames
-                if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
-                effects.append(.pitch(node: pitchNode, shifter: shifter))
+                effects.append(.pitch(node: pitchNode, shifter: shifter, cents: cents))
             }
         }
         latencyFrames = latency
-        tempoInput = tempoEffect == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: maximumFrameCount)
+        pitchMap = map
+        chunk = map == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: TrackKernel.pitchChunkFrames)
+        tempoInput = tempoEffect == nil ? nil
+            : AudioBuffer(channelCount: channelCount, capacityFrames: max(maximumFrameCount, map == nil ? 0 : TrackKernel.pitchChunkFrames))
         sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * (mode == .live ? 1 : layout.tempo)
     }
 
@@ -185,7 +275,7 @@ final class TrackKernel: @unchecked Sendable {
 
     /// Live: the live shifter, whose input time is the track's own time.
     private var liveShifter: (any PitchShifting)? {
-        guard let k = tempoEffect, case .pitch(_, let s) = effects[k], s.mode != .offline else { return nil }
+        guard let k = tempoEffect, case .pitch(_, let s, _) = effects[k], s.mode != .offline else { return nil }
         return s
     }
 
@@ -210,15 +300,23 @@ final class TrackKernel: @unchecked Sendable {
     func resetSignalState() {
         resampler?.reset()
         framesSinceReset = 0
+        chunkAvailable = 0
+        var latency = 0
         for e in effects {
             switch e {
             case .eq(let node, let k):
-                k.eq.update(EQKernel.effective(node.settings))
+                k.position = songBase - latency
+                k.eq.update(EQKernel.effective(k.target(node)))
                 k.eq.reset()
-            case .pitch(let node, let s):
-                s.setPitchCents(node.settings.pitchCents)
+            case .pitch(let node, let s, let cents):
+                if let pitchMap, cents.moves {
+                    s.setPitchMap(pitchMap, originFrame: songBase)
+                } else {
+                    s.setPitchCents(cents.value(atFrame: songBase))
+                }
                 s.setTempo(node.rateParameter.clampedValue)
                 s.reset()
+                latency += s.latencyFrames
             }
         }
     }
@@ -227,7 +325,7 @@ final class TrackKernel: @unchecked Sendable {
     /// costs about ten times the rest of the chain.
     var renderCost: Int {
         1 + (resampler == nil ? 0 : 2) + (downmix == nil ? 0 : 1) + effects.reduce(0) { cost, e in
-            if case .pitch(_, let s) = e, s.latencyFrames > 0 || s.mode != .offline { return cost + 10 }
+            if case .pitch(_, let s, _) = e, s.latencyFrames > 0 || s.mode != .offline { return cost + 10 }
             return cost
         }
     }
@@ -235,7 +333,7 @@ final class TrackKernel: @unchecked Sendable {
     /// The scratch memory its shifters need from the thread that renders it (`render`).
     var workspaceByteCount: Int {
         effects.reduce(0) { bytes, e in
-            if case .pitch(_, let s) = e { return max(bytes, s.workspaceByteCount) }
+            if case .pitch(_, let s, _) = e { return max(bytes, s.workspaceByteCount) }
             return bytes
         }
     }
@@ -245,11 +343,11 @@ final class TrackKernel: @unchecked Sendable {
     /// thread's, of at least `workspaceByteCount` bytes). Does not throw: a source that cannot be
     /// read is recorded in the kernel's `RenderFailures` and the track goes silent.
     func render(frameCount: Int, into buffer: AudioBuffer, workspace: PitchShifterWorkspace) {
-        for e in effects { if case .pitch(_, let s) = e { s.use(workspace) } }
+        for e in effects { if case .pitch(_, let s, _) = e { s.use(workspace) } }
         let left = buffer.channel(0)
         let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
         framesSinceReset += frameCount
-        if let k = tempoEffect, let input = tempoInput, case .pitch(let node, let shifter) = effects[k] {
+        if let k = tempoEffect, let input = tempoInput, case .pitch(let node, let shifter, _) = effects[k] {
             // A tempo (or live, where one may come): the shifter asks for its input as it needs
             // it (R frames per output frame); the effects before it run on that input, those after
             // it on the output.
@@ -259,7 +357,26 @@ final class TrackKernel: @unchecked Sendable {
                 runEffects(0..<k, left: inL, right: inR, frameCount: n)
                 return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
             }
-            if shifter.mode != .offline {
+            if let chunk {
+                // a moving pitch lane: the shifter renders fixed chunks (see `pitchMap`)
+                var done = 0
+                while done < frameCount {
+                    if chunkAvailable == 0 {
+                        let cL = chunk.channel(0), cR: UnsafeMutablePointer<Float>? = channelCount > 1 ? chunk.channel(1) : nil
+                        shifter.process(live: cL, cR, frameCount: chunk.capacityFrames, maximumPull: TrackKernel.pitchChunkFrames,
+                                        pull: pullInput)
+                        chunkPosition = 0
+                        chunkAvailable = chunk.capacityFrames
+                    }
+                    let m = min(chunkAvailable, frameCount - done)
+                    for c in 0..<channelCount {
+                        (buffer.channel(c) + done).update(from: chunk.channel(c) + chunkPosition, count: m)
+                    }
+                    chunkPosition += m
+                    chunkAvailable -= m
+                    done += m
+                }
+            } else if shifter.mode != .offline {
                 shifter.setPitchCents(node.pitchParameter.clampedValue)
                 shifter.setPreserveFormants(node.formantParameter.value != 0)
                 shifter.setTempo(node.rateParameter.clampedValue)
@@ -281,8 +398,8 @@ final class TrackKernel: @unchecked Sendable {
         for e in effects[range] {
             switch e {
             case .eq(let node, let k):
-                k.process(target: node.settings, left: left, right: right, frameCount: frameCount)
-            case .pitch(let node, let shifter):
+                k.process(node: node, left: left, right: right, frameCount: frameCount)
+            case .pitch(let node, let shifter, _):
                 if shifter.mode != .offline {
                     shifter.setPitchCents(node.pitchParameter.clampedValue)
                     shifter.setPreserveFormants(node.formantParameter.value != 0)

@@ -1,0 +1,90 @@
+import Foundation
+import MixFX
+
+/// Automation lanes: what a lane on every track costs on the band, and whether the render
+/// thread allocates while lanes move.
+enum AutomationBench {
+    /// `mixfx-bench --automation BANDDIR [RUNS]`: the band (bass +4 dB, pitch +200 cents, s16,
+    /// as Benchmarks/run.sh renders it), static and with a volume lane on every track
+    /// (linear from 1 to 0.5 over the minute), alternated RUNS times (default 5); prints the
+    /// process CPU seconds of each and the ratio of the medians.
+    static func cost(band: String, runs: Int) throws {
+        let paths = (1...4).map { "\(band)/track\($0).wav" }
+        func render(lanes: Bool) throws -> Double {
+            let engine = AudioEngine()
+            for p in paths {
+                let t = engine.addTrack(source: try SoundFileReader(path: p))
+                t.eq.bassGain.value = 4
+                t.timePitch.pitchCents = 200
+                if lanes { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
+            }
+            var r = OfflineRenderer(outputPath: NSTemporaryDirectory() + "mixfx-automation-bench.wav", sampleFormat: .s16)
+            r.overwrite = true
+            let before = cpuSeconds()
+            _ = try r.render(engine)
+            return cpuSeconds() - before
+        }
+        var plain: [Double] = [], laned: [Double] = []
+        for _ in 0..<runs {
+            plain.append(try render(lanes: false))
+            laned.append(try render(lanes: true))
+        }
+        func median(_ x: [Double]) -> Double { let s = x.sorted(); return s[s.count / 2] }
+        print(String(format: "static      CPU s: %@  median %.3f", plain.map { String(format: "%.3f", $0) }.joined(separator: " "), median(plain)))
+        print(String(format: "volume lanes CPU s: %@  median %.3f", laned.map { String(format: "%.3f", $0) }.joined(separator: " "), median(laned)))
+        print(String(format: "ratio %.4f", median(laned) / median(plain)))
+    }
+
+    /// `mixfx-bench --automation-allocations`: renders two tracks with moving lanes on volume,
+    /// pan, the EQ's gain and corner, pitch and the master volume, one thread, counting the
+    /// render thread's heap allocations in `RenderKernel.render` with the counter
+    /// Tests/alsa/alloccount.c preloaded (LD_PRELOAD). Prints the first block's count and
+    /// `render_allocations N`, the rest's (and `no counter` without it); `static`: the same
+    /// session without lanes.
+    static func allocations(lanes: Bool = true) throws {
+        typealias Count = @convention(c) () -> UInt64
+        guard let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mixfx_alloc_count") else {
+            print("no counter")
+            return
+        }
+        let count = unsafeBitCast(sym, to: Count.self)
+        let n = 48_000 * 3
+        let engine = AudioEngine()
+        let a = engine.addTrack(source: MemorySource(channels: [(0..<n).map { Float(sin(Double($0) * 0.0577)) * 0.3 }], sampleRate: 48_000))
+        let b = engine.addTrack(source: MemorySource(channels: [(0..<n).map { Float(sin(Double($0) * 0.031)) * 0.2 },
+                                                                (0..<n).map { Float(sin(Double($0) * 0.047)) * 0.2 }], sampleRate: 48_000))
+        if lanes { laneUp(a, b, engine) }
+        let kernel = try engine.makeKernel(maximumFrameCount: 1000)
+        kernel.parallelTracks = false
+        try kernel.start()
+        let before = count()
+        // (per block, into memory taken before: printing would count)
+        var perBlock = [UInt64](repeating: 0, count: 10_000)
+        var blocks = 0, last = before
+        while kernel.render(frameCount: 1000) > 0 {
+            let now = count()
+            if blocks < perBlock.count { perBlock[blocks] = now - last }
+            blocks += 1
+            last = count()
+        }
+        // (the first block's are the offline kernel's own first use, lanes or not: compare
+        // with `static`)
+        print("first_block_allocations \(perBlock[0])")
+        print("render_allocations \(perBlock.dropFirst().reduce(0, +))")
+    }
+
+    private static func laneUp(_ a: Track, _ b: Track, _ engine: AudioEngine) {
+        a.automation[.volume] = AutomationLane([(0, 1), (2, 0.2)], curve: .db)
+        a.automation[.pitchCents] = AutomationLane([(0, 0), (2.5, 300)])
+        a.automation[.trebleFrequencyHz] = AutomationLane([(0, 2000), (3, 8000)], curve: .exp)
+        b.automation[.pan] = AutomationLane([(0, -1), (3, 1)], curve: .scurve)
+        b.automation[.bassGainDB] = AutomationLane([(0, -6), (1, 6)])
+        engine.mainMixer.outputVolumeParameter.automation = AutomationLane([(0, 0.5), (3, 1)])
+    }
+
+    private static func cpuSeconds() -> Double {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
+    }
+}

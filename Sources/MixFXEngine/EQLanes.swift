@@ -1,0 +1,37 @@
+import MixFXDSP
+
+/// The lanes of one shelf EQ node, read by its `EQKernel`: each setting that can be automated
+/// (the gains, corners, slopes and global gain; not the bypasses) as the node's parameter, a
+/// constant or a moving lane (`AutomatedValue`).
+struct EQLanes {
+    let bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain: AutomatedValue
+    /// Whether any lane moves (else the constants simply replace the parameters' values).
+    let moves: Bool
+
+    /// The lanes of `node`'s parameters, nil when it has none. Control side.
+    init?(_ node: ShelfEQNode, sampleRate: Double) {
+        let all = [node.bassGain, node.bassFrequency, node.bassSlopeParameter, node.trebleGain, node.trebleFrequency,
+                   node.trebleSlopeParameter, node.globalGain]
+        guard all.contains(where: { $0.automation != nil }) else { return nil }
+        let v = all.map { AutomatedValue($0, sampleRate: sampleRate) }
+        (bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain) = (v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+        moves = v.contains { $0.moves }
+    }
+
+    /// `base` (the node's settings) with each laned setting's value at timeline frame `frame`.
+    func settings(_ base: ShelfEQSettings, atFrame frame: Int) -> ShelfEQSettings {
+        var s = base
+        func set(_ x: inout Double, _ a: AutomatedValue) {
+            if case .parameter = a { return }
+            x = a.value(atFrame: frame)
+        }
+        set(&s.bass.gainDB, bassGain)
+        set(&s.bass.frequencyHz, bassFrequency)
+        set(&s.bass.slope, bassSlope)
+        set(&s.treble.gainDB, trebleGain)
+        set(&s.treble.frequencyHz, trebleFrequency)
+        set(&s.treble.slope, trebleSlope)
+        set(&s.globalGainDB, globalGain)
+        return s
+    }
+}

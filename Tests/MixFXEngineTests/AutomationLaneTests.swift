@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import MixFXEngine
+
+/// The automation model (`AutomationLane`, `AutomationCurve`): values against each curve's
+/// formula, the holds before and after, and validation against the registry.
+@Suite struct AutomationLaneTests {
+    /// Each curve at a grid of times inside a segment equals its formula (written out here
+    /// independently of the code's), and the segment's ends are its breakpoints' values.
+    @Test(arguments: [(AutomationCurve.step, ParameterID.pan), (.linear, .pan), (.scurve, .pitchCents),
+                      (.db, .volume), (.db, .bassGainDB), (.exp, .bassFrequencyHz), (.exp, .tempo)])
+    func eachCurveFollowsItsFormula(curve: AutomationCurve, id: ParameterID) throws {
+        let (v0, v1): (Double, Double) = switch id {
+        case .pan: (-0.8, 0.6)
+        case .pitchCents: (-300, 500)
+        case .volume: (0.1, 2)
+        case .bassGainDB: (-12, 9)
+        case .bassFrequencyHz: (40, 400)
+        default: (0.5, 2)
+        }
+        let t0 = 1.5, t1 = 4.0
+        let lane = AutomationLane([.init(seconds: t0, value: v0, curve: curve), .init(seconds: t1, value: v1, curve: .step)])
+        try lane.validate(for: id, lane: "test")
+        let scale = try #require(id.spec.automation)
+        for k in 0...40 {
+            let t = t0 + (t1 - t0) * Double(k) / 40
+            let u = (t - t0) / (t1 - t0)
+            let expected: Double = switch curve {
+            case .step: k == 40 ? v1 : v0
+            case .linear: v0 + (v1 - v0) * u
+            case .scurve: v0 + (v1 - v0) * (3 * u * u - 2 * u * u * u)
+            case .db where scale == .decibels: v0 + (v1 - v0) * u
+            // linear in dB: 20·log10 v moves linearly from 20·log10 v0 to 20·log10 v1
+            case .db: pow(10, (20 * log10(v0) + (20 * log10(v1) - 20 * log10(v0)) * u) / 20)
+            case .exp: v0 * pow(v1 / v0, u)
+            }
+            let got = lane.value(at: t, scale: scale)
+            #expect(abs(got - expected) <= 1e-12 * max(1, abs(expected)), "\(curve) on \(id) at u = \(u): \(got), formula \(expected)")
+        }
+        #expect(lane.value(at: t0, scale: scale) == v0 && lane.value(at: t1, scale: scale) == v1)
+    }
+
+    /// Before the first breakpoint its value holds; after the last, the last; between two, the
+    /// segment of the earlier one (its curve).
+    @Test func valuesHoldOutsideTheBreakpoints() {
+        let lane = AutomationLane([.init(seconds: 1, value: 100, curve: .step), .init(seconds: 2, value: 200, curve: .linear),
+                                   .init(seconds: 3, value: -100, curve: .linear)])
+        #expect(lane.value(at: 0, scale: .linear) == 100)
+        #expect(lane.value(at: 0.999, scale: .linear) == 100)
+        #expect(lane.value(at: 1.999, scale: .linear) == 100)      // step
+        #expect(lane.value(at: 2.5, scale: .linear) == 50)         // linear 200 → −100
+        #expect(lane.value(at: 3, scale: .linear) == -100)
+        #expect(lane.value(at: 1e6, scale: .linear) == -100)
+        #expect(lane.constantValue == nil)
+        #expect(AutomationLane([(0, 3), (5, 3)]).constantValue == 3)
+        #expect(AutomationLane([(2, 0.5)]).constantValue == 0.5)
+    }
+
+    /// Exactly the parameters that move live and are not switches can be automated, and every
+    /// one has a scale in the registry.
+    @Test func theRegistryMarksTheAutomatableParameters() {
+        let automatable = ParameterID.allCases.filter { $0.spec.automation != nil }
+        #expect(Set(automatable) == Set(ParameterID.allCases.filter { $0.spec.isLive && !$0.spec.isBoolean }))
+        for id in [ParameterID.volume, .pan, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .eqGlobalGainDB,
+                   .pitchCents, .tempo, .masterVolume, .limiterCeilingDBTP] {
+            #expect(automatable.contains(id), "\(id)")
+        }
+        #expect(ParameterID.volume.spec.automation == .linearGain && ParameterID.bassGainDB.spec.automation == .decibels)
+    }
+
+    /// Errors name the lane, the breakpoint and what is allowed.
+    @Test func validationNamesLaneBreakpointAndRange() {
+        func error(_ lane: AutomationLane, _ id: ParameterID) -> String? {
+            do { try lane.validate(for: id, lane: "track 2 \(id.spec.key)"); return nil } catch { return error.description }
+        }
+        #expect(error(AutomationLane([(0, 0), (4, 3000)]), .pitchCents)
+                == "track 2 pitch lane, breakpoint 2: 3000 is above 2400 (allowed: from -2400 to 2400 cents)")
+        #expect(error(AutomationLane([(0, 1), (0, 0.5)]), .volume)
+                == "track 2 volume lane, breakpoint 2: 0 s is not after breakpoint 1 at 0 s (allowed: times that increase from one breakpoint to the next)")
+        #expect(error(AutomationLane([(-1, 1)]), .volume)?.contains("breakpoint 1: the time -1 s") == true)
+        #expect(error(AutomationLane([(0, 1), (2, 0)], curve: .db), .volume)?.contains("breakpoint 1: the db curve from 1 to 0 cannot reach 0") == true)
+        #expect(error(AutomationLane([(0, 0), (2, 100)], curve: .exp), .pitchCents)?
+                    .contains("the exp curve does not apply to pitch (allowed: for pitch: step, linear, scurve)") == true)
+        #expect(error(AutomationLane([(0, 1)]), .mute)?.hasPrefix("track 2 mute lane: mute cannot be automated") == true)
+        #expect(error(AutomationLane([]), .pan) == "track 2 pan lane: the lane has no breakpoints (allowed: at least one)")
+        #expect(error(AutomationLane([(0, 55), (1, 200)], curve: .exp), .bassFrequencyHz) == nil)
+        // the last breakpoint's curve is unused, whatever it is
+        #expect(error(AutomationLane([.init(seconds: 0, value: 0, curve: .linear), .init(seconds: 1, value: 1, curve: .exp)]), .pan) == nil)
+    }
+}
