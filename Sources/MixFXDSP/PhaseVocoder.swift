@@ -274,15 +274,21 @@ final class PhaseVocoder {
     var pitchMap: PitchMap?
     var pitchMapOrigin = 0
 
+    /// Offline automation: each frame's tempo from this map at its analysis centre plus
+    /// `tempoMapBase` (the map's position of input time 0), without a glide (see `TempoMap`).
+    var tempoMap: TempoMap?
+    var tempoMapBase = 0.0
+
     private func runFrame(readPosition: Double) {
         if let pitchMap { targetCents = pitchMap.cents(atFrame: nextAnalysisCentre + Double(pitchMapOrigin)) }
+        if let tempoMap { tempo = tempoMap.tempo(atPosition: nextAnalysisCentre + tempoMapBase) }
         // Glide toward the target pitch (one-pole, τ = glideSeconds, in whole frames).
         if currentCents != targetCents {
             let frameSeconds = Double(hopFrames) / sampleRate
             Smoother.onePole(&currentCents, toward: targetCents, coefficient: min(1, frameSeconds / Self.glideSeconds),
                              snap: Self.glideSnapCents)
         }
-        if tempo != targetTempo {
+        if tempo != targetTempo && tempoMap == nil {
             let frameSeconds = Double(hopFrames) / sampleRate
             Smoother.onePoleLog(&tempo, toward: targetTempo, coefficient: min(1, frameSeconds / Self.tempoGlideSeconds),
                                 snapRatio: Self.glideSnapTempoRatio)

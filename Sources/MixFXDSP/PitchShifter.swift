@@ -203,7 +203,7 @@ public final class PitchShifter: @unchecked Sendable {
 
     /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
     public func reset() {
-        wet = mode != .offline && settings.isNeutral ? 0 : 1
+        wet = mode != .offline && settings.isNeutral && tempoMap == nil ? 0 : 1
         outIndex = 0
         // output frame 0 at input time −L·R, so that input time 0 is heard after L frames
         inputTime = -Double(latencyFrames) * settings.tempo
@@ -255,6 +255,25 @@ public final class PitchShifter: @unchecked Sendable {
     }
     private var pitchMap: PitchMap?
     private var pitchMapOrigin = 0
+
+    /// Streaming, for offline automation: output frame n is read at input time
+    /// `map.position(atFrame: originFrame + n)` less that of `originFrame` (the map's own
+    /// positions, not a sum of tempos: the length and the times are exact whatever the blocks),
+    /// and every vocoder frame runs at the map's tempo at its analysis centre, without a glide;
+    /// nil: back to `setTempo`. Set before `reset`. Does not allocate.
+    public func setTempoMap(_ map: TempoMap?, originFrame: Int) {
+        tempoMap = map
+        tempoMapOrigin = originFrame
+        tempoMapBase = map?.position(atFrame: originFrame) ?? 0
+        for v in [parts?.vocoder, pitchSwitch?.vocoder] {
+            v?.tempoMap = map
+            v?.tempoMapBase = tempoMapBase
+        }
+        if let map { settings.tempo = map.tempo(atPosition: tempoMapBase) }
+    }
+    private var tempoMap: TempoMap?
+    private var tempoMapOrigin = 0
+    private var tempoMapBase = 0.0
 
     /// Sets the tempo while running (streaming; the render side calls it once per block),
     /// clamped to `liveTempoRange`. The frames glide to it (τ = 100 ms); it is heard once they are
@@ -317,13 +336,22 @@ public final class PitchShifter: @unchecked Sendable {
         guard let parts, let pitchSwitch else { return }
         precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
         let vocoder = parts.vocoder
-        // the tempo waits until the output is wholly wet (leaving the exact dry path)
-        vocoder.targetTempo = wet == 1 ? settings.tempo : 1
+        let b = blockTables
+        if let tempoMap {
+            // a tempo map: the block's times are the map's; the frames to come may run as fast
+            // as its fastest tempo within the look-ahead (their tempo is the map's, not a glide)
+            for k in 0..<frameCount { b.times[k] = tempoMap.position(atFrame: tempoMapOrigin + outIndex + k) - tempoMapBase }
+            vocoder.targetTempo = tempoMap.maximumTempo(fromPosition: b.times[0] + tempoMapBase,
+                                                        span: b.times[frameCount - 1] - b.times[0] + Double(lookAheadFrames))
+        } else {
+            // the tempo waits until the output is wholly wet (leaving the exact dry path)
+            vocoder.targetTempo = wet == 1 ? settings.tempo : 1
+        }
         // (with a map, the frames to come may go down to its lowest pitch: the look-ahead is
         // sized for it)
         let comingCents = pitchMap.map { min($0.minimumCents, vocoder.currentCents) } ?? settings.pitchCents
         let own = UnreadFrames(vocoder, parts.reader, targetCents: comingCents)
-        if pitchSwitch.isWanted {
+        if pitchSwitch.isWanted && tempoMap == nil {
             pitchSwitch.startIfUseful(own: vocoder, unread: own, wet: wet, inputTime: inputTime, pitchCents: settings.pitchCents)
         }
         var spare: UnreadFrames?
@@ -334,7 +362,7 @@ public final class PitchShifter: @unchecked Sendable {
         // the fastest tempo the frames not read past (and those to come) have, and whether all
         // of them are at exactly 1
         let high = max(own.fastestTempo, spare?.fastestTempo ?? own.fastestTempo)
-        let allAtOne = own.allAtUnitTempo && (spare?.allAtUnitTempo ?? true)
+        let allAtOne = own.allAtUnitTempo && (spare?.allAtUnitTempo ?? true) && tempoMap == nil
         // back at tempo 1 between whole frames: this block steers onto the nearest one (a step
         // of at most 1 + 0.5/frameCount: under 2 cents for one block, no jump)
         let whole = inputTime == inputTime.rounded(.down)
@@ -343,7 +371,8 @@ public final class PitchShifter: @unchecked Sendable {
         // Each state takes the input as far as its own look-ahead needs; the input is pulled as
         // far as either needs. A state that lags what was pulled (restarted, or swapped in after
         // a switch) takes it from the history a block's worth at a time, not all at once.
-        let lastTime = floorToInt(inputTime + Double(frameCount - 1) * high) + 1
+        let lastTime = tempoMap != nil ? floorToInt(b.times[frameCount - 1]) + 1
+            : floorToInt(inputTime + Double(frameCount - 1) * high) + 1
         let neededOwn = lastTime + own.aheadFrames, neededSpare = lastTime + (spare?.aheadFrames ?? 0)
         let ahead = max(own.aheadFrames, spare?.aheadFrames ?? own.aheadFrames)
         try pullInput(parts, upTo: spare == nil ? neededOwn : max(neededOwn, neededSpare), ownNeed: neededOwn,
@@ -353,9 +382,10 @@ public final class PitchShifter: @unchecked Sendable {
             pitchSwitch.vocoder.advance(to: min(inputPulled, neededSpare), readPosition: pitchSwitch.reader.lastReadPosition)
         }
         let t0 = inputTime
-        let b = blockTables
         inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: b.ratios,
-                                      tableIndices: b.tableIndices, from: vocoder, times: b.times, nudge: nudge)
+                                      tableIndices: b.tableIndices, from: vocoder, times: b.times, nudge: nudge,
+                                      mapped: tempoMap != nil)
+        if let tempoMap { inputTime = tempoMap.position(atFrame: tempoMapOrigin + outIndex + frameCount) - tempoMapBase }
         if spare != nil {
             // both read the same times (the tempo is steady through a switch, the nudge the same)
             inputTime = pitchSwitch.crossfade(left, right, frameCount: frameCount, firstTime: t0, nudge: nudge,

@@ -45,11 +45,12 @@ final class StretchReader {
     /// used), frame k+1's input time is frame k's plus the
     /// tempo R_m of the segment it read (before time 0, the vocoder's tempo) plus `nudge`, each
     /// frame's time goes into `times`, and p therefore advances r_m (plus σ·nudge) per output
-    /// sample. Returns the input time of the frame after the block.
+    /// sample. Returns the input time of the frame after the block. With `mapped` (a tempo map,
+    /// offline automation), frame k is at `times[k]` as the caller filled it in.
     @inline(__always) @discardableResult
     func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
               firstFrame: Int = 0, firstTime: Double = 0, ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder,
-              times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
+              times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0, mapped: Bool = false) -> Double {
         let fixedStep = vocoder.tempo, variable = times != nil, earlyStep = vocoder.tempo
         var next = firstTime
         let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
@@ -69,7 +70,7 @@ final class StretchReader {
         }
         var k = 0
         while k < frameCount {
-            let t = variable ? next : Double(firstFrame + k) * fixedStep
+            let t = mapped ? times![k] : variable ? next : Double(firstFrame + k) * fixedStep
             var wetL: Float = 0, wetR: Float = 0
             var segmentRatio = 1.0
             var step = earlyStep

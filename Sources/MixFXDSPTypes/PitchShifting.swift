@@ -43,6 +43,11 @@ public protocol PitchShifting: AnyObject, Sendable {
     /// input time plus `originFrame` (the lane's timeline frame of input frame 0); nil: none.
     /// Set before `reset`. Replaces `setPitchCents`.
     func setPitchMap(_ map: PitchMap?, originFrame: Int)
+    /// Streaming, offline automation: output frame n read at input time
+    /// `map.position(atFrame: originFrame + n) − map.position(atFrame: originFrame)`, each
+    /// vocoder frame at the map's tempo there, without a glide (`TempoMap`); nil: none. Set
+    /// before `reset`. Replaces `setTempo`.
+    func setTempoMap(_ map: TempoMap?, originFrame: Int)
     /// Live: the tempo to glide to.
     func setTempo(_ tempo: Double)
     /// Formant preservation on or off (live; an offline shifter keeps what it was prepared with).

@@ -1,3 +1,5 @@
+import MixFXDSP
+
 /// Automation lanes in the library: on any parameter (`AudioParameter.automation`), on a
 /// track's by its id (`track.automation[.volume]`), or through the engine (`automate`).
 extension AudioEngine {
@@ -25,30 +27,41 @@ extension AudioEngine {
     }
 
     /// What this version renders of the lanes (the model's validation is `validate`'s): lanes
-    /// render offline only; not yet on the tempo or the limiter's ceiling; a lane that moves not
-    /// on a track whose tempo is not 1 (its timeline would need the tempo map).
+    /// render offline only; not yet on the limiter's ceiling. A moving tempo lane, or a moving
+    /// pitch lane on a track at a steady tempo ≠ 1, renders through a streaming shifter reading
+    /// the track's `TempoMap`, whose buffers hold the live tempos: its tempos must lie in
+    /// `PitchShifterSettings.liveTempoRange`.
     static func checkAutomation(_ layout: EngineLayout, mode: RenderMode) throws(EngineError) {
-        var laned: [(node: AudioNode, parameter: AudioParameter, tempo: Double)] = []
+        var laned: [(node: AudioNode, parameter: AudioParameter, track: TrackLayout?)] = []
         for t in layout.tracks {
             for node in [t.player as AudioNode] + t.effects {
-                for p in node.parameters where p.automation != nil { laned.append((node, p, t.tempo)) }
+                for p in node.parameters where p.automation != nil { laned.append((node, p, t)) }
             }
         }
         for node in [layout.mixer as AudioNode] + (layout.masterLimiter.map { [$0] } ?? []) {
-            for p in node.parameters where p.automation != nil { laned.append((node, p, 1)) }
+            for p in node.parameters where p.automation != nil { laned.append((node, p, nil)) }
         }
-        for (node, p, tempo) in laned {
+        let live = PitchShifterSettings.liveTempoRange
+        for (node, p, track) in laned {
             func refuse(_ problem: String, _ allowed: String) -> EngineError {
                 .invalidAutomation(AutomationError(lane: "\(node.name) \(p.id.spec.key)", breakpoint: nil, problem: problem, allowed: allowed))
             }
             if mode == .live {
                 throw refuse("lanes are not played live yet", "lanes in offline renders (mixfx render, OfflineRenderer)")
             }
-            if p.id == .tempo || p.id == .limiterCeilingDBTP {
-                throw refuse("\(p.id.spec.key) lanes are not rendered yet", "lanes for volume, pan, the EQ, pitch and the master volume")
+            if p.id == .limiterCeilingDBTP {
+                throw refuse("\(p.id.spec.key) lanes are not rendered yet", "lanes for volume, pan, the EQ, pitch, tempo and the master volume")
             }
-            if tempo != 1, p.automation?.constantValue == nil {
-                throw refuse("a lane that moves on a track at tempo \(format(tempo)) is not rendered yet", "lanes on tracks at tempo 1")
+            guard let track, let lane = p.automation, lane.constantValue == nil, let map = track.tempoMap else { continue }
+            if p.id == .tempo || p.id == .pitchCents {
+                // (the lane's own values, and the map's cells: its values times the chain's
+                // other tempos, as far as the track reaches)
+                let values = p.id == .tempo ? lane.breakpoints.map(\.value) : []
+                let lo = min(map.minimumTempo, values.min() ?? map.minimumTempo), hi = max(map.maximumTempo, values.max() ?? map.maximumTempo)
+                for (tempo, side) in [(lo, "slowest"), (hi, "fastest")] where !live.contains(tempo) {
+                    throw refuse("a moving \(p.id.spec.key) lane on a track whose \(side) tempo is \(format(tempo)) is not rendered",
+                                 "tempos from \(format(live.lowerBound)) to \(format(live.upperBound)) on a track with a moving tempo or pitch lane")
+                }
             }
         }
     }

@@ -10,9 +10,17 @@ public struct TrackLayout: Sendable {
     /// The track's tempo: its time-pitch nodes' rates (1 without one). The track lasts 1/tempo
     /// as long, and the silence a placement puts before it is taken that much longer, so that
     /// it stays in the mix's time.
+    /// (A constant tempo lane is that tempo; a moving one is in `tempoMap`.)
     public var tempo: Double {
-        effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue }.reduce(1, *)
+        effects.compactMap { node -> Double? in
+            guard let p = (node as? TimePitchNode)?.rateParameter else { return nil }
+            return p.automation?.constantValue ?? p.clampedValue
+        }.reduce(1, *)
     }
+
+    /// Offline, a moving tempo lane's map (or a steady tempo's, with a moving pitch lane):
+    /// see `TrackTempo`. Set by `validate`.
+    public internal(set) var tempoMap: TempoMap?
 }
 
 /// The graph after validation: what will be rendered, at what rate and channel count.
@@ -220,12 +228,22 @@ public final class AudioEngine {
         // a track lasts its placed length: the silence before it, then its segment
         // (a tempo R makes it round(n/R) of the n frames at the output rate; the silence before
         // it is taken R times longer, so that it stays `start` seconds)
-        let lengths = tracks.map { t in
+        // (a moving tempo lane: round(s⁻¹(n)), the silence at tempo 1; see `TrackTempo`)
+        let lengths = tracks.indices.map { i in
+            let t = tracks[i]
             let f = AudioEngine.unplacedFormat(t.player.source)
             let speed = t.player.speedParameter.clampedValue, tempo = tempoSetsLength ? t.tempo : 1
-            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: speed * tempo).total
+            let placedSpeed = tempoSetsLength ? TrackTempo.placedSpeed(t, speed: speed) : speed
+            let placed = t.player.placement.frames(sampleRate: f.sampleRate, frameCount: f.frameCount, speed: placedSpeed)
             let rates = Varispeed.ratePair(sourceRate: f.sampleRate, outputRate: rate, speed: speed)
-            let n = Resampler.outputFrameCount(inputFrames: placed, inRate: rates.inRate, outRate: rates.outRate)
+            let n = Resampler.outputFrameCount(inputFrames: placed.total, inRate: rates.inRate, outRate: rates.outRate)
+            if tempoSetsLength {
+                let silence = Double(placed.silence) * Double(rates.outRate) / Double(rates.inRate)
+                tracks[i].tempoMap = TrackTempo.map(t, sampleRate: rate, inputFrames: n, silenceFrames: silence)
+                if let map = tracks[i].tempoMap, TrackTempo.movingLane(t) != nil {
+                    return Int(map.frame(atPosition: Double(n)).rounded())
+                }
+            }
             return tempo == 1 ? n : Int((Double(n) / tempo).rounded())
         }
         if let c = outputChannelCount, let problem = SessionOption.channels.spec.problem(with: Double(c)) {

@@ -145,7 +145,7 @@ public final class RenderKernel: @unchecked Sendable {
         framesRendered = target
         stage?.reset()
         for t in tracks {
-            let sourceFrame = Int((Double(target) * t.sourceFramesPerOutputFrame).rounded())
+            let sourceFrame = t.sourceFrame(atTimelineFrame: target)
             // (the timeline frame the track's lanes start from, before its state is reset)
             t.songBase = target
             try t.reset(toFrame: sourceFrame)

@@ -28,9 +28,18 @@ final class EQKernel {
     let sampleRate: Double
     /// Frames between two coefficient updates while smoothing, or following a moving lane.
     static let subBlock = 32
-    /// The node's lanes (nil: none), and the timeline frame of the next input frame.
+    /// The node's lanes (nil: none), and the timeline frame of the next input frame (before a
+    /// shifter that changes the tempo: the input position, which `inputMap`/`inputTempo` take
+    /// to the timeline, `TrackTempo.inputToTimeline`).
     var lanes: EQLanes?
     var position = 0
+    var inputMap: TempoMap?
+    var inputTempo = 1.0
+    var readsInput = false
+
+    /// The timeline frame of position `p`.
+    @inline(__always)
+    func timelineFrame(_ p: Int) -> Int { readsInput ? TrackTempo.inputToTimeline(p, map: inputMap, tempo: inputTempo) : p }
 
     init(smooth: Bool, sampleRate: Double) {
         self.smooth = smooth
@@ -48,7 +57,7 @@ final class EQKernel {
     /// The settings `node` asks for at the next input frame: its parameters', with its lanes'
     /// values there.
     func target(_ node: ShelfEQNode) -> ShelfEQSettings {
-        lanes.map { $0.settings(node.settings, atFrame: position) } ?? node.settings
+        lanes.map { $0.settings(node.settings, atFrame: timelineFrame(position)) } ?? node.settings
     }
 
     /// Runs `frameCount` frames in place with `node`'s settings (and lanes).
@@ -75,7 +84,7 @@ final class EQKernel {
             let phase = ((p % cell) + cell) % cell
             if phase == 0 {
                 var s = eq.settings
-                EQKernel.approach(&s, EQKernel.effective(lanes.settings(base, atFrame: p)), alpha: smoothingAlpha)
+                EQKernel.approach(&s, EQKernel.effective(lanes.settings(base, atFrame: timelineFrame(p))), alpha: smoothingAlpha)
                 eq.update(s)
             }
             let n = min(cell - phase, frameCount - done)
@@ -189,6 +198,9 @@ final class TrackKernel: @unchecked Sendable {
     /// that the output does not depend on them (`pitchChunkFrames`; the chunk buffer and what
     /// is left of it).
     private let pitchMap: PitchMap?
+    /// Offline, a moving tempo lane's map, or a steady tempo's with a moving pitch lane
+    /// (`TrackTempo`): the shifter is then a streaming one reading it, in the same chunks.
+    private let tempoMap: TempoMap?
     private let chunk: AudioBuffer?
     private var chunkPosition = 0, chunkAvailable = 0
     /// Frames a moving pitch lane's shifter renders at a time.
@@ -206,7 +218,7 @@ final class TrackKernel: @unchecked Sendable {
         let placement = layout.player.placement
         let speed = layout.player.speedParameter.clampedValue
         // (the placement's silence, in the mix's time; live, in song time, as the tempo may change)
-        let placedSpeed = mode == .live ? speed : speed * layout.tempo
+        let placedSpeed = mode == .live ? speed : TrackTempo.placedSpeed(layout, speed: speed)
         if let placing = layout.player.source as? any PlacingSource {
             placing.place(placement, speed: placedSpeed)
             source = placing
@@ -228,10 +240,16 @@ final class TrackKernel: @unchecked Sendable {
         var latency = 0
         var map: PitchMap?
         let rate = Double(outputRate)
+        let timeMap = mode == .offline ? layout.tempoMap : nil
+        var beforeShifter = true
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
                 let k = EQKernel(smooth: mode == .live, sampleRate: rate)
                 k.lanes = EQLanes(eqNode, sampleRate: rate)
+                // (before the shifter its frames are the input's: lanes read s⁻¹ of them)
+                k.readsInput = mode == .offline && beforeShifter && (timeMap != nil || layout.tempo != 1)
+                k.inputMap = timeMap
+                k.inputTempo = layout.tempo
                 // (its timeline position: an effect after a shifter sees its input that much late)
                 k.position = -latency
                 k.eq.prepare(spec)
@@ -242,10 +260,26 @@ final class TrackKernel: @unchecked Sendable {
                 let cents = AutomatedValue(pitchNode.pitchParameter, sampleRate: rate)
                 var settings = pitchNode.settings
                 settings.pitchCents = cents.value(atFrame: 0)
-                if case .lane(let lane) = cents, map == nil {
-                    // a moving pitch: a streaming shifter reading the lane's map, in fixed chunks
+                if let c = pitchNode.rateParameter.automation?.constantValue { settings.tempo = c }
+                if (cents.moves || timeMap != nil) && beforeShifter {
+                    // a moving pitch or tempo: a streaming shifter reading the lanes' maps, in
+                    // fixed chunks (the pitch map on the input's time: with a tempo, sample k
+                    // is the lane's value at s⁻¹(k·step))
                     let step = TrackKernel.pitchMapStepFrames
-                    map = PitchMap(stepFrames: step, count: timelineFrames / step + 2) { lane.value(atFrame: $0 * step) }
+                    if case .lane(let lane) = cents {
+                        if let timeMap {
+                            let inputEnd = Int(timeMap.position(atFrame: timelineFrames).rounded(.up))
+                            map = PitchMap(stepFrames: step, count: inputEnd / step + 2) {
+                                lane.value(at: timeMap.frame(atPosition: Double($0 * step)) / rate)
+                            }
+                        } else {
+                            map = PitchMap(stepFrames: step, count: timelineFrames / step + 2) { lane.value(atFrame: $0 * step) }
+                        }
+                    }
+                    if timeMap != nil {
+                        let live = PitchShifterSettings.liveTempoRange
+                        settings.tempo = min(max(settings.tempo, live.lowerBound), live.upperBound)
+                    }
                     let chunkSpec = ProcessSpec(sampleRate: rate, maximumFrameCount: max(maximumFrameCount, TrackKernel.pitchChunkFrames),
                                                 channelCount: channelCount)
                     shifter.prepare(chunkSpec, settings: settings, mode: .streaming, sharesWorkspace: true)
@@ -257,15 +291,31 @@ final class TrackKernel: @unchecked Sendable {
                     if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
                 }
                 latency += shifter.latencyFrames
+                beforeShifter = false
                 effects.append(.pitch(node: pitchNode, shifter: shifter, cents: cents))
             }
         }
         latencyFrames = latency
         pitchMap = map
-        chunk = map == nil ? nil : AudioBuffer(channelCount: channelCount, capacityFrames: TrackKernel.pitchChunkFrames)
+        tempoMap = tempoEffect == nil ? nil : timeMap
+        let chunked = map != nil || tempoMap != nil
+        chunk = chunked ? AudioBuffer(channelCount: channelCount, capacityFrames: TrackKernel.pitchChunkFrames) : nil
         tempoInput = tempoEffect == nil ? nil
-            : AudioBuffer(channelCount: channelCount, capacityFrames: max(maximumFrameCount, map == nil ? 0 : TrackKernel.pitchChunkFrames))
-        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * (mode == .live ? 1 : layout.tempo)
+            : AudioBuffer(channelCount: channelCount, capacityFrames: max(maximumFrameCount, chunked ? TrackKernel.pitchChunkFrames : 0))
+        let tempo = mode == .live || TrackTempo.movingLane(layout) != nil ? 1 : layout.tempo
+        sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * tempo
+        inputFramesPerOutputRateFrame = Double(rates.inRate) / Double(rates.outRate)
+    }
+
+    /// Source frames per frame of the track's input at the output rate (the rate conversion
+    /// and the speed).
+    private let inputFramesPerOutputRateFrame: Double
+
+    /// The placed source's frame at timeline frame `frame` (offline seeks): with a tempo map
+    /// its position there, else `frame` times `sourceFramesPerOutputFrame`.
+    func sourceFrame(atTimelineFrame frame: Int) -> Int {
+        if let tempoMap { return Int((tempoMap.position(atFrame: frame) * inputFramesPerOutputRateFrame).rounded()) }
+        return Int((Double(frame) * sourceFramesPerOutputFrame).rounded())
     }
 
     /// Live: the source's position, in frames of the mix at tempo 1, that the track's own time
@@ -305,7 +355,9 @@ final class TrackKernel: @unchecked Sendable {
         for e in effects {
             switch e {
             case .eq(let node, let k):
-                k.position = songBase - latency
+                // (reading the input: its position at the timeline's `songBase`)
+                k.position = !k.readsInput ? songBase - latency
+                    : Int((tempoMap?.position(atFrame: songBase) ?? Double(songBase) * k.inputTempo).rounded())
                 k.eq.update(EQKernel.effective(k.target(node)))
                 k.eq.reset()
             case .pitch(let node, let s, let cents):
@@ -315,6 +367,7 @@ final class TrackKernel: @unchecked Sendable {
                     s.setPitchCents(cents.value(atFrame: songBase))
                 }
                 s.setTempo(node.rateParameter.clampedValue)
+                if let tempoMap, s.mode == .streaming { s.setTempoMap(tempoMap, originFrame: songBase) }
                 s.reset()
                 latency += s.latencyFrames
             }

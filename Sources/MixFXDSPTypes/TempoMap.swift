@@ -1,0 +1,113 @@
+/// A tempo that moves over the output's time, for an offline shifter driven by a tempo lane or a
+/// time map: the input position s(n) of output frame n (frames of the track's input at the
+/// output rate), held every `stepFrames` output frames and read linearly between them, so that
+/// s is continuous and piecewise linear and the tempo R = ds/dn is the slope of the cell a frame
+/// lies in:
+///
+///     s(0) = 0,  s((j + 1)·step) = s(j·step) + Σ_{f = j·step}^{(j+1)·step − 1} R(f + ½)
+///
+/// (the midpoint rule per output frame: exact for a linear segment, and for a step whose
+/// breakpoint lies on a frame, as a time map's do). The output's length for an input of P frames
+/// is s⁻¹(P) (`frame(atPosition:)`); past the table the last cell's slope holds.
+///
+/// The shifter reads output frame n at input time s(n) − s(origin) (the map's own position, not
+/// a sum of the frames' tempos: no drift, whatever the blocks), and each vocoder frame takes the
+/// tempo of the cell its analysis centre lies in, so the pitch stays r.
+///
+/// Built on the control side (it allocates); read on the render side (no allocation).
+/// `@unchecked Sendable`: immutable after `init`, except the search hints, which only speed up
+/// a search (the result never depends on them) and are used by one thread at a time.
+public final class TempoMap: @unchecked Sendable {
+    /// Output frames between two held positions.
+    public let stepFrames: Int
+    /// s(j·step) for j in 0..<count.
+    private let positions: UnsafeMutablePointer<Double>
+    public let count: Int
+    /// The lowest and highest tempo of a cell.
+    public let minimumTempo: Double, maximumTempo: Double
+    private var hint = 0
+
+    /// The map whose tempo at output time `x` frames is `tempo(x)` (called at every frame's
+    /// midpoint, in order; each value above 0), held until its position reaches `position`
+    /// (at least one cell).
+    public init(stepFrames: Int, untilPosition position: Double, tempo: (Double) -> Double) {
+        precondition(stepFrames >= 1)
+        self.stepFrames = stepFrames
+        var held: [Double] = [0]
+        var s = 0.0, lo = Double.infinity, hi = 0.0, j = 0
+        repeat {
+            let start = s
+            for k in 0..<stepFrames { s += tempo(Double(j * stepFrames + k) + 0.5) }
+            held.append(s)
+            let slope = (s - start) / Double(stepFrames)
+            lo = min(lo, slope); hi = max(hi, slope)
+            j += 1
+        } while s < position
+        count = held.count
+        positions = .allocate(capacity: count)
+        positions.initialize(from: held, count: count)
+        minimumTempo = lo
+        maximumTempo = hi
+    }
+
+    deinit { positions.deallocate() }
+
+    /// The tempo of cell j (the last cell's past the table).
+    @inline(__always)
+    private func slope(cell j: Int) -> Double {
+        let c = min(max(j, 0), count - 2)
+        return (positions[c + 1] - positions[c]) / Double(stepFrames)
+    }
+
+    /// s(n): the input position of output frame `frame` (before 0: frame·R of the first cell).
+    @inline(__always)
+    public func position(atFrame frame: Int) -> Double {
+        let j = frame >= 0 ? frame / stepFrames : -1
+        if j < 0 { return Double(frame) * slope(cell: 0) }
+        if j >= count - 1 { return positions[count - 1] + Double(frame - (count - 1) * stepFrames) * slope(cell: count - 2) }
+        let base = positions[j]
+        return base + Double(frame - j * stepFrames) * (positions[j + 1] - base) / Double(stepFrames)
+    }
+
+    /// The cell whose positions hold `x` (−1 before 0; count − 1 past the table). Moves the hint.
+    @inline(__always)
+    private func cell(atPosition x: Double) -> Int {
+        if x < 0 { return -1 }
+        if x >= positions[count - 1] { return count - 1 }
+        var j = min(hint, count - 2)
+        if positions[j] <= x && x < positions[j + 1] { return j }
+        if j + 2 < count && positions[j + 1] <= x && x < positions[j + 2] { hint = j + 1; return j + 1 }
+        var lo = 0, hi = count - 2
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if positions[mid] <= x { lo = mid } else { hi = mid - 1 }
+        }
+        j = lo
+        hint = j
+        return j
+    }
+
+    /// The tempo at input position `x`: the slope of the cell that holds it.
+    @inline(__always)
+    public func tempo(atPosition x: Double) -> Double { slope(cell: cell(atPosition: x)) }
+
+    /// s⁻¹(x): the output frame (fractional) at which the input reaches `x`.
+    public func frame(atPosition x: Double) -> Double {
+        let j = cell(atPosition: x)
+        if j < 0 { return x / slope(cell: 0) }
+        if j >= count - 1 { return Double((count - 1) * stepFrames) + (x - positions[count - 1]) / slope(cell: count - 2) }
+        return Double(j * stepFrames) + (x - positions[j]) / slope(cell: j)
+    }
+
+    /// The fastest tempo of the cells that hold input positions `from ... from + span`.
+    public func maximumTempo(fromPosition from: Double, span: Double) -> Double {
+        var j = max(0, cell(atPosition: from))
+        let end = from + span
+        var m = slope(cell: j)
+        while j + 1 < count - 1 && positions[j + 1] <= end {
+            j += 1
+            m = max(m, slope(cell: j))
+        }
+        return m
+    }
+}
