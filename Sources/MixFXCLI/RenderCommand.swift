@@ -5,13 +5,14 @@ import MixFX
 struct RenderCommand {
     /// The flags of a render's own (the session's are `SessionOptions`'), in synopsis order.
     enum Flag: CommandFlag {
-        case output, type, force, dryRun, analyze, report, printPreset, quiet, json, reportSchema, help
+        case output, type, force, timemap, dryRun, analyze, report, printPreset, quiet, json, reportSchema, help
 
         var syntax: FlagSyntax {
             switch self {
             case .output: FlagSyntax(names: ["-o", "--output"], value: "OUT")
             case .type: FlagSyntax(names: ["-t", "--type"], value: "TYPE")
             case .force: FlagSyntax(names: ["--force"])
+            case .timemap: FlagSyntax(names: ["--timemap"], value: "[N:]FILE")
             case .dryRun: FlagSyntax(names: ["--dry-run"])
             case .analyze: FlagSyntax(names: ["--analyze"])
             case .report: FlagSyntax(names: ["--report"], value: "FILE.json|FILE.html")
@@ -57,6 +58,10 @@ struct RenderCommand {
     \(settingsHelp())
     \(SettingFlags.help(.masterVolume))
       --preset NAME|FILE      start from a preset (see `mixfx presets`)
+      --timemap [N:]FILE      a Rubber Band time map (lines SOURCEFRAME TARGETFRAME, frames of the
+                              file): track N's tempo (every track's without N) moves so that each
+                              source frame lands on its target frame; a last line at the file's
+                              end gives the length (see docs/automation.md)
       --bpm FROM:TO           the tempo TO/FROM (e.g. 120:96 is --tempo 0.8; bpm=FROM:TO per track)
       --trim IN..OUT          the segment of every file played (trim=IN..OUT per track); times are
                               seconds or mm:ss.s, either side optional (30..1:15, ..45)
@@ -121,6 +126,8 @@ struct RenderCommand {
     var writesStandardOutput: Bool { output == OutputFile.standardOutputPath }
     /// The file the output is: with `-o -`, what standard output is open on.
     var outputIdentity: FileIdentity? { writesStandardOutput ? FileIdentity(descriptor: 1) : FileIdentity(path: output) }
+    /// `--timemap [N:]FILE`: Rubber Band time maps, for track N (1-based) or every track (nil).
+    var timeMaps: [(track: Int?, path: String)] = []
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     /// `--report-schema`: print the report's JSON Schema, nothing else.
     var reportSchema = false
@@ -162,6 +169,14 @@ struct RenderCommand {
                 }
                 cmd.container = c
             case .force: cmd.force = true
+            case .timemap:
+                let value = try args.value(for: name, inline: inline)
+                // N:FILE when what precedes the first colon is a track number
+                if let colon = value.firstIndex(of: ":"), let n = Int(value[..<colon]), !value[..<colon].contains("+") {
+                    cmd.timeMaps.append((track: n, path: String(value[value.index(after: colon)...])))
+                } else {
+                    cmd.timeMaps.append((track: nil, path: value))
+                }
             case .dryRun: cmd.dryRun = true
             case .analyze: cmd.analyze = true
             case .report:
@@ -186,6 +201,12 @@ struct RenderCommand {
         }
         guard !cmd.session.inputs.isEmpty else { throw .usage("render: no tracks given (usage: mixfx render TRACK... [-o OUT])") }
         if cmd.analyze && !cmd.dryRun { throw .usage("--analyze goes with --dry-run (it renders the mix to measure it and writes nothing)") }
+        for m in cmd.timeMaps {
+            if let n = m.track, !(1...cmd.session.inputs.count).contains(n) {
+                throw .usage("--timemap \(n):\(m.path): there is no track \(n) (allowed: tracks 1 to \(cmd.session.inputs.count))")
+            }
+            if m.path.isEmpty { throw .usage("--timemap: no file given (usage: --timemap [N:]FILE)") }
+        }
         guard cmd.session.inputs.count <= Preset.maximumTracks else {
             throw .usage("\(cmd.session.inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
         }
@@ -282,8 +303,9 @@ struct RenderCommand {
         }
         // every file read: the tracks and a preset file (never written over, by identity)
         // (standard input, `-`, by what it is: `OfflineRenderer.plan` checks the opened tracks)
-        let filesRead = resolved.inputs.filter { $0 != StandardInput.path } + presetFiles
-        let (engine, _) = try resolved.makeEngine()
+        let filesRead = resolved.inputs.filter { $0 != StandardInput.path } + presetFiles + timeMaps.map(\.path)
+        let (engine, tracks) = try resolved.makeEngine()
+        try applyTimeMaps(tracks)
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
         renderer.container = container
         renderer.otherInputs = otherInputs
@@ -604,3 +626,21 @@ func fmt(_ v: Double) -> String {
 func db(_ v: Double) -> String { (v > 0 ? "+" : "") + fmt(v) + " dB" }
 
 func seconds(_ frames: Int, _ rate: Int) -> String { String(format: "%.3f s", Double(frames) / Double(rate)) }
+
+extension RenderCommand {
+    /// Reads each `--timemap` file and sets its tracks' tempo lanes (`Track.setTimeMap`).
+    func applyTimeMaps(_ tracks: [Track]) throws(CLIError) {
+        for m in timeMaps {
+            let text: String
+            do { text = try String(contentsOfFile: m.path, encoding: .utf8) } catch {
+                throw .failure("--timemap \(m.path): cannot be read as text (\(FileSystem.exists(m.path) ? "not UTF-8 text, or not readable" : "no such file"))")
+            }
+            do throws(TimeMapError) {
+                let map = try TimeMap(parsing: text, name: m.path)
+                for (i, t) in tracks.enumerated() where m.track == nil || m.track == i + 1 { try t.setTimeMap(map) }
+            } catch {
+                throw .failure("--timemap \(error.description)")
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// `mixfx render --timemap [N:]FILE` (Rubber Band's time map): the output's length is the last
+/// line's target, clicks land on their mapped frames within 1 ms, a placed and trimmed track
+/// starts its map at its trim-in, bad files are refused by file:line; and `rubberband
+/// --timemap` with the same file, side by side.
+@Suite struct TimeMapCLITests {
+    static let rate = 48_000
+    /// Clicks every 0.25 s of a 4 s file, and a map slowing, speeding up and slowing again
+    /// (tempos 0.667, 2, 0.571, 1.2) whose last line is the file's end.
+    static let onsets = Array(stride(from: 12_000, to: 186_000, by: 12_000))
+    static let map = [(0, 0), (48_000, 72_000), (96_000, 96_000), (144_000, 180_000), (192_000, 220_000)]
+    static let mapText = "# source target\n" + map.dropFirst().map { "\($0.0) \($0.1)" }.joined(separator: "\n") + "\n"
+
+    /// T(F): the map, piecewise linear.
+    static func mapped(_ f: Double) -> Double {
+        for (a, b) in zip(map, map.dropFirst()) where f <= Double(b.0) {
+            return Double(a.1) + (f - Double(a.0)) * Double(b.1 - a.1) / Double(b.0 - a.0)
+        }
+        return .nan
+    }
+
+    func clicks(_ dir: TempDir) throws -> String {
+        var x = [Float](repeating: 0, count: 4 * Self.rate)
+        for o in Self.onsets { x[o] = 0.75 }
+        let path = dir.file("clicks.wav")
+        try AudioFiles.write([x], to: path, sampleRate: Self.rate)
+        return path
+    }
+
+    /// The worst distance, frames, of each click from where `expected` puts it (the loudest
+    /// sample within ±20 ms).
+    static func worstLanding(_ y: [Float], _ expected: [Double]) -> Double {
+        var worst = 0.0
+        for e in expected {
+            let c = Int(e.rounded()), w = rate / 50
+            var best = max(0, c - w)
+            for i in max(0, c - w)..<min(y.count, c + w) where abs(y[i]) > abs(y[best]) { best = i }
+            worst = max(worst, abs(Double(best) - e))
+        }
+        return worst
+    }
+
+    @Test func clicksLandOnTheMapAndTheLengthIsTheLastTarget() throws {
+        let dir = TempDir("mixfx-timemap")
+        defer { dir.remove() }
+        let input = try clicks(dir), mapFile = dir.file("map.txt"), out = dir.file("out.wav")
+        try Self.mapText.write(toFile: mapFile, atomically: true, encoding: .utf8)
+        let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", out, "--sample-format", "f32", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (y, format) = try AudioFiles.read(out)
+        #expect(format.frameCount == 220_000)
+        let worst = Self.worstLanding(y[0], Self.onsets.map { Self.mapped(Double($0)) })
+        #expect(worst <= Double(Self.rate) / 1000, "a click lands \(worst) frames from its mapped frame")
+
+        // placed at 0.5 s, trimmed to 1 s ..: file frame F at 0.5 s + T(F) − T(48 000)
+        let placed = dir.file("placed.wav")
+        let p = try MixFXBinary.run(["render", input, "--timemap", "1:" + mapFile, "--track", "1:start=0.5,trim=1..", "-o", placed,
+                                     "--sample-format", "f32", "--quiet"])
+        #expect(p.status == 0, "\(p.stderr)")
+        let (z, zf) = try AudioFiles.read(placed)
+        let origin = Self.mapped(48_000)
+        #expect(zf.frameCount == 24_000 + 220_000 - Int(origin))
+        let later = Self.onsets.filter { $0 > 48_000 }.map { 24_000 + Self.mapped(Double($0)) - origin }
+        #expect(Self.worstLanding(z[0], later) <= Double(Self.rate) / 1000)
+        // silence before the track (below −120 dB), but for the vocoder's pre-echo of the
+        // click on its first frame (under −60 dB, within 40 ms)
+        #expect(z[0][..<22_000].allSatisfy { abs($0) < 1e-6 })
+        #expect(z[0][22_000..<23_900].allSatisfy { abs($0) < 0.001 })
+    }
+
+    @Test func badMapsAreRefusedByLine() throws {
+        let dir = TempDir("mixfx-timemap-bad")
+        defer { dir.remove() }
+        let input = try clicks(dir)
+        let cases: [(String, String)] = [
+            ("48000 72000\n96000 x\n", ":2: '96000 x' is not two frame numbers (allowed: lines SOURCEFRAME TARGETFRAME"),
+            ("48000 72000\n40000 96000\n", ":2: source frame 40000 is not after line 1 (48000 72000)"),
+            ("\n48000 72000\n96000 72000\n", ":3: target frame 72000 is not after line 2 (48000 72000)"),
+            ("48000 4800\n", ":1: from the start to here 48000 source frames take 4800 target frames, a tempo of 10 (allowed: tempos ΔSOURCE/ΔTARGET from 0.25 to 4)"),
+            ("48000 72000\n200000 240000\n", ":2: source frame 200000 is past the end of the file (192000 frames) (allowed: source frames from 0 to 192000)"),
+            ("# nothing\n", ": no points"),
+        ]
+        for (i, (text, message)) in cases.enumerated() {
+            let mapFile = dir.file("bad\(i).txt"), out = dir.file("out\(i).wav")
+            try text.write(toFile: mapFile, atomically: true, encoding: .utf8)
+            let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", out])
+            #expect(r.status == 1 && r.stderr.contains("--timemap \(mapFile)\(message)"), "\(text): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        let missing = try MixFXBinary.run(["render", input, "--timemap", dir.file("none.txt"), "-o", dir.file("x.wav")])
+        #expect(missing.status == 1 && missing.stderr.contains("none.txt: cannot be read as text (no such file)"), "\(missing.stderr)")
+        let track = try MixFXBinary.run(["render", input, "--timemap", "3:" + dir.file("bad0.txt"), "-o", dir.file("x.wav")])
+        #expect(track.status == 2 && track.stderr.contains("there is no track 3 (allowed: tracks 1 to 1)"), "\(track.stderr)")
+    }
+
+    /// The same clicks and map through `rubberband --timemap FILE -D` (the map's duration):
+    /// mixfx's length and click timing asserted, rubberband's printed beside them (Rubber Band
+    /// 3.1.2 here: the same length, clicks 2–12 ms off their mapped frames).
+    @Test(.enabled(if: which("rubberband") != nil, "rubberband is not installed (apt-get install rubberband-cli)"))
+    func sideBySideWithRubberBand() throws {
+        let dir = TempDir("mixfx-timemap-rb")
+        defer { dir.remove() }
+        let input = try clicks(dir), mapFile = dir.file("map.txt")
+        try Self.mapText.write(toFile: mapFile, atomically: true, encoding: .utf8)
+        let ours = dir.file("mixfx.wav"), theirs = dir.file("rubberband.wav")
+        let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", ours, "--sample-format", "f32", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rb = try runProcess(which("rubberband")!, ["-M", mapFile, "-D", String(220_000.0 / Double(Self.rate)), input, theirs])
+        #expect(rb.status == 0, "\(rb.stderr)")
+        let expected = Self.onsets.map { Self.mapped(Double($0)) }
+        let (y, yf) = try AudioFiles.read(ours)
+        let (z, zf) = try AudioFiles.read(theirs)
+        let mine = Self.worstLanding(y[0], expected), other = Self.worstLanding(z[0], expected)
+        print("timemap side by side: mixfx \(yf.frameCount) frames, clicks within \(mine / 48) ms; rubberband \(zf.frameCount) frames, clicks within \(other / 48) ms")
+        #expect(yf.frameCount == 220_000 && mine <= 48)
+    }
+}
