@@ -157,9 +157,13 @@ public struct Limiter {
     }
 
     /// Limits `frameCount` (≤ maximumFrameCount) frames of `buffer` in place; the output is
-    /// delayed by `latencyFrames`.
+    /// delayed by `latencyFrames`. With `ceilings` (a moving ceiling, linear, one per frame):
+    /// frame i's detected peak p[i] (of the input `detectorDelayFrames` before it) is held to
+    /// `ceilings[i]` instead of the ceiling, so a caller that gives each frame the ceiling of
+    /// the input it detects keeps every stretch of the output under its own ceiling; the gain
+    /// moves to it with the limiter's own attack (the look-ahead's ramp) and release.
     @_noAllocation @_noLocks
-    public mutating func process(_ buffer: AudioBuffer, frameCount: Int) {
+    public mutating func process(_ buffer: AudioBuffer, frameCount: Int, ceilings: UnsafePointer<Float>? = nil) {
         guard let peaks, let delay, let dequeFrames, let dequeGains, let box else { return }
         // no state may hold a NaN: hostile samples (NaN, ±∞, beyond ±10⁶) count as silence
         for c in 0..<channelCount { _ = SampleGuard.sanitize(buffer.channel(c), count: frameCount) }
@@ -169,6 +173,7 @@ public struct Limiter {
         for i in 0..<frameCount {
             // 2–3: required reduction and its release envelopes, dB
             let p = peaks[i]
+            let ceiling = ceilings?[i] ?? self.ceiling
             let required = p > ceiling ? min(200, -20 * Libm.log10(Double(ceiling / p))) : 0
             fast = max(required, fast * fastDecay)
             slow += (fast - slow) * (fast > slow ? slowAttack : slowRelease)

@@ -27,7 +27,7 @@ extension AudioEngine {
     }
 
     /// What this version renders of the lanes (the model's validation is `validate`'s): lanes
-    /// render offline only; not yet on the limiter's ceiling. A moving tempo lane, or a moving
+    /// render offline only. A moving tempo lane, or a moving
     /// pitch lane on a track at a steady tempo ≠ 1, renders through a streaming shifter reading
     /// the track's `TempoMap`, whose buffers hold the live tempos: its tempos must lie in
     /// `PitchShifterSettings.liveTempoRange`.
@@ -48,9 +48,6 @@ extension AudioEngine {
             }
             if mode == .live {
                 throw refuse("lanes are not played live yet", "lanes in offline renders (mixfx render, OfflineRenderer)")
-            }
-            if p.id == .limiterCeilingDBTP {
-                throw refuse("\(p.id.spec.key) lanes are not rendered yet", "lanes for volume, pan, the EQ, pitch, tempo and the master volume")
             }
             guard let track, let lane = p.automation, lane.constantValue == nil, let map = track.tempoMap else { continue }
             if p.id == .tempo || p.id == .pitchCents {

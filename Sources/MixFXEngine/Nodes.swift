@@ -232,7 +232,10 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     }
 
     /// The limiter's settings now.
-    public var settings: LimiterSettings { LimiterSettings(ceilingDBTP: ceilingParameter.clampedValue) }
+    /// (With a lane: its value at the start; a constant lane is that ceiling.)
+    public var settings: LimiterSettings {
+        LimiterSettings(ceilingDBTP: ceilingParameter.automation.map { $0.value(at: 0, scale: .decibels) } ?? ceilingParameter.clampedValue)
+    }
 
     public override var parameters: [AudioParameter] { [ceilingParameter] }
 }

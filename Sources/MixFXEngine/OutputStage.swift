@@ -52,11 +52,25 @@ public final class OutputStage {
     private var drainLeft = 0
     private var inputEnded = false
 
+    /// Offline, a moving ceiling lane (`ceilingLane`): per input frame k of the timeline, the
+    /// ceiling c(k − D) of the input the limiter's detector sees then (D its delay), linear;
+    /// the lane's dB values go through `ceilingDB` first. The input frames taken since `reset`.
+    private let ceilingLane: PreparedLane?
+    private let ceilingDB: UnsafeMutablePointer<Double>
+    private let ceilings: UnsafeMutablePointer<Float>
+    private var inputFrames = 0
+
     /// A stage for blocks of up to `spec.maximumFrameCount` frames. `limiter`: the limiter's
     /// settings (nil: none); `ceilingNode`: a node whose ceiling it follows (live); `meter`:
-    /// where the live meters are published (nil: no meters). Control side.
+    /// where the live meters are published (nil: no meters); `ceilingLane`: offline, the
+    /// ceiling's lane on the mix's timeline (a moving one is followed per sample, see
+    /// `Limiter.process`). Control side.
     public init(_ spec: ProcessSpec, limiter settings: LimiterSettings?, ceilingNode: LimiterNode? = nil,
-                meter: MasterMeter? = nil) {
+                meter: MasterMeter? = nil, ceilingLane: AutomationLane? = nil) {
+        let moving = settings != nil && ceilingLane.map { $0.constantValue == nil && !$0.breakpoints.isEmpty } == true
+        self.ceilingLane = moving ? ceilingLane.map { PreparedLane($0, scale: .decibels, sampleRate: spec.sampleRate) } : nil
+        ceilingDB = .allocate(capacity: moving ? spec.maximumFrameCount : 0)
+        ceilings = .allocate(capacity: moving ? spec.maximumFrameCount : 0)
         if let settings {
             var l = Limiter()
             l.prepare(spec, settings: settings)
@@ -76,6 +90,8 @@ public final class OutputStage {
     }
 
     deinit {
+        ceilingDB.deallocate()
+        ceilings.deallocate()
         limiter?.deallocate()
         truePeak?.deallocate()
     }
@@ -88,6 +104,7 @@ public final class OutputStage {
         preRollLeft = latencyFrames
         drainLeft = latencyFrames
         inputEnded = false
+        inputFrames = 0
     }
 
     /// Renders the next up to `frameCount` (≤ the spec's maximum) frames of output, pulling
@@ -130,7 +147,15 @@ public final class OutputStage {
     /// gain → limiter → meters, in place.
     @inline(__always)
     private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
-        limit(block, frameCount: n)
+        if let ceilingLane {
+            // (the pre-roll's frames are the timeline's first: input frame k is timeline frame k)
+            ceilingLane.fill(ceilingDB, fromFrame: inputFrames - TruePeakMeter.detectorDelayFrames, count: n)
+            for i in 0..<n { ceilings[i] = Float(Glibc.pow(10, ceilingDB[i] / 20)) }
+            limit(block, frameCount: n, ceilings: ceilings)
+        } else {
+            limit(block, frameCount: n, ceilings: nil)
+        }
+        inputFrames += n
         guard metering, let meter, loudness != nil, truePeak != nil else { return }
         // (a closure handed to a checked function is checked too: it captures the channels'
         // pointers, not the buffer)
@@ -146,11 +171,11 @@ public final class OutputStage {
     /// the live meters after it are not checked (`LoudnessMeter` keeps its steps in an array),
     /// see docs/realtime.md.
     @inline(__always) @_noAllocation @_noLocks
-    private func limit(_ block: AudioBuffer, frameCount n: Int) {
+    private func limit(_ block: AudioBuffer, frameCount n: Int, ceilings: UnsafePointer<Float>?) {
         block.scale(frameCount: n, by: gain)
         if limiter != nil {
             if let ceilingParameter { limiter!.setCeiling(dBTP: ceilingParameter._withUnsafeGuaranteedRef { $0.clampedValue }) }
-            limiter!.process(block, frameCount: n)
+            limiter!.process(block, frameCount: n, ceilings: ceilings)
         }
     }
 }

@@ -59,7 +59,7 @@ final class RenderPasses {
         let layout = kernel.layout
         stage = OutputStage(ProcessSpec(sampleRate: Double(layout.sampleRate), maximumFrameCount: renderer.blockFrames,
                                         channelCount: layout.channelCount),
-                            limiter: layout.masterLimiter?.settings)
+                            limiter: layout.masterLimiter?.settings, ceilingLane: layout.masterLimiter?.ceilingParameter.automation)
         spillBuffer = AudioBuffer(channelCount: layout.channelCount, capacityFrames: renderer.blockFrames)
     }
 
