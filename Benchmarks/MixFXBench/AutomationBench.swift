@@ -1,5 +1,6 @@
 import Foundation
 import MixFX
+import Synchronization
 
 /// Automation lanes: what a lane on every track costs on the band, and whether the render
 /// thread allocates while lanes move.
@@ -40,8 +41,10 @@ enum AutomationBench {
     /// render thread's heap allocations in `RenderKernel.render` with the counter
     /// Tests/alsa/alloccount.c preloaded (LD_PRELOAD). Prints the first block's count and
     /// `render_allocations N`, the rest's (and `no counter` without it); `static`: the same
-    /// session without lanes.
-    static func allocations(lanes: Bool = true) throws {
+    /// session without lanes; `tempo`: the lanes and a moving tempo lane; `schedule`: no
+    /// lanes, 400 volume and pan events scheduled by another thread while the kernel renders
+    /// (`events_scheduled N` counts those the queue took).
+    static func allocations(mode: String = "lanes") throws {
         typealias Count = @convention(c) () -> UInt64
         guard let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mixfx_alloc_count") else {
             print("no counter")
@@ -53,15 +56,33 @@ enum AutomationBench {
         let a = engine.addTrack(source: MemorySource(channels: [(0..<n).map { Float(sin(Double($0) * 0.0577)) * 0.3 }], sampleRate: 48_000))
         let b = engine.addTrack(source: MemorySource(channels: [(0..<n).map { Float(sin(Double($0) * 0.031)) * 0.2 },
                                                                 (0..<n).map { Float(sin(Double($0) * 0.047)) * 0.2 }], sampleRate: 48_000))
-        if lanes { laneUp(a, b, engine) }
+        if mode == "lanes" || mode == "tempo" { laneUp(a, b, engine) }
+        if mode == "tempo" { a.automation[.tempo] = AutomationLane([(0, 0.8), (2, 1.25)]) }
         let kernel = try engine.makeKernel(maximumFrameCount: 1000)
         kernel.parallelTracks = false
         try kernel.start()
-        let before = count()
-        // (per block, into memory taken before: printing would count)
+        let scheduled = Atomic<Int>(0)
+        let pusher = mode != "schedule" ? nil : Thread {
+            for j in 0..<400 {
+                let p = j % 2 == 0 ? a.player.volumeParameter : b.player.panParameter
+                for _ in 0..<10_000 {
+                    do {
+                        try p.schedule(value: j % 2 == 0 ? 0.2 + Double(j % 7) / 10 : Double(j % 5) / 5 - 0.4, atFrame: j * 300, rampFrames: j % 3 * 100)
+                        scheduled.add(1, ordering: .relaxed)
+                        break
+                    } catch { usleep(100) }
+                }
+            }
+        }
+        pusher?.start()
+        // (per block, into memory taken before the count starts: printing would count, and so
+        // would this array, with its type's first use)
         var perBlock = [UInt64](repeating: 0, count: 10_000)
+        let before = count()
         var blocks = 0, last = before
         while kernel.render(frameCount: 1000) > 0 {
+            // (scheduling: give the other thread time to push while the kernel renders)
+            if pusher != nil { usleep(300) }
             let now = count()
             if blocks < perBlock.count { perBlock[blocks] = now - last }
             blocks += 1
@@ -70,6 +91,10 @@ enum AutomationBench {
         // (the first block's are the offline kernel's own first use, lanes or not: compare
         // with `static`)
         print("first_block_allocations \(perBlock[0])")
+        if pusher != nil {
+            while !(pusher?.isFinished ?? true) { usleep(1000) }
+            print("events_scheduled \(scheduled.load(ordering: .relaxed))")
+        }
         print("render_allocations \(perBlock.dropFirst().reduce(0, +))")
     }
 

@@ -125,7 +125,7 @@ if args.count >= 3 && args[1] == "--automation" {
     exit(0)
 }
 if args.count >= 2 && args[1] == "--automation-allocations" {
-    try AutomationBench.allocations(lanes: args.count < 3 || args[2] != "static")
+    try AutomationBench.allocations(mode: args.count < 3 ? "lanes" : args[2])
     exit(0)
 }
 if args.count == 3 && args[1] == "--make-band" {

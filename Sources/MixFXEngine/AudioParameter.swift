@@ -9,6 +9,8 @@ public final class AudioParameter: Sendable {
     // the range and default, copied from the registry once (the render side reads them)
     private let minimum: Double, maximum: Double, defaultValue: Double
     private let lane = Mutex<AutomationLane?>(nil)
+    /// The gains' scheduled events (`schedule(value:atFrame:rampFrames:)`), nil for the others.
+    let events: ParameterEventQueue?
 
     /// A parameter at `value`, or at its default. Any thread.
     public init(_ id: ParameterID, value: Double? = nil) {
@@ -18,6 +20,7 @@ public final class AudioParameter: Sendable {
         maximum = spec.maximum
         defaultValue = spec.defaultValue
         bits = Atomic((value ?? spec.defaultValue).bitPattern)
+        events = [.volume, .pan, .masterVolume].contains(id) ? ParameterEventQueue() : nil
     }
 
     /// The value as set (possibly out of range: `AudioEngine.validate()` reports that).

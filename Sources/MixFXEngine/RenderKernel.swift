@@ -69,8 +69,16 @@ public final class RenderKernel: @unchecked Sendable {
     private let masterVolume: AutomatedValue
     private let gainsMove: [Bool]
     private let gained: AudioBuffer?
-    /// Room for three blocks of lane values (`mixAutomated`), when any track's gains move.
+    /// Room for three blocks of lane values (`mixAutomated`).
     private let laneValues: UnsafeMutablePointer<Double>
+    /// The gains' schedules (`AudioParameter.schedule`): per track its volume's and pan's
+    /// (slots 2k and 2k + 1), then the master volume's (slot 2·tracks); for the block being
+    /// mixed, whether each is active and its values (`scheduleValues`, a block per slot).
+    private let schedules: [ScheduledValue?]
+    private let scheduleActive: UnsafeMutablePointer<Bool>
+    private let scheduleValues: UnsafeMutablePointer<Double>
+    /// Per track, whether its gains are scheduled in the block being mixed.
+    private let trackScheduled: UnsafeMutablePointer<Bool>
     private let largestLatencyFrames: Int
     /// The scratch memory of the shifters this thread runs (the render thread's; the pipeline's
     /// workers have their own).
@@ -98,8 +106,17 @@ public final class RenderKernel: @unchecked Sendable {
         gainLanes = lanes
         masterVolume = master
         gainsMove = moving
-        gained = moving.contains(true) ? AudioBuffer(channelCount: 2, capacityFrames: maximumFrameCount) : nil
-        laneValues = .allocate(capacity: moving.contains(true) ? 3 * maximumFrameCount : 0)
+        // (a schedule may make any track's gains move)
+        gained = AudioBuffer(channelCount: 2, capacityFrames: maximumFrameCount)
+        laneValues = .allocate(capacity: 3 * maximumFrameCount)
+        let scheduled = layout.tracks.flatMap { [ScheduledValue($0.player.volumeParameter), ScheduledValue($0.player.panParameter)] }
+            + [ScheduledValue(layout.mixer.outputVolumeParameter)]
+        schedules = scheduled
+        scheduleActive = .allocate(capacity: scheduled.count)
+        scheduleActive.initialize(repeating: false, count: scheduled.count)
+        scheduleValues = .allocate(capacity: scheduled.count * maximumFrameCount)
+        trackScheduled = .allocate(capacity: layout.tracks.count)
+        trackScheduled.initialize(repeating: false, count: layout.tracks.count)
         for (k, t) in tracks.enumerated() { t.index = k }
         trackMeters = tracks.map(\.meter)
         workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
@@ -118,6 +135,9 @@ public final class RenderKernel: @unchecked Sendable {
 
     deinit {
         laneValues.deallocate()
+        scheduleActive.deallocate()
+        scheduleValues.deallocate()
+        trackScheduled.deallocate()
         pipeline?.stop()
     }
 
@@ -144,6 +164,7 @@ public final class RenderKernel: @unchecked Sendable {
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
         stage?.reset()
+        for s in schedules { s?.reset() }
         for t in tracks {
             let sourceFrame = t.sourceFrame(atTimelineFrame: target)
             // (the timeline frame the track's lanes start from, before its state is reset)
@@ -182,6 +203,7 @@ public final class RenderKernel: @unchecked Sendable {
     public func restartSignal(atFrame frame: Int) {
         let solo = anySolo()
         stage?.reset()
+        for s in schedules { s?.reset() }
         for t in tracks {
             t.resetSignalState()
             t.songBase = frame - largestLatencyFrames + t.latencyFrames
@@ -220,6 +242,7 @@ public final class RenderKernel: @unchecked Sendable {
         let outL = output.channel(0)
         let outR = outChannels > 1 ? output.channel(1) : outL
         let solo = anySolo()
+        let scheduled = runSchedules(frameCount: n)
         if let pipeline {
             // Offline on several cores: the tracks were rendered ahead (`TrackPipeline`); mix
             // them block by block, in track order, so the result is the same as sequential.
@@ -235,7 +258,7 @@ public final class RenderKernel: @unchecked Sendable {
                     let b = pipeline.buffer(track: k)
                     let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                     var peak = trackPeak[k], sum = trackSum[k]
-                    if gainsMove[k] {
+                    if gainsMove[k] || scheduled[k] {
                         mixAutomated(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: framesRendered + done,
                                      anySolo: solo, &peak, &sum)
                     } else {
@@ -261,7 +284,11 @@ public final class RenderKernel: @unchecked Sendable {
             let inL = buffer.channel(0)
             let inR = t.channelCount > 1 ? buffer.channel(1) : inL
             var peak: Float = 0, sum: Float = 0
-            if t.left.stepsLeft > 0 {
+            if scheduled[k] {
+                // a schedule: per sample, and the gains where it left them (live: no ramp after)
+                mixAutomated(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
+                t.setGains(scheduledGains(t, last: n - 1, anySolo: solo))
+            } else if t.left.stepsLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.
                 let m = min(n, t.left.stepsLeft)
                 for i in 0..<m {
@@ -343,8 +370,17 @@ public final class RenderKernel: @unchecked Sendable {
         // the lanes' values for the block, a segment at a time (`laneValues`: volume, master,
         // pan); what does not move is one value
         let volumes = laneValues, masters = laneValues + maximumFrameCount, pans = laneValues + 2 * maximumFrameCount
-        volume.fill(volumes, fromFrame: first, count: n)
-        if masterVolume.moves {
+        // (a schedule's values for these frames replace the lane's or parameter's)
+        let offset = first - framesRendered, masterSlot = 2 * tracks.count
+        if scheduleActive[2 * k] {
+            volumes.update(from: scheduleValues + 2 * k * maximumFrameCount + offset, count: n)
+        } else {
+            volume.fill(volumes, fromFrame: first, count: n)
+        }
+        if scheduleActive[masterSlot] {
+            let m = scheduleValues + masterSlot * maximumFrameCount + offset
+            for i in 0..<n { volumes[i] *= m[i] }
+        } else if masterVolume.moves {
             masterVolume.fill(masters, fromFrame: first, count: n)
             for i in 0..<n { volumes[i] *= masters[i] }
         } else {
@@ -353,8 +389,12 @@ public final class RenderKernel: @unchecked Sendable {
         }
         if outChannels == 1 {
             for i in 0..<n { gL[i] = Float(volumes[i]) * inL[i] }
-        } else if pan.moves {
-            pan.fill(pans, fromFrame: first, count: n)
+        } else if pan.moves || scheduleActive[2 * k + 1] {
+            if scheduleActive[2 * k + 1] {
+                pans.update(from: scheduleValues + (2 * k + 1) * maximumFrameCount + offset, count: n)
+            } else {
+                pan.fill(pans, fromFrame: first, count: n)
+            }
             for i in 0..<n {
                 let g = mono ? PanLaw.monoGains(pan: pans[i]) : PanLaw.balanceGains(pan: pans[i])
                 gL[i] = Float(volumes[i] * g.left) * inL[i]
@@ -375,6 +415,47 @@ public final class RenderKernel: @unchecked Sendable {
         dspCopy.levels(gL, outChannels > 1 ? gR : nil, count: n, peak: &p, sumA: &sa, sumB: &sb)
         peak = max(peak, p)
         sum += sa + sb
+    }
+
+    /// Takes the schedules' new events and works out the values of the block's `n` frames
+    /// for those active in it (`scheduleActive`, `scheduleValues`); returns per track whether
+    /// its gains are scheduled in this block (its volume, pan or the master volume). Render
+    /// side; no allocation (the result is a pointer into `scheduleActive`'s room).
+    private func runSchedules(frameCount n: Int) -> UnsafeMutablePointer<Bool> {
+        let masterSlot = 2 * tracks.count
+        for slot in 0..<schedules.count {
+            guard let s = schedules[slot], !s.isIdle else { scheduleActive[slot] = false; continue }
+            s.take()
+            let active = s.isActive(fromFrame: framesRendered, count: n)
+            scheduleActive[slot] = active
+            guard active else { continue }
+            let base: Double
+            if slot == masterSlot {
+                base = masterVolume.value(atFrame: framesRendered)
+            } else {
+                base = slot % 2 == 0 ? gainLanes[slot / 2].volume.value(atFrame: framesRendered) : gainLanes[slot / 2].pan.value(atFrame: framesRendered)
+            }
+            s.render(into: scheduleValues + slot * maximumFrameCount, fromFrame: framesRendered, count: n, base: base)
+        }
+        let master = scheduleActive[masterSlot]
+        for k in 0..<tracks.count { trackScheduled[k] = master || scheduleActive[2 * k] || scheduleActive[2 * k + 1] }
+        return trackScheduled
+    }
+
+    /// The gains a scheduled track ends the block at: its schedules' values at the block's
+    /// frame `last` (or the lanes' and parameters'), by `targetGains`' formula.
+    private func scheduledGains(_ t: TrackKernel, last: Int, anySolo: Bool) -> (left: Float, right: Float) {
+        let player = t.layout.player
+        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return (0, 0) }
+        let k = t.index, masterSlot = 2 * tracks.count, frame = framesRendered + last
+        func value(_ slot: Int, _ otherwise: AutomatedValue) -> Double {
+            scheduleActive[slot] ? scheduleValues[slot * maximumFrameCount + last] : otherwise.value(atFrame: frame)
+        }
+        let volume = value(2 * k, gainLanes[k].volume) * value(masterSlot, masterVolume)
+        let pan = value(2 * k + 1, gainLanes[k].pan)
+        if layout.channelCount == 1 { return (Float(volume), Float(volume)) }
+        let g = t.channelCount == 1 ? PanLaw.monoGains(pan: pan) : PanLaw.balanceGains(pan: pan)
+        return (Float(volume * g.left), Float(volume * g.right))
     }
 
     /// Whether any track is soloed (read once per block).

@@ -1,0 +1,205 @@
+import Synchronization
+
+/// Scheduled changes of a gain parameter (AVAudioEngine's `AUParameter` ramps,
+/// `scheduleParameterBlock`): `AudioParameter.schedule(value:atFrame:rampFrames:)` from any
+/// thread, applied sample-accurately by the kernel that renders the mix (offline and live).
+///
+/// An event (F, R, v): from frame F of the mix's timeline the value moves from what it is at
+/// F − 1 (v₀) to v in R frames, linearly: frame F + k holds v₀ + (v − v₀)·min(1, (k + 1)/R), so
+/// frame F + R − 1 holds v, and R = 0 (or 1) is a step at F. An event whose frame has passed
+/// when the kernel takes it starts at the next frame rendered; a later event replaces what is
+/// left of a ramp, from where the ramp is. When its ramp is over, the parameter's `value` is v
+/// (the control side sees it); while a schedule runs, it, not `value`, sets the gain.
+///
+/// The queue between the callers and the render side: a bounded MPSC ring (`capacity` events,
+/// per slot a sequence number, D. Vyukov's bounded queue): a caller claims a slot with one
+/// compare-exchange and publishes it with a release store; the render side takes events with
+/// an acquire load. No lock, no allocation on either side; full, `schedule` throws
+/// `ScheduleError.full` and nothing is queued.
+public final class ParameterEventQueue: @unchecked Sendable {
+    /// One scheduled change.
+    public struct Event: Sendable, Equatable {
+        public var frame: Int
+        public var rampFrames: Int
+        public var value: Double
+    }
+
+    /// Events the queue holds before `schedule` reports it full.
+    public static let capacity = 256
+    private let mask = ParameterEventQueue.capacity - 1
+    private let slots: UnsafeMutablePointer<Event>
+    private let sequences: UnsafeMutablePointer<Atomic<Int>>
+    private let enqueuePosition = Atomic<Int>(0)
+    /// The render side's position (one consumer).
+    private var dequeuePosition = 0
+
+    init() {
+        slots = .allocate(capacity: Self.capacity)
+        slots.initialize(repeating: Event(frame: 0, rampFrames: 0, value: 0), count: Self.capacity)
+        sequences = .allocate(capacity: Self.capacity)
+        for i in 0..<Self.capacity { (sequences + i).initialize(to: Atomic(i)) }
+    }
+
+    deinit {
+        slots.deallocate()
+        sequences.deinitialize(count: Self.capacity)
+        sequences.deallocate()
+    }
+
+    /// Queues `event`; false when full. Any thread, lock-free.
+    func push(_ event: Event) -> Bool {
+        var position = enqueuePosition.load(ordering: .relaxed)
+        while true {
+            let sequence = sequences[position & mask].load(ordering: .acquiring)
+            let difference = sequence - position
+            if difference == 0 {
+                let (exchanged, original) = enqueuePosition.compareExchange(expected: position, desired: position + 1, ordering: .relaxed)
+                if exchanged { break }
+                position = original
+            } else if difference < 0 {
+                return false   // the slot still holds an event the render side has not taken
+            } else {
+                position = enqueuePosition.load(ordering: .relaxed)
+            }
+        }
+        slots[position & mask] = event
+        sequences[position & mask].store(position + 1, ordering: .releasing)
+        return true
+    }
+
+    /// Whether no event waits (render side).
+    @inline(__always)
+    var isEmpty: Bool { sequences[dequeuePosition & mask].load(ordering: .acquiring) != dequeuePosition + 1 }
+
+    /// The next event, nil when none. The render side only (one consumer); no allocation.
+    @inline(__always)
+    func pop() -> Event? {
+        let position = dequeuePosition
+        let sequence = sequences[position & mask].load(ordering: .acquiring)
+        guard sequence == position + 1 else { return nil }
+        let event = slots[position & mask]
+        sequences[position & mask].store(position + Self.capacity, ordering: .releasing)
+        dequeuePosition = position + 1
+        return event
+    }
+}
+
+/// Why `AudioParameter.schedule` refused an event.
+public enum ScheduleError: Error, Equatable, CustomStringConvertible {
+    /// The queue holds `ParameterEventQueue.capacity` events the render side has not taken yet.
+    case full(parameter: String)
+    /// Only gains are scheduled (the volumes and the pan).
+    case notSchedulable(parameter: String)
+    /// A value outside the parameter's range, a frame or a ramp below 0.
+    case invalid(parameter: String, problem: String)
+
+    public var description: String {
+        switch self {
+        case .full(let p):
+            "\(p): \(ParameterEventQueue.capacity) scheduled events are waiting for the render side (allowed: at most \(ParameterEventQueue.capacity) at a time; retry once it has rendered)"
+        case .notSchedulable(let p):
+            "\(p) cannot be scheduled (allowed: volume, pan and the master volume; lanes move the others)"
+        case .invalid(let p, let problem):
+            "\(p): \(problem)"
+        }
+    }
+}
+
+extension AudioParameter {
+    /// Schedules the value `value` at frame `frame` of the mix's timeline, reached in
+    /// `rampFrames` frames (see `ParameterEventQueue`). Any thread; lock-free, no allocation.
+    /// Throws when the queue is full, the parameter is not a gain, or an argument is invalid.
+    public func schedule(value: Double, atFrame frame: Int, rampFrames: Int = 0) throws(ScheduleError) {
+        guard let events else { throw .notSchedulable(parameter: id.spec.key) }
+        if let problem = id.spec.problem(with: value) { throw .invalid(parameter: id.spec.key, problem: "\(problem) (allowed: \(id.spec.allowedText))") }
+        guard frame >= 0, rampFrames >= 0 else {
+            throw .invalid(parameter: id.spec.key, problem: "frame \(frame), ramp \(rampFrames) (allowed: frames and ramps from 0)")
+        }
+        guard events.push(.init(frame: frame, rampFrames: rampFrames, value: value)) else { throw .full(parameter: id.spec.key) }
+    }
+}
+
+/// The render side of one parameter's schedule: the events taken from its queue, in frame
+/// order, and the ramp that runs. `render` writes the values of a block's frames. Made with
+/// the kernel (control side: its event list is allocated then); used by the thread that mixes.
+final class ScheduledValue {
+    let parameter: AudioParameter
+    private let queue: ParameterEventQueue
+    /// Events taken, not yet started, sorted by frame (insertion order among equal frames).
+    private let pending: UnsafeMutablePointer<ParameterEventQueue.Event>
+    private var pendingCount = 0
+    private let pendingCapacity = ParameterEventQueue.capacity * 2
+    /// The ramp: from `from` to `to` over `length` frames starting at `start` (length 0: none).
+    private var start = 0, length = 0
+    private var from = 0.0, to = 0.0
+    /// The value before the next frame rendered, nil when no schedule ever ran (the
+    /// parameter's own value).
+    private var last: Double?
+
+    init?(_ parameter: AudioParameter) {
+        guard let queue = parameter.events else { return nil }
+        self.parameter = parameter
+        self.queue = queue
+        pending = .allocate(capacity: pendingCapacity)
+    }
+
+    deinit { pending.deallocate() }
+
+    /// Nothing queued, taken or running (render side).
+    @inline(__always)
+    var isIdle: Bool { length == 0 && pendingCount == 0 && queue.isEmpty }
+
+    /// Takes the queued events (render side, once per block; no allocation). Events beyond the
+    /// pending list's room wait in the queue.
+    func take() {
+        while pendingCount < pendingCapacity, let e = queue.pop() {
+            var i = pendingCount
+            while i > 0 && pending[i - 1].frame > e.frame { pending[i] = pending[i - 1]; i -= 1 }
+            pending[i] = e
+            pendingCount += 1
+        }
+    }
+
+    /// Whether frames `first ..< first + count` are the schedule's (a ramp runs, or an event
+    /// starts within them).
+    func isActive(fromFrame first: Int, count: Int) -> Bool {
+        length > 0 || (pendingCount > 0 && pending[0].frame < first + count)
+    }
+
+    /// The values of frames `first ..< first + count` into `out` (`base`: the value before any
+    /// event, the parameter's or its lane's at `first`). When a ramp ends, the parameter's
+    /// value becomes its target. Render side; no allocation.
+    func render(into out: UnsafeMutablePointer<Double>, fromFrame first: Int, count: Int, base: Double) {
+        // (no ramp running: from the value the gain has now)
+        var value = length > 0 ? (last ?? base) : base
+        for i in 0..<count {
+            let f = first + i
+            while pendingCount > 0 && pending[0].frame <= f {
+                let e = pending[0]
+                pendingCount -= 1
+                (pending).update(from: pending + 1, count: pendingCount)
+                from = value; to = e.value; start = f; length = max(1, e.rampFrames)
+            }
+            if length > 0 {
+                let k = f - start + 1
+                if k >= length {
+                    value = to
+                    length = 0
+                    parameter.value = to
+                } else {
+                    value = from + (to - from) * Double(k) / Double(length)
+                }
+            }
+            out[i] = value
+        }
+        last = value
+    }
+
+    /// Forgets the ramp, the events taken and the value (a seek or restart: the parameter's
+    /// value holds again). Render side.
+    func reset() {
+        pendingCount = 0
+        length = 0
+        last = nil
+    }
+}
