@@ -8,8 +8,12 @@ enum AutomationBench {
     /// `mixfx-bench --automation BANDDIR [RUNS]`: the band (bass +4 dB, pitch +200 cents, s16,
     /// as Benchmarks/run.sh renders it), static and with a volume lane on every track
     /// (linear from 1 to 0.5 over the minute), alternated RUNS times (default 5); prints the
-    /// process CPU seconds of each and the ratio of the medians.
-    static func cost(band: String, runs: Int) throws {
+    /// process CPU seconds of each and the ratio of the medians. `tempo` (a third argument):
+    /// a tempo lane on every track instead (linear from 0.9 to 1.1 over the minute, about
+    /// the static length), against the static render at tempo 1; `pitch`: a pitch lane on
+    /// every track (linear from +100 to +300 cents), the same streaming path a tempo lane takes.
+    static func cost(band: String, runs: Int, kind: String = "volume") throws {
+        let tempo = kind == "tempo"
         let paths = (1...4).map { "\(band)/track\($0).wav" }
         func render(lanes: Bool) throws -> Double {
             let engine = AudioEngine()
@@ -17,7 +21,9 @@ enum AutomationBench {
                 let t = engine.addTrack(source: try SoundFileReader(path: p))
                 t.eq.bassGain.value = 4
                 t.timePitch.pitchCents = 200
-                if lanes { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
+                if lanes && !tempo { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
+                if lanes && tempo { t.automation[.tempo] = AutomationLane([(0, 0.9), (60, 1.1)]) }
+                if lanes && kind == "pitch" { t.automation[.pitchCents] = AutomationLane([(0, 100), (60, 300)]) }
             }
             var r = OfflineRenderer(outputPath: NSTemporaryDirectory() + "mixfx-automation-bench.wav", sampleFormat: .s16)
             r.overwrite = true
@@ -32,7 +38,7 @@ enum AutomationBench {
         }
         func median(_ x: [Double]) -> Double { let s = x.sorted(); return s[s.count / 2] }
         print(String(format: "static      CPU s: %@  median %.3f", plain.map { String(format: "%.3f", $0) }.joined(separator: " "), median(plain)))
-        print(String(format: "volume lanes CPU s: %@  median %.3f", laned.map { String(format: "%.3f", $0) }.joined(separator: " "), median(laned)))
+        print(String(format: "%@ lanes CPU s: %@  median %.3f", kind, laned.map { String(format: "%.3f", $0) }.joined(separator: " "), median(laned)))
         print(String(format: "ratio %.4f", median(laned) / median(plain)))
     }
 

@@ -121,7 +121,7 @@ if args.count >= 4 && args[1] == "--lv2" {
     exit(0)
 }
 if args.count >= 3 && args[1] == "--automation" {
-    try AutomationBench.cost(band: args[2], runs: args.count > 3 ? Int(args[3]) ?? 5 : 5)
+    try AutomationBench.cost(band: args[2], runs: args.count > 3 ? Int(args[3]) ?? 5 : 5, kind: args.count > 4 ? args[4] : "volume")
     exit(0)
 }
 if args.count >= 2 && args[1] == "--automation-allocations" {

@@ -26,6 +26,9 @@ public final class TempoMap: @unchecked Sendable {
     /// The lowest and highest tempo of a cell.
     public let minimumTempo: Double, maximumTempo: Double
     private var hint = 0
+    /// The fastest tempo of each run of `groupCells` cells (`maximumTempo(fromPosition:span:)`).
+    private let groupMaxima: UnsafeMutablePointer<Double>
+    private static let groupCells = 64
 
     /// The map whose tempo at output time `x` frames is `tempo(x)` (called at every frame's
     /// midpoint, in order; each value above 0), held until its position reaches `position`
@@ -48,9 +51,21 @@ public final class TempoMap: @unchecked Sendable {
         positions.initialize(from: held, count: count)
         minimumTempo = lo
         maximumTempo = hi
+        let cells = count - 1, groups = (cells + Self.groupCells - 1) / Self.groupCells
+        groupMaxima = .allocate(capacity: groups)
+        for g in 0..<groups {
+            var m = 0.0
+            for j in (g * Self.groupCells)..<min(cells, (g + 1) * Self.groupCells) {
+                m = max(m, (held[j + 1] - held[j]) / Double(stepFrames))
+            }
+            groupMaxima[g] = m
+        }
     }
 
-    deinit { positions.deallocate() }
+    deinit {
+        positions.deallocate()
+        groupMaxima.deallocate()
+    }
 
     /// The tempo of cell j (the last cell's past the table).
     @inline(__always)
@@ -99,15 +114,15 @@ public final class TempoMap: @unchecked Sendable {
         return Double(j * stepFrames) + (x - positions[j]) / slope(cell: j)
     }
 
-    /// The fastest tempo of the cells that hold input positions `from ... from + span`.
+    /// At least the fastest tempo of the cells that hold input positions `from ... from +
+    /// span` (the fastest of the runs of 64 cells they lie in: a bound, read in a few steps).
     public func maximumTempo(fromPosition from: Double, span: Double) -> Double {
-        var j = max(0, cell(atPosition: from))
-        let end = from + span
-        var m = slope(cell: j)
-        while j + 1 < count - 1 && positions[j + 1] <= end {
-            j += 1
-            m = max(m, slope(cell: j))
-        }
+        let cells = count - 1
+        let first = min(max(0, cell(atPosition: from)), cells - 1)
+        let last = min(max(first, cell(atPosition: from + span)), cells - 1)
+        _ = cell(atPosition: from)   // (the hint back where the reads are)
+        var m = 0.0
+        for g in (first / Self.groupCells)...(last / Self.groupCells) { m = max(m, groupMaxima[g]) }
         return m
     }
 }
