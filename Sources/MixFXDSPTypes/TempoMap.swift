@@ -15,8 +15,7 @@
 /// tempo of the cell its analysis centre lies in, so the pitch stays r.
 ///
 /// Built on the control side (it allocates); read on the render side (no allocation).
-/// `@unchecked Sendable`: immutable after `init`, except the search hints, which only speed up
-/// a search (the result never depends on them) and are used by one thread at a time.
+/// `@unchecked Sendable`: immutable after `init` (kernels on several threads may share one).
 public final class TempoMap: @unchecked Sendable {
     /// Output frames between two held positions.
     public let stepFrames: Int
@@ -25,7 +24,6 @@ public final class TempoMap: @unchecked Sendable {
     public let count: Int
     /// The lowest and highest tempo of a cell.
     public let minimumTempo: Double, maximumTempo: Double
-    private var hint = 0
     /// The fastest tempo of each run of `groupCells` cells (`maximumTempo(fromPosition:span:)`).
     private let groupMaxima: UnsafeMutablePointer<Double>
     private static let groupCells = 64
@@ -84,22 +82,18 @@ public final class TempoMap: @unchecked Sendable {
         return base + Double(frame - j * stepFrames) * (positions[j + 1] - base) / Double(stepFrames)
     }
 
-    /// The cell whose positions hold `x` (−1 before 0; count − 1 past the table). Moves the hint.
+    /// The cell whose positions hold `x` (−1 before 0; count − 1 past the table): a binary
+    /// search (a vocoder frame's, a block's or an EQ step's few reads).
     @inline(__always)
     private func cell(atPosition x: Double) -> Int {
         if x < 0 { return -1 }
         if x >= positions[count - 1] { return count - 1 }
-        var j = min(hint, count - 2)
-        if positions[j] <= x && x < positions[j + 1] { return j }
-        if j + 2 < count && positions[j + 1] <= x && x < positions[j + 2] { hint = j + 1; return j + 1 }
         var lo = 0, hi = count - 2
         while lo < hi {
             let mid = (lo + hi + 1) / 2
             if positions[mid] <= x { lo = mid } else { hi = mid - 1 }
         }
-        j = lo
-        hint = j
-        return j
+        return lo
     }
 
     /// The tempo at input position `x`: the slope of the cell that holds it.
@@ -120,7 +114,6 @@ public final class TempoMap: @unchecked Sendable {
         let cells = count - 1
         let first = min(max(0, cell(atPosition: from)), cells - 1)
         let last = min(max(first, cell(atPosition: from + span)), cells - 1)
-        _ = cell(atPosition: from)   // (the hint back where the reads are)
         var m = 0.0
         for g in (first / Self.groupCells)...(last / Self.groupCells) { m = max(m, groupMaxima[g]) }
         return m

@@ -1,4 +1,5 @@
 import MixFXDSP
+import Synchronization
 
 /// How a track's input time relates to the mix's timeline when it renders offline, and its
 /// tempo map when it has one (issue #33, tempo lanes).
@@ -55,6 +56,29 @@ enum TrackTempo {
     /// placed input at the output rate (P), `silenceFrames` the part of it before the segment
     /// (D).
     static func map(_ t: TrackLayout, sampleRate: Int, inputFrames: Int, silenceFrames: Double) -> TempoMap? {
+        // (a session is validated several times before it renders: the last maps are kept)
+        let key = MapKey(lanes: t.effects.compactMap { ($0 as? TimePitchNode).map { [$0.rateParameter.automation, $0.pitchParameter.automation] } },
+                         rates: t.effects.compactMap { ($0 as? TimePitchNode)?.rateParameter.clampedValue },
+                         sampleRate: sampleRate, inputFrames: inputFrames, silenceFrames: silenceFrames)
+        if let hit = recentMaps.withLock({ $0.first { $0.key == key } }) { return hit.map }
+        let made = makeMap(t, sampleRate: sampleRate, inputFrames: inputFrames, silenceFrames: silenceFrames)
+        recentMaps.withLock { recent in
+            recent.insert((key, made), at: 0)
+            if recent.count > 8 { recent.removeLast() }
+        }
+        return made
+    }
+
+    /// What a map is made from.
+    private struct MapKey: Equatable {
+        let lanes: [[AutomationLane?]]
+        let rates: [Double]
+        let sampleRate: Int, inputFrames: Int
+        let silenceFrames: Double
+    }
+    private static let recentMaps = Mutex<[(key: MapKey, map: TempoMap?)]>([])
+
+    private static func makeMap(_ t: TrackLayout, sampleRate: Int, inputFrames: Int, silenceFrames: Double) -> TempoMap? {
         let rate = Double(sampleRate)
         let nodes = t.effects.compactMap { $0 as? TimePitchNode }
         if let i = nodes.firstIndex(where: { $0.rateParameter.automation.map { $0.constantValue == nil } ?? false }),
