@@ -120,50 +120,65 @@ extension AudioParameter {
 }
 
 /// The render side of one parameter's schedule: the events taken from its queue, in frame
-/// order, and the ramp that runs. `render` writes the values of a block's frames. Made with
-/// the kernel (control side: its event list is allocated then); used by the thread that mixes.
+/// order (those started are kept while there is room, so that a render's second pass, or a
+/// seek back, plays them again), and the ramp that runs. `render` writes the values of a
+/// block's frames. Made with the kernel (control side: its event list is allocated then); used
+/// by the thread that mixes. One kernel at a time takes a parameter's events (the queue has
+/// one consumer).
 final class ScheduledValue {
     let parameter: AudioParameter
     private let queue: ParameterEventQueue
-    /// Events taken, not yet started, sorted by frame (insertion order among equal frames).
-    private let pending: UnsafeMutablePointer<ParameterEventQueue.Event>
-    private var pendingCount = 0
-    private let pendingCapacity = ParameterEventQueue.capacity * 2
+    /// Events taken, sorted by frame (insertion order among equal frames); `next` is the first
+    /// not started.
+    private let events: UnsafeMutablePointer<ParameterEventQueue.Event>
+    private var eventCount = 0, next = 0
+    private let capacity = ParameterEventQueue.capacity * 2
     /// The ramp: from `from` to `to` over `length` frames starting at `start` (length 0: none).
     private var start = 0, length = 0
     private var from = 0.0, to = 0.0
-    /// The value before the next frame rendered, nil when no schedule ever ran (the
-    /// parameter's own value).
-    private var last: Double?
+    /// The value before the next frame rendered while a ramp runs.
+    private var last = 0.0
+    /// The value before the first event kept started (nil: none started yet).
+    private var initialValue: Double?
 
     init?(_ parameter: AudioParameter) {
         guard let queue = parameter.events else { return nil }
         self.parameter = parameter
         self.queue = queue
-        pending = .allocate(capacity: pendingCapacity)
+        events = .allocate(capacity: capacity)
     }
 
-    deinit { pending.deallocate() }
+    deinit { events.deallocate() }
 
-    /// Nothing queued, taken or running (render side).
+    /// Nothing queued, waiting or running (render side).
     @inline(__always)
-    var isIdle: Bool { length == 0 && pendingCount == 0 && queue.isEmpty }
+    var isIdle: Bool { length == 0 && next == eventCount && queue.isEmpty }
 
-    /// Takes the queued events (render side, once per block; no allocation). Events beyond the
-    /// pending list's room wait in the queue.
+    /// Takes the queued events (render side, once per block; no allocation). An event for a
+    /// frame already rendered goes first among those not started (it starts at the next frame
+    /// rendered). When the list is full, the started events make room; events beyond that
+    /// wait in the queue.
     func take() {
-        while pendingCount < pendingCapacity, let e = queue.pop() {
-            var i = pendingCount
-            while i > 0 && pending[i - 1].frame > e.frame { pending[i] = pending[i - 1]; i -= 1 }
-            pending[i] = e
-            pendingCount += 1
+        while !queue.isEmpty {
+            if eventCount == capacity {
+                guard next > 0 else { return }
+                events.update(from: events + next, count: eventCount - next)
+                eventCount -= next
+                next = 0
+                initialValue = nil
+            }
+            guard let e = queue.pop() else { return }
+            var i = eventCount
+            while i > next && events[i - 1].frame > e.frame { events[i] = events[i - 1]; i -= 1 }
+            events[i] = e
+            eventCount += 1
         }
     }
 
     /// Whether frames `first ..< first + count` are the schedule's (a ramp runs, or an event
     /// starts within them).
     func isActive(fromFrame first: Int, count: Int) -> Bool {
-        length > 0 || (pendingCount > 0 && pending[0].frame < first + count)
+        length > 0 || (next < eventCount && events[next].frame < first + count)
     }
 
     /// The values of frames `first ..< first + count` into `out` (`base`: the value before any
@@ -171,13 +186,13 @@ final class ScheduledValue {
     /// value becomes its target. Render side; no allocation.
     func render(into out: UnsafeMutablePointer<Double>, fromFrame first: Int, count: Int, base: Double) {
         // (no ramp running: from the value the gain has now)
-        var value = length > 0 ? (last ?? base) : base
+        var value = length > 0 ? last : base
         for i in 0..<count {
             let f = first + i
-            while pendingCount > 0 && pending[0].frame <= f {
-                let e = pending[0]
-                pendingCount -= 1
-                (pending).update(from: pending + 1, count: pendingCount)
+            while next < eventCount && events[next].frame <= f {
+                let e = events[next]
+                if next == 0 && initialValue == nil { initialValue = value }
+                next += 1
                 from = value; to = e.value; start = f; length = max(1, e.rampFrames)
             }
             if length > 0 {
@@ -195,11 +210,18 @@ final class ScheduledValue {
         last = value
     }
 
-    /// Forgets the ramp, the events taken and the value (a seek or restart: the parameter's
-    /// value holds again). Render side.
-    func reset() {
-        pendingCount = 0
+    /// Back to frame `frame` (a seek, or a render's next pass from 0): no ramp runs, the
+    /// events kept from that frame on will start again, and the parameter's value is what
+    /// those before it left (the last one's target, or the value before the first). Render
+    /// side.
+    func reset(toFrame frame: Int) {
         length = 0
-        last = nil
+        next = 0
+        while next < eventCount && events[next].frame < frame { next += 1 }
+        if next > 0 {
+            parameter.value = events[next - 1].value
+        } else if let initialValue {
+            parameter.value = initialValue
+        }
     }
 }

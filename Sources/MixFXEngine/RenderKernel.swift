@@ -164,7 +164,7 @@ public final class RenderKernel: @unchecked Sendable {
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
         stage?.reset()
-        for s in schedules { s?.reset() }
+        for s in schedules { s?.reset(toFrame: target) }
         for t in tracks {
             let sourceFrame = t.sourceFrame(atTimelineFrame: target)
             // (the timeline frame the track's lanes start from, before its state is reset)
@@ -203,7 +203,7 @@ public final class RenderKernel: @unchecked Sendable {
     public func restartSignal(atFrame frame: Int) {
         let solo = anySolo()
         stage?.reset()
-        for s in schedules { s?.reset() }
+        for s in schedules { s?.reset(toFrame: frame) }
         for t in tracks {
             t.resetSignalState()
             t.songBase = frame - largestLatencyFrames + t.latencyFrames

@@ -84,6 +84,28 @@ import TestSupport
         #expect(y[499] == 1)
     }
 
+    /// A second pass over the same kernel (a render's normalisation or dither pass, a seek
+    /// back to 0) plays the events it took again: the same samples.
+    @Test func aSecondPassPlaysThemAgain() throws {
+        let (engine, t) = dcSession()
+        try t.player.volumeParameter.schedule(value: 0.5, atFrame: 3000, rampFrames: 200)
+        try t.player.panParameter.schedule(value: -0.5, atFrame: 5000)
+        let kernel = try engine.makeKernel(maximumFrameCount: 512)
+        func pass() throws -> [Float] {
+            try kernel.seek(toFrame: 0)
+            var y: [Float] = []
+            while true {
+                let n = kernel.render(frameCount: 512)
+                if n == 0 { break }
+                y += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
+            }
+            return y
+        }
+        let first = try pass()
+        #expect(first[2999] == 1 && first[3199] == 0.5)
+        #expect(try pass() == first)
+    }
+
     /// A live kernel applies them at the same frames as an offline one.
     @Test func liveKernelsApplyThemSampleAccurately() throws {
         let events = [(frame: 4000, ramp: 0, value: 0.5), (frame: 6000, ramp: 480, value: 0.2)]
