@@ -15,4 +15,35 @@ enum Libm {
 
     @_semantics("no_performance_analysis")
     static func log10(_ x: Double) -> Double { Glibc.log10(x) }
+
+    @_semantics("no_performance_analysis")
+    static func logf(_ x: Float) -> Float { Glibc.logf(x) }
+
+    @_semantics("no_performance_analysis")
+    static func expf(_ x: Float) -> Float { Glibc.expf(x) }
+
+    @_semantics("no_performance_analysis")
+    static func cos(_ x: Double) -> Double { Glibc.cos(x) }
+
+    @_semantics("no_performance_analysis")
+    static func sin(_ x: Double) -> Double { Glibc.sin(x) }
+
+    /// (The standard library's square root is the C shim `_stdlib_squareRootf`, the one
+    /// instruction `sqrtss`, which the check cannot see into either.)
+    @_semantics("no_performance_analysis")
+    static func squareRoot(_ x: Float) -> Float { x.squareRoot() }
+
+    /// ⌈x⌉ (`x.rounded(.up)`: the rounding rule is an enum the check counts as metadata).
+    @_semantics("no_performance_analysis")
+    static func roundedUp(_ x: Double) -> Double { x.rounded(.up) }
+
+    @_semantics("no_performance_analysis")
+    static func roundedDown(_ x: Double) -> Double { x.rounded(.down) }
+
+    /// x rounded to the nearest whole, halves away from 0 (`x.rounded()`).
+    @_semantics("no_performance_analysis")
+    static func rounded(_ x: Double) -> Double { x.rounded() }
+
+    @_semantics("no_performance_analysis")
+    static func squareRoot(_ x: SIMD8<Float>) -> SIMD8<Float> { x.squareRoot() }
 }

@@ -27,7 +27,7 @@ public enum Smoother {
 
     @inline(__always)
     public static func onePoleLog(_ x: inout Double, toward target: Double, coefficient alpha: Double, snapRatio: Double) {
-        x *= pow(target / x, alpha)
+        x *= Libm.pow(target / x, alpha)
         if abs(target / x - 1) < snapRatio { x = target }
     }
 }

@@ -17,6 +17,11 @@
 final class StretchReader {
     /// The interpolators, by ratio grid index.
     let tables: [SincTable]
+    /// The same, for the render path: unretained (`tables` holds them), read without reference
+    /// counting (see `Owned`).
+    private let tableRefs: UnsafeMutablePointer<Unmanaged<SincTable>>
+    /// Their taps, by grid index, and how many (`UnreadFrames` reads them).
+    let tableTaps: UnsafePointer<Int>, tableCount: Int
     /// Output samples that had to be zero because the stretched signal was not final yet (0
     /// unless the latency bound is wrong).
     private(set) var starvedFrames = 0
@@ -27,8 +32,19 @@ final class StretchReader {
     private var tableRatio = 0.0            // the ratio `table` was chosen for
     private var table = 0
 
-    init(tables: [SincTable]) { self.tables = tables }
+    init(tables: [SincTable]) {
+        self.tables = tables
+        tableRefs = .allocate(capacity: tables.count)
+        for (i, t) in tables.enumerated() { tableRefs[i] = .passUnretained(t) }
+        let taps = UnsafeMutablePointer<Int>.allocate(capacity: tables.count)
+        for (i, t) in tables.enumerated() { taps[i] = t.taps }
+        tableTaps = UnsafePointer(taps)
+        tableCount = tables.count
+    }
 
+    deinit { tableRefs.deallocate(); tableTaps.deallocate() }
+
+    @_noLocks
     func reset() {
         starvedFrames = 0
         segment = 0
@@ -47,9 +63,10 @@ final class StretchReader {
     /// frame's time goes into `times`, and p therefore advances r_m (plus σ·nudge) per output
     /// sample. Returns the input time of the frame after the block.
     @inline(__always) @discardableResult
+    @_noLocks
     func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
-              firstFrame: Int = 0, firstTime: Double = 0, ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder,
-              times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
+              firstFrame: Int = 0, firstTime: Double = 0, ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>,
+              from vocoder: PhaseVocoder.ReadView, times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
         let fixedStep = vocoder.tempo, variable = times != nil, earlyStep = vocoder.tempo
         var next = firstTime
         let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
@@ -57,7 +74,8 @@ final class StretchReader {
         let mask = vocoder.historyMask
         let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
         // the frames this block may read are all still in the map
-        precondition(framesRun - segment <= vocoder.historyCapacity, "PhaseVocoder frame map overflow")
+        let firstSegment = segment, mapCapacity = vocoder.historyCapacity
+        precondition(framesRun - firstSegment <= mapCapacity, "PhaseVocoder frame map overflow")
         let yFinal = vocoder.finalStretchedEnd, yStart = vocoder.stretchedStart
         let y0 = vocoder.stretched, y1 = vocoder.stretched + vocoder.stretchedCapacity
         // the per-sample state in locals for the loop (stored back after it)
@@ -89,62 +107,66 @@ final class StretchReader {
                 let p = Double(historyS[seg & mask]) + (t - a) * sigma
                 lastRead = p
                 let i = floorToInt(p)
-                let table = tables[segTable]
-                let half = table.taps / 2
-                if t >= nextAOfSegment || i + half >= yFinal {
-                    starved += 1
-                } else if i - half + 1 >= yStart {
-                    let frac = p - Double(i)
-                    if right != nil {
-                        (wetL, wetR) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0, fraction: frac)
-                    } else {
-                        wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
-                    }
-                    if !variable, let right {
-                        // A fixed step, stereo (offline): the rest of this segment's samples
-                        // without the segment search, the table choice and the frame map's
-                        // loads, each the same arithmetic as above, until the segment or the
-                        // readable span ends.
-                        left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
-                        let s = Double(historyS[seg & mask])
-                        var kk = k + 1
-                        // four samples at a time while all lie in the segment and the readable span
-                        while kk + 3 < frameCount {
-                            let base = Double(firstFrame + kk)
-                            let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
-                            guard t[3] < nextAOfSegment else { break }
-                            let p = s + (t - a) * sigma
-                            let (whole, index) = floorWhole(p)
-                            guard index[3] &+ half < yFinal else { break }
-                            lastRead = p[3]
-                            let first = index[0] &- yStart
-                            let (l, rr) = table.interpolate4(y0 + first, y1 + first, offsets: index &- index[0],
-                                                             fractions: p - whole)
-                            // whole-vector stores (lane by lane, the compiler took the sums
-                            // apart into scalar additions again)
-                            UnsafeMutableRawPointer(left + kk).storeBytes(of: l, as: SIMD4<Float>.self)
-                            UnsafeMutableRawPointer(right + kk).storeBytes(of: rr, as: SIMD4<Float>.self)
-                            UnsafeMutableRawPointer(ratios + kk).storeBytes(of: SIMD4(repeating: r), as: SIMD4<Double>.self)
-                            UnsafeMutableRawPointer(tableIndices + kk).storeBytes(of: SIMD4(repeating: segTable), as: SIMD4<Int>.self)
-                            kk += 4
+                // (the table through its unretained reference: see `Owned`)
+                let segmentDone: Bool = tableRefs[segTable]._withUnsafeGuaranteedRef { table in
+                    let half = table.taps / 2
+                    if t >= nextAOfSegment || i + half >= yFinal {
+                        starved += 1
+                    } else if i - half + 1 >= yStart {
+                        let frac = p - Double(i)
+                        if right != nil {
+                            (wetL, wetR) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0, fraction: frac)
+                        } else {
+                            wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
                         }
-                        // and one at a time up to the segment's or the span's end
-                        while kk < frameCount {
-                            let t = Double(firstFrame + kk) * fixedStep
-                            guard t < nextAOfSegment else { break }
-                            let p = s + (t - a) * sigma
-                            let i = floorToInt(p)
-                            guard i + half < yFinal else { break }
-                            lastRead = p
-                            (left[kk], right[kk]) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0,
-                                                                      fraction: p - Double(i))
-                            ratios[kk] = r; tableIndices[kk] = segTable
-                            kk += 1
+                        if !variable, let right {
+                            // A fixed step, stereo (offline): the rest of this segment's samples
+                            // without the segment search, the table choice and the frame map's
+                            // loads, each the same arithmetic as above, until the segment or the
+                            // readable span ends.
+                            left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
+                            let s = Double(historyS[seg & mask])
+                            var kk = k + 1
+                            // four samples at a time while all lie in the segment and the readable span
+                            while kk + 3 < frameCount {
+                                let base = Double(firstFrame + kk)
+                                let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
+                                guard t[3] < nextAOfSegment else { break }
+                                let p = s + (t - a) * sigma
+                                let (whole, index) = floorWhole(p)
+                                guard index[3] &+ half < yFinal else { break }
+                                lastRead = p[3]
+                                let first = index[0] &- yStart
+                                let (l, rr) = table.interpolate4(y0 + first, y1 + first, offsets: index &- index[0],
+                                                                 fractions: p - whole)
+                                // whole-vector stores (lane by lane, the compiler took the sums
+                                // apart into scalar additions again)
+                                UnsafeMutableRawPointer(left + kk).storeBytes(of: l, as: SIMD4<Float>.self)
+                                UnsafeMutableRawPointer(right + kk).storeBytes(of: rr, as: SIMD4<Float>.self)
+                                UnsafeMutableRawPointer(ratios + kk).storeBytes(of: SIMD4(repeating: r), as: SIMD4<Double>.self)
+                                UnsafeMutableRawPointer(tableIndices + kk).storeBytes(of: SIMD4(repeating: segTable), as: SIMD4<Int>.self)
+                                kk += 4
+                            }
+                            // and one at a time up to the segment's or the span's end
+                            while kk < frameCount {
+                                let t = Double(firstFrame + kk) * fixedStep
+                                guard t < nextAOfSegment else { break }
+                                let p = s + (t - a) * sigma
+                                let i = floorToInt(p)
+                                guard i + half < yFinal else { break }
+                                lastRead = p
+                                (left[kk], right[kk]) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0,
+                                                                          fraction: p - Double(i))
+                                ratios[kk] = r; tableIndices[kk] = segTable
+                                kk += 1
+                            }
+                            k = kk
+                            return true
                         }
-                        k = kk
-                        continue
                     }
+                    return false
                 }
+                if segmentDone { continue }
             }
             left[k] = wetL
             right?[k] = wetR
