@@ -449,7 +449,7 @@ public final class PitchShifter: @unchecked Sendable {
             let first = Int(t0)
             // the input held past t is `ahead`, as an offline shifter's latency at this ratio
             let g = SincTableCache.index(forRatio: settings.ratio)
-            let readTaps = parts.reader { $0.tableTaps[g] }, spliceTaps = parts.splice { $0.taps(index: g) }
+            let readTaps = parts.reader { $0.tableViews[g].taps }, spliceTaps = parts.splice { $0.taps(index: g) }
             parts.splice { $0.setRoom(aheadFrames: ahead, halfTaps: max(readTaps, spliceTaps) / 2) }
             gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: first))
             crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)

@@ -17,11 +17,8 @@
 final class StretchReader {
     /// The interpolators, by ratio grid index.
     let tables: [SincTable]
-    /// The same, for the render path: unretained (`tables` holds them), read without reference
-    /// counting (see `Owned`).
-    private let tableRefs: UnsafeMutablePointer<Unmanaged<SincTable>>
-    /// Their taps, by grid index, and how many (`UnreadFrames` reads them).
-    let tableTaps: UnsafePointer<Int>, tableCount: Int
+    /// The same as values, for the render path (`SincTable.View`), and how many.
+    let tableViews: UnsafeMutablePointer<SincTable.View>, tableCount: Int
     /// Output samples that had to be zero because the stretched signal was not final yet (0
     /// unless the latency bound is wrong).
     private(set) var starvedFrames = 0
@@ -34,15 +31,12 @@ final class StretchReader {
 
     init(tables: [SincTable]) {
         self.tables = tables
-        tableRefs = .allocate(capacity: tables.count)
-        for (i, t) in tables.enumerated() { tableRefs[i] = .passUnretained(t) }
-        let taps = UnsafeMutablePointer<Int>.allocate(capacity: tables.count)
-        for (i, t) in tables.enumerated() { taps[i] = t.taps }
-        tableTaps = UnsafePointer(taps)
+        tableViews = .allocate(capacity: tables.count)
+        for (i, t) in tables.enumerated() { tableViews[i] = t.view }
         tableCount = tables.count
     }
 
-    deinit { tableRefs.deallocate(); tableTaps.deallocate() }
+    deinit { tableViews.deallocate() }
 
     @_noLocks
     func reset() {
@@ -74,7 +68,7 @@ final class StretchReader {
         let mask = vocoder.historyMask
         let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
         // the frames this block may read are all still in the map
-        let firstSegment = segment, mapCapacity = vocoder.historyCapacity
+        let firstSegment = segment, mapCapacity = vocoder.historyCapacity   // (values: see `Owned`)
         precondition(framesRun - firstSegment <= mapCapacity, "PhaseVocoder frame map overflow")
         let yFinal = vocoder.finalStretchedEnd, yStart = vocoder.stretchedStart
         let y0 = vocoder.stretched, y1 = vocoder.stretched + vocoder.stretchedCapacity
@@ -107,66 +101,62 @@ final class StretchReader {
                 let p = Double(historyS[seg & mask]) + (t - a) * sigma
                 lastRead = p
                 let i = floorToInt(p)
-                // (the table through its unretained reference: see `Owned`)
-                let segmentDone: Bool = tableRefs[segTable]._withUnsafeGuaranteedRef { table in
-                    let half = table.taps / 2
-                    if t >= nextAOfSegment || i + half >= yFinal {
-                        starved += 1
-                    } else if i - half + 1 >= yStart {
-                        let frac = p - Double(i)
-                        if right != nil {
-                            (wetL, wetR) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0, fraction: frac)
-                        } else {
-                            wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
-                        }
-                        if !variable, let right {
-                            // A fixed step, stereo (offline): the rest of this segment's samples
-                            // without the segment search, the table choice and the frame map's
-                            // loads, each the same arithmetic as above, until the segment or the
-                            // readable span ends.
-                            left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
-                            let s = Double(historyS[seg & mask])
-                            var kk = k + 1
-                            // four samples at a time while all lie in the segment and the readable span
-                            while kk + 3 < frameCount {
-                                let base = Double(firstFrame + kk)
-                                let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
-                                guard t[3] < nextAOfSegment else { break }
-                                let p = s + (t - a) * sigma
-                                let (whole, index) = floorWhole(p)
-                                guard index[3] &+ half < yFinal else { break }
-                                lastRead = p[3]
-                                let first = index[0] &- yStart
-                                let (l, rr) = table.interpolate4(y0 + first, y1 + first, offsets: index &- index[0],
-                                                                 fractions: p - whole)
-                                // whole-vector stores (lane by lane, the compiler took the sums
-                                // apart into scalar additions again)
-                                UnsafeMutableRawPointer(left + kk).storeBytes(of: l, as: SIMD4<Float>.self)
-                                UnsafeMutableRawPointer(right + kk).storeBytes(of: rr, as: SIMD4<Float>.self)
-                                UnsafeMutableRawPointer(ratios + kk).storeBytes(of: SIMD4(repeating: r), as: SIMD4<Double>.self)
-                                UnsafeMutableRawPointer(tableIndices + kk).storeBytes(of: SIMD4(repeating: segTable), as: SIMD4<Int>.self)
-                                kk += 4
-                            }
-                            // and one at a time up to the segment's or the span's end
-                            while kk < frameCount {
-                                let t = Double(firstFrame + kk) * fixedStep
-                                guard t < nextAOfSegment else { break }
-                                let p = s + (t - a) * sigma
-                                let i = floorToInt(p)
-                                guard i + half < yFinal else { break }
-                                lastRead = p
-                                (left[kk], right[kk]) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0,
-                                                                          fraction: p - Double(i))
-                                ratios[kk] = r; tableIndices[kk] = segTable
-                                kk += 1
-                            }
-                            k = kk
-                            return true
-                        }
+                let table = tableViews[segTable]
+                let half = table.taps / 2
+                if t >= nextAOfSegment || i + half >= yFinal {
+                    starved += 1
+                } else if i - half + 1 >= yStart {
+                    let frac = p - Double(i)
+                    if right != nil {
+                        (wetL, wetR) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0, fraction: frac)
+                    } else {
+                        wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
                     }
-                    return false
+                    if !variable, let right {
+                        // A fixed step, stereo (offline): the rest of this segment's samples
+                        // without the segment search, the table choice and the frame map's
+                        // loads, each the same arithmetic as above, until the segment or the
+                        // readable span ends.
+                        left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
+                        let s = Double(historyS[seg & mask])
+                        var kk = k + 1
+                        // four samples at a time while all lie in the segment and the readable span
+                        while kk + 3 < frameCount {
+                            let base = Double(firstFrame + kk)
+                            let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
+                            guard t[3] < nextAOfSegment else { break }
+                            let p = s + (t - a) * sigma
+                            let (whole, index) = floorWhole(p)
+                            guard index[3] &+ half < yFinal else { break }
+                            lastRead = p[3]
+                            let first = index[0] &- yStart
+                            let (l, rr) = table.interpolate4(y0 + first, y1 + first, offsets: index &- index[0],
+                                                             fractions: p - whole)
+                            // whole-vector stores (lane by lane, the compiler took the sums
+                            // apart into scalar additions again)
+                            UnsafeMutableRawPointer(left + kk).storeBytes(of: l, as: SIMD4<Float>.self)
+                            UnsafeMutableRawPointer(right + kk).storeBytes(of: rr, as: SIMD4<Float>.self)
+                            UnsafeMutableRawPointer(ratios + kk).storeBytes(of: SIMD4(repeating: r), as: SIMD4<Double>.self)
+                            UnsafeMutableRawPointer(tableIndices + kk).storeBytes(of: SIMD4(repeating: segTable), as: SIMD4<Int>.self)
+                            kk += 4
+                        }
+                        // and one at a time up to the segment's or the span's end
+                        while kk < frameCount {
+                            let t = Double(firstFrame + kk) * fixedStep
+                            guard t < nextAOfSegment else { break }
+                            let p = s + (t - a) * sigma
+                            let i = floorToInt(p)
+                            guard i + half < yFinal else { break }
+                            lastRead = p
+                            (left[kk], right[kk]) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0,
+                                                                      fraction: p - Double(i))
+                            ratios[kk] = r; tableIndices[kk] = segTable
+                            kk += 1
+                        }
+                        k = kk
+                        continue
+                    }
                 }
-                if segmentDone { continue }
             }
             left[k] = wetL
             right?[k] = wetR

@@ -28,9 +28,8 @@ final class TransientSplice {
     private let lengthFrames: Int, holdoffFrames: Int
     /// The tables, by ratio grid index (`SincTableCache.index(forRatio:)`).
     let tables: [SincTable]
-    /// The same, for the render path: unretained (`tables` holds them), read without reference
-    /// counting (see `Owned`).
-    private let tableRefs: UnsafeMutablePointer<Unmanaged<SincTable>>
+    /// The same as values, for the render path (`SincTable.View`).
+    private let tableViews: UnsafeMutablePointer<SincTable.View>
     /// How far ahead of output time a splice raising the pitch may read: the shifter's latency
     /// less what the reads and the look-ahead need.
     private var roomFrames: Int
@@ -47,15 +46,15 @@ final class TransientSplice {
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
         self.tables = tables
-        tableRefs = .allocate(capacity: tables.count)
-        for (i, t) in tables.enumerated() { tableRefs[i] = .passUnretained(t) }
+        tableViews = .allocate(capacity: tables.count)
+        for (i, t) in tables.enumerated() { tableViews[i] = t.view }
         roomFrames = latencyFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
     }
 
-    deinit { tableRefs.deallocate() }
+    deinit { tableViews.deallocate() }
 
     /// The taps of the table of grid index `index`.
-    func taps(index: Int) -> Int { tableRefs[index]._withUnsafeGuaranteedRef { $0.taps } }
+    func taps(index: Int) -> Int { tableViews[index].taps }
 
     func reset() {
         end = Int.min; holdoffEnd = Int.min
@@ -147,7 +146,7 @@ final class TransientSplice {
             // the attack at its own speed, then `ratio` times faster
             let since = o - onsetOut
             let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
-            tableRefs[table]._withUnsafeGuaranteedRef { spliceBlend(left, right, k, weight: w, input: input, at: pos, table: $0) }
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table])
         }
     }
 
@@ -215,17 +214,17 @@ final class TransientSplice {
             // the attack at its own speed, then r times faster
             let sinceAttack = now - onset - attack
             let pos = sinceAttack <= 0 ? Double(now) : Double(onset + attack) + Double(sinceAttack) * ratio
-            tableRefs[table]._withUnsafeGuaranteedRef { spliceBlend(left, right, k, weight: w, input: input, at: pos, table: $0) }
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table])
         }
     }
 }
 
 /// A splice's output frame k moves by `weight` toward the input read at `pos` through `table`.
-/// (A function, not a static method: a class's static method called from a closure takes the
+/// (A function, not a static method: a call to a class's static method takes the
 /// class's metadata, which the realtime check refuses.)
 @inline(__always)
 private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int, weight w: Float,
-                          input: InputHistory.View, at pos: Double, table t: SincTable) {
+                          input: InputHistory.View, at pos: Double, table t: SincTable.View) {
     let i = floorToInt(pos)
     let base = (i - t.taps / 2 + 1) & input.mask
     let frac = pos - Double(i)

@@ -21,17 +21,17 @@ struct UnreadFrames {
     /// the frames to come glide to.
     @inline(__always)
     init(_ vocoder: Owned<PhaseVocoder>, _ reader: Owned<StretchReader>, targetCents: Double) {
-        let (segment, tableTaps, tableCount) = reader { ($0.segment, $0.tableTaps, $0.tableCount) }
-        self = vocoder { UnreadFrames($0, segment: segment, tableTaps: tableTaps, tableCount: tableCount, targetCents: targetCents) }
+        let (segment, tables, tableCount) = reader { ($0.segment, $0.tableViews, $0.tableCount) }
+        self = vocoder { UnreadFrames($0, segment: segment, tables: tables, tableCount: tableCount, targetCents: targetCents) }
     }
 
-    /// The same, the reader given as its segment and its tables' taps (`tableCount` of them).
+    /// The same, the reader given as its segment and its tables (`tableCount` of them).
     @inline(__always)
-    private init(_ vocoder: borrowing PhaseVocoder, segment: Int, tableTaps: UnsafePointer<Int>, tableCount: Int, targetCents: Double) {
+    private init(_ vocoder: borrowing PhaseVocoder, segment: Int, tables: UnsafePointer<SincTable.View>, tableCount: Int, targetCents: Double) {
         let n = vocoder.fftSize
         func bound(ratio r: Double, tempo: Double) -> Int {
-            let taps = tableTaps[min(tableCount - 1, SincTableCache.index(forRatio: r))]
-            return PitchShifterPlan.latencyBound(fftSize: n, taps: taps, stretch: r / tempo)
+            let table = tables[min(tableCount - 1, SincTableCache.index(forRatio: r))]
+            return PitchShifterPlan.latencyBound(fftSize: n, taps: table.taps, stretch: r / tempo)
         }
         func ratio(cents: Double) -> Double { cents == 0 ? 1 : PitchShifterSettings.ratio(cents: cents) }
         fastestTempo = max(vocoder.tempo, vocoder.targetTempo)
