@@ -147,6 +147,10 @@ extension SincTable {
         /// Fractional positions tabulated between two samples.
         let phases: Int
         let rows: UnsafeMutablePointer<Float>
+        /// Frames of history needed on the left of the interpolated position (inclusive of it).
+        var leftFrames: Int { taps / 2 }
+        /// Frames needed on the right of the interpolated position.
+        var rightFrames: Int { taps / 2 }
     }
 }
 
