@@ -140,7 +140,7 @@ extension SincTable {
     /// which every reader's owner holds). A reader's loop that picks a table per sample reads
     /// it as a `View`: a class reference read from storage is reference counted, which the
     /// compiler's realtime check refuses (see `Owned`), and a closure per sample to avoid that
-    /// cost the reader 7 % more instructions.
+    /// costs the reader's loop (Benchmarks/RESULTS.md).
     struct View {
         /// Taps per phase (a multiple of 8).
         let taps: Int
