@@ -67,6 +67,7 @@ public final class TempoMap: @unchecked Sendable {
 
     /// The tempo of cell j (the last cell's past the table).
     @inline(__always)
+    @_noAllocation @_noLocks
     private func slope(cell j: Int) -> Double {
         let c = min(max(j, 0), count - 2)
         return (positions[c + 1] - positions[c]) / Double(stepFrames)
@@ -74,6 +75,7 @@ public final class TempoMap: @unchecked Sendable {
 
     /// s(n): the input position of output frame `frame` (before 0: frame·R of the first cell).
     @inline(__always)
+    @_noAllocation @_noLocks
     public func position(atFrame frame: Int) -> Double {
         let j = frame >= 0 ? frame / stepFrames : -1
         if j < 0 { return Double(frame) * slope(cell: 0) }
@@ -85,6 +87,7 @@ public final class TempoMap: @unchecked Sendable {
     /// The cell whose positions hold `x` (−1 before 0; count − 1 past the table): a binary
     /// search (a vocoder frame's, a block's or an EQ step's few reads).
     @inline(__always)
+    @_noAllocation @_noLocks
     private func cell(atPosition x: Double) -> Int {
         if x < 0 { return -1 }
         if x >= positions[count - 1] { return count - 1 }
@@ -98,6 +101,7 @@ public final class TempoMap: @unchecked Sendable {
 
     /// The tempo at input position `x`: the slope of the cell that holds it.
     @inline(__always)
+    @_noAllocation @_noLocks
     public func tempo(atPosition x: Double) -> Double { slope(cell: cell(atPosition: x)) }
 
     /// s⁻¹(x): the output frame (fractional) at which the input reaches `x`.
@@ -110,6 +114,7 @@ public final class TempoMap: @unchecked Sendable {
 
     /// At least the fastest tempo of the cells that hold input positions `from ... from +
     /// span` (the fastest of the runs of 64 cells they lie in: a bound, read in a few steps).
+    @_noAllocation @_noLocks
     public func maximumTempo(fromPosition from: Double, span: Double) -> Double {
         let cells = count - 1
         let first = min(max(0, cell(atPosition: from)), cells - 1)
