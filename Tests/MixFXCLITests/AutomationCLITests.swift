@@ -309,6 +309,27 @@ import TestSupport
         print("pitchmap vs rubberband:\n  " + report.joined(separator: "\n  "))
     }
 
+    /// A batch job takes the same flags (a pitch map's path from the manifest's folder): the map
+    /// renders the very bytes of the step lane it stands for; `mixfx play` refuses lanes in the
+    /// engine's words (they are not played live yet).
+    @Test func batchAndPlayTakeTheSameFlags() throws {
+        defer { dir.remove() }
+        let a = try sine("s.wav", seconds: 1.5)
+        try FileManager.default.createDirectory(atPath: dir.file("maps"), withIntermediateDirectories: true)
+        try "0 0\n24000 2\n48000 -1.5\n".write(toFile: dir.file("maps/m.txt"), atomically: true, encoding: .utf8)
+        let manifest = dir.file("jobs.jsonl")
+        try """
+        {"tracks": ["s.wav"], "output": "map.wav", "args": ["--pitchmap", "1:maps/m.txt", "--sample-format", "f32"]}
+        {"tracks": ["s.wav"], "output": "lane.wav", "args": ["--automate", "pitch=0@0,step,2st@0.5,step,-1.5st@1", "--sample-format", "f32"]}
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let r = try MixFXBinary.run(["batch", manifest], cwd: NSTemporaryDirectory())
+        #expect(r.status == 0, "\(r.stderr)")
+        let x = try Data(contentsOf: URL(fileURLWithPath: dir.file("map.wav"))), y = try Data(contentsOf: URL(fileURLWithPath: dir.file("lane.wav")))
+        #expect(x == y && x.count > 72_000 * 4)
+        let p = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--automate", "pitch=0@0,100@1"])
+        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch pitch lane: lanes are not played live yet (allowed: lanes in offline renders (mixfx render, OfflineRenderer))\n", "\(p.stderr)")
+    }
+
     // MARK: the report
 
     /// `--report FILE.html` draws each lane against time (one plot per lane, on the loudness
