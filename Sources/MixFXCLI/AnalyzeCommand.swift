@@ -52,7 +52,7 @@ enum AnalyzeCommand {
     }
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard let (files, json) = try parse(argv) else { print(help); return 0 }
+        guard let (files, json) = try parse(argv) else { HelpLayout.print(help); return 0 }
         var results: [(String, AudioAnalysis)] = []
         for path in files {
             do { results.append((path, try AudioAnalyzer.analyze(path: path))) } catch {

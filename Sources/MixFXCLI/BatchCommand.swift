@@ -75,7 +75,7 @@ struct BatchCommand {
     var summaryPath: String?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard let cmd = try parse(argv) else { print(help); return 0 }
+        guard let cmd = try parse(argv) else { HelpLayout.print(help); return 0 }
         return try cmd.execute()
     }
 

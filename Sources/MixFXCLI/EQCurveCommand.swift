@@ -63,7 +63,7 @@ enum EQCurveCommand {
     }
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard let (session, output, force) = try parse(argv) else { print(help); return 0 }
+        guard let (session, output, force) = try parse(argv) else { HelpLayout.print(help); return 0 }
         var warnings: [String] = []
         let preset = try session.loadPreset(warnings: &warnings)
         for w in warnings { Terminal.printError("mixfx: warning: \(w)") }

@@ -9,7 +9,8 @@ import MixFX
 ///   commands), COMMANDS (each command's help), EXIT STATUS (`mixfx --help`'s), ENVIRONMENT,
 ///   FILES, SEE ALSO
 ///
-/// The help texts are laid out in columns, so they are kept as they are (no-fill, `.nf`); every
+/// The help texts are laid out in columns, so they are kept as they are (no-fill, `.nf`), wrapped
+/// by `HelpLayout` to fit an 80-column terminal; every
 /// character that roff would change is escaped: `-` is `\-` (a hyphen otherwise), quotes and
 /// backslashes are named, a line starting with `.` or `'` is guarded, anything not ASCII is
 /// `\[uXXXX]`. `groff -ww -man` renders it without a warning (`InstallTests`).
@@ -96,10 +97,16 @@ enum ManPage {
         return Array(l)
     }
 
-    /// Lines kept as they are: no filling, no adjusting, no hyphenation.
+    /// Lines kept as they are (no filling, no adjusting, no hyphenation), but wrapped to fit
+    /// 80 columns beside the page's indent, as `--help` wraps them to the terminal.
     private static func block(_ lines: [String]) -> String {
-        ".nf\n" + lines.map { $0.isEmpty ? ".sp" : escape($0) }.joined(separator: "\n") + "\n.fi\n"
+        let wrapped = HelpLayout.wrap(lines.joined(separator: "\n"), columns: columns)
+        return ".nf\n" + wrapped.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? ".sp" : escape(String($0)) }
+            .joined(separator: "\n") + "\n.fi\n"
     }
+
+    /// The width of the page's text: 80 columns less man's 7-column indent.
+    static let columns = 73
 
     /// `text` as roff prints it literally.
     static func escape(_ text: String) -> String {

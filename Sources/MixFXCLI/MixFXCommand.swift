@@ -93,12 +93,12 @@ public enum MixFXCommand {
                 return 0
             }
             switch first {
-            case "-h", "--help": print(help); return 0
+            case "-h", "--help": HelpLayout.print(help); return 0
             case "help":
                 // `mixfx help COMMAND` is `mixfx COMMAND --help`
-                guard let topic = rest.first else { print(help); return 0 }
+                guard let topic = rest.first else { HelpLayout.print(help); return 0 }
                 guard rest.count == 1 else { throw .usage("help: expected `mixfx help [COMMAND]`, one command at most") }
-                if topic == "help" { print(help); return 0 }
+                if topic == "help" { HelpLayout.print(help); return 0 }
                 guard commands.contains(topic) else { throw unknownCommand(topic, "help: ") }
                 return run([topic, "--help"])
             case "--version", "-V", "version": print("mixfx \(version)"); return 0

@@ -88,7 +88,7 @@ struct PlayCommand {
     var force = false
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard let cmd = try parse(argv) else { print(help); return 0 }
+        guard let cmd = try parse(argv) else { HelpLayout.print(help); return 0 }
         return try cmd.execute()
     }
 
@@ -311,7 +311,7 @@ enum DevicesCommand {
     }
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard try parse(argv) else { print(help); return 0 }
+        guard try parse(argv) else { HelpLayout.print(help); return 0 }
         let devices = ALSAOutput.devices()
         if devices.isEmpty {
             print("no ALSA devices listed; `--device default` uses ALSA's default")

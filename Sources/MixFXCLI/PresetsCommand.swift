@@ -39,7 +39,7 @@ enum PresetsCommand {
     }
 
     static func list(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard let words = try parse(argv, command: "presets") else { print(help); return 0 }
+        guard let words = try parse(argv, command: "presets") else { HelpLayout.print(help); return 0 }
         if let extra = words.first { throw .usage("presets: unexpected argument '\(extra)'") }
         let all = PresetLibrary().available()
         let width = (all.map(\.name.count).max() ?? 0) + 2
@@ -51,8 +51,8 @@ enum PresetsCommand {
     }
 
     static func preset(_ argv: [String]) throws(CLIError) -> Int32 {
-        if argv.isEmpty { print(help); return 2 }
-        guard let words = try parse(argv, command: "preset") else { print(help); return 0 }
+        if argv.isEmpty { HelpLayout.print(help); return 2 }
+        guard let words = try parse(argv, command: "preset") else { HelpLayout.print(help); return 0 }
         guard words.count == 2, words[0] == "show" else {
             throw .usage("preset: expected `mixfx preset show NAME`")
         }

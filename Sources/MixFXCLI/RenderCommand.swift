@@ -149,7 +149,7 @@ struct RenderCommand {
     var outputOnlyReplacing: FileIdentity?, reportOnlyReplacing: FileIdentity?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
-        guard let cmd = try parse(argv) else { print(help); return 0 }
+        guard let cmd = try parse(argv) else { HelpLayout.print(help); return 0 }
         if cmd.reportSchema { print(ReportSchema.json); return 0 }
         return try cmd.execute()
     }

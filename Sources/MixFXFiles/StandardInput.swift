@@ -34,7 +34,7 @@ public enum StandardInput {
         case .failure(let e):
             throw FileOpenError(path: path, problem: .system("cannot keep it in the temporary folder '\(folder)' (TMPDIR): \(e.reason)"))
         }
-        if let reason = copy(from: 0, to: fd) {
+        if let reason = copy(from: 0, to: fd, reserveBytes: reserveBytes(of: fd)) {
             close(fd)
             throw FileOpenError(path: path, problem: .system(reason))
         }
@@ -42,11 +42,40 @@ public enum StandardInput {
         return fd
     }
 
-    /// Copies everything `source` gives until its end into `target`; the problem in words, or nil.
-    private static func copy(from source: Int32, to target: Int32) -> String? {
+    /// How much room the copy of a pipe leaves free in the temporary folder's file system: 5 % of
+    /// it, at least 64 MiB and at most 1 GiB. A stream that does not end (a recorder, `yes`, a
+    /// mistake) would otherwise fill the disk the user's other programs write to before failing.
+    static func reserveBytes(of fd: Int32) -> Int {
+        var fs = statvfs()
+        guard fstatvfs(fd, &fs) == 0 else { return 64 << 20 }
+        let size = Double(fs.f_blocks) * Double(fs.f_frsize)
+        return Int(min(Double(1 << 30), max(Double(64 << 20), 0.05 * size)))
+    }
+
+    /// The room left on the file system `fd` is on, for an unprivileged writer, in bytes.
+    private static func availableBytes(of fd: Int32) -> Int? {
+        var fs = statvfs()
+        guard fstatvfs(fd, &fs) == 0 else { return nil }
+        return Int(clamping: UInt64(fs.f_bavail) &* UInt64(fs.f_frsize))
+    }
+
+    /// Copies everything `source` gives until its end into `target`, stopping (with the problem
+    /// in words) before the target's file system has less than `reserveBytes` free; nil when done.
+    static func copy(from source: Int32, to target: Int32, reserveBytes: Int) -> String? {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var kept = 0
+        var nextCheck = 0
         return buffer.withUnsafeMutableBytes { b -> String? in
             while true {
+                if kept >= nextCheck {
+                    // checked every MiB: statvfs is cheap, and a MiB is far below any reserve
+                    nextCheck = kept + (1 << 20)
+                    if let left = availableBytes(of: target), left < reserveBytes + (1 << 20) {
+                        return "kept \(mebibytes(kept)) of it in '\(UnnamedFile.temporaryFolder)' (TMPDIR) and it goes on, with "
+                            + "\(mebibytes(left)) left there; stopped before the disk fills (mixfx leaves \(mebibytes(reserveBytes)) free). "
+                            + "Give the sound as a file, or set TMPDIR to a folder with more room"
+                    }
+                }
                 let r = read(source, b.baseAddress!, b.count)
                 if r < 0 {
                     if errno == EINTR { continue }
@@ -68,7 +97,10 @@ public enum StandardInput {
                     }
                     done += w
                 }
+                kept += r
             }
         }
     }
+
+    private static func mebibytes(_ bytes: Int) -> String { "\(bytes >> 20) MiB" }
 }

@@ -181,8 +181,9 @@ import TestSupport
         #expect(candidates.count > 60, "\(candidates.count) candidates")
         for command in MixFXCommand.commands {
             let help = try #require(MixFXCommand.help(of: command))
-            // the printed help is this text
-            #expect(try MixFXBinary.run([command, "--help"]).stdout == help + "\n", "\(command)")
+            // the printed help is this text, wrapped to $COLUMNS or 80 (stdout is a pipe here)
+            let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init).map { max($0, HelpLayout.minimumColumns) } ?? 80
+            #expect(try MixFXBinary.run([command, "--help"]).stdout == HelpLayout.wrap(help, columns: columns) + "\n", "\(command)")
             let usage = String(help.split(separator: "\n\n", maxSplits: 1)[0])
             #expect(usage.hasPrefix("usage: mixfx \(command)"), "\(command): \(usage)")
             for line in usage.split(separator: "\n") { #expect(line.count <= 80, "\(command): \(line.count) columns: \(line)") }

@@ -186,6 +186,10 @@ import TestSupport
         for command in CommandTable.commands {
             #expect(text.contains("   mixfx \(command.name)"), "the page does not describe mixfx \(command.name)")
         }
+        // it fits an 80-column terminal (the help texts are wrapped for it)
+        for line in text.split(separator: "\n") where line.count > 80 {
+            Issue.record("a line of \(line.count) columns: \(line)")
+        }
         // flags and quotes come out as typed (no hyphens or curly quotes to paste)
         #expect(text.contains("--dither auto|tpdf|none") && text.contains("128+N"))
         if let man = which("man") {
