@@ -63,12 +63,12 @@ struct RenderCommand {
       --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText), trim, bpm
                               e.g. --track 2:pitch=-300,volume=0.8
                               --track 3:start=2.5,trim=1:00..1:30,fade-in=0.5,fade-out=2
-      --automate [N:]KEY=VALUE@TIME,[CURVE,]VALUE@TIME,...
+      --automate [N:]KEY=VALUE@TIME,...
                               an automation lane (repeatable, one per flag): KEY's value at each
                               TIME (seconds or mm:ss.s on the mix's timeline), on track N (without
                               N:, every track; master-volume and limit take none). Keys:
                               \(ParameterID.automatable.map(\.spec.key).joined(separator: ", ")).
-                              A CURVE between two breakpoints shapes that segment (\(AutomationCurve.namesText));
+                              A CURVE written between two breakpoints (0@0,scurve,1@2) shapes that segment (\(AutomationCurve.namesText));
                               default db for gains, exp for frequencies, slopes and tempo, linear
                               otherwise. Values in the units below. Before the first breakpoint
                               its value holds, after the last the last; the lane replaces the
