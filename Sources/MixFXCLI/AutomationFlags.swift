@@ -112,12 +112,15 @@ enum AutomationFlags {
         return "\(head)=" + items.joined(separator: ",")
     }
 
-    /// One line per lane for `--dry-run`: "track 2 pitch (cents): 0 @ 0 s, linear → 200 @ 4 s;
-    /// from 0 to +200 cents".
+    /// One line per lane for `--dry-run`: "track 2 pitch: 0 cents @ 0 s linear → +200 cents @
+    /// 4 s; from 0 cents to +200 cents". A lane of more than 12 breakpoints (a pitch map's) shows
+    /// its first 8 and its last 2, and how many there are (`--json` gives them all).
     static func listing(_ lane: PresetLane) -> String {
         let b = lane.lane.breakpoints, id = lane.id
         var parts: [String] = []
         for (k, p) in b.enumerated() {
+            if b.count > 12 && k == 8 { parts.append("… (\(b.count) breakpoints) …") }
+            if b.count > 12 && k >= 8 && k < b.count - 2 { continue }
             parts.append("\(valueText(p.value, id)) @ \(fmt(p.seconds)) s" + (k + 1 < b.count ? " \(p.curve.rawValue) →" : ""))
         }
         let values = b.map(\.value)

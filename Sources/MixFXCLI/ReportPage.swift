@@ -296,8 +296,9 @@ enum ReportPage {
             }
         }
         var out: [(Double, Double)] = []
+        let index = Dictionary(b.enumerated().map { ($1.seconds, $0) }, uniquingKeysWith: { a, _ in a })
         for t in Set(times.filter { $0 >= 0 && $0 <= duration }).sorted() {
-            if let i = b.firstIndex(where: { $0.seconds == t }), i > 0, b[i - 1].curve == .step {
+            if let i = index[t], i > 0, b[i - 1].curve == .step {
                 out.append((t, b[i - 1].value))   // the step's vertical
             }
             out.append((t, lane.lane.value(at: t, scale: scale)))

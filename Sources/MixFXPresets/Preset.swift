@@ -39,9 +39,10 @@ public struct Preset: Equatable, Sendable {
         default: 1
         }
     }
-    /// The largest preset document read (presets are small; a larger file is refused before it
-    /// is parsed).
-    public static let maximumBytes = 1 << 20
+    /// The largest preset document read (a larger file is refused before it is parsed). Presets
+    /// are small, but one with automation lanes may hold many breakpoints (a pitch map's steps,
+    /// about 80 bytes each as `--print-preset` writes them): 16 MiB holds some 200 000.
+    public static let maximumBytes = 16 << 20
     /// The most tracks a session (and a preset's `tracks`) may have.
     public static let maximumTracks = 4096
 

@@ -252,6 +252,13 @@ import TestSupport
         #expect(try lanes(["--pitchmap", "1:" + map, "--track", "1:start=0.25,trim=0.5..1.75"]) == [
             "lane     track 1 pitch: -100 cents @ 0 s step → +200 cents @ 0.75 s; from -100 cents to +200 cents",
         ])
+        // a long map: the listing shows its first 8 and last 2 breakpoints; --json has them all
+        try (0..<30).map { "\($0 * 1000) \(Double($0) / 10)" }.joined(separator: "\n").write(toFile: map, atomically: true, encoding: .utf8)
+        let long = try lanes(["--pitchmap", "1:" + map])
+        #expect(long.count == 1 && long[0].contains("+70 cents @ 0.145833 s step → … (30 breakpoints) … +280 cents @ 0.583333 s step → +290 cents @ 0.604167 s;"), "\(long)")
+        let j = try MixFXBinary.run(["render", a, "--dry-run", "--json", "--pitchmap", map])
+        let auto = (try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as! [String: Any])["automation"] as! [[String: Any]]
+        #expect((auto[0]["breakpoints"] as! [Any]).count == 30)
         // errors: the file and line, the track and what is allowed
         try "0 0\n48000 two\n".write(toFile: map, atomically: true, encoding: .utf8)
         var r = try MixFXBinary.run(["render", a, "--dry-run", "--pitchmap", map])
