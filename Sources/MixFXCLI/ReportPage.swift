@@ -145,12 +145,17 @@ enum ReportPage {
         out += row("input-format", "input: channels, rate (Hz)", tracks.map {
             "\($0["channels"] as? Int ?? 0), \($0["sampleRateHz"] as? Int ?? 0)\($0["resampled"] as? Bool == true ? " (resampled)" : "")"
         })
+        // (a setting an automation lane replaces says so: "0 (lane)")
+        let laned = Set((report["automation"] as? [[String: Any]] ?? []).compactMap { l in
+            (l["track"] as? Int).map { "\($0):\(l["parameter"] as? String ?? "")" }
+        })
         for id in ParameterID.trackParameters {
             let spec = id.spec
             let unit = spec.unit.isEmpty ? "" : " (\(spec.unit))"
             out += row(spec.key, spec.key + unit, title: spec.summary, tracks.map { t in
                 let v = (t["settings"] as? [String: Any])?[spec.key]
-                return v.map { settingText($0) } ?? "–"
+                let lane = laned.contains("\(t["track"] as? Int ?? 0):\(spec.key)") ? " (lane)" : ""
+                return (v.map { settingText($0) } ?? "–") + lane
             })
         }
         let span = max(tracks.count, 1)
@@ -160,7 +165,8 @@ enum ReportPage {
         out += "<tr><th colspan=\"\(span + 1)\" class=\"group\">master and output</th></tr>\n"
         let integer = ["s16", "s24", "s32"].contains(output["sampleFormat"] as? String ?? "")
         let gain = master["gainDB"] as? Double ?? 0
-        out += masterRow("volume", "master volume (×)", settingText(master["volume"] ?? 1.0))
+        let masterLane = (report["automation"] as? [[String: Any]] ?? []).contains { $0["parameter"] as? String == ParameterID.masterVolume.spec.key }
+        out += masterRow("volume", "master volume (×)", settingText(master["volume"] ?? 1.0) + (masterLane ? " (lane)" : ""))
         out += masterRow("normalizeLUFS", "normalize to (LUFS)", (master["normalizeLUFS"] as? Double).map(settingText) ?? "off")
         out += masterRow("limitDBTP", "limiter ceiling (dBTP)", (master["limitDBTP"] as? Double).map(settingText) ?? "off")
         out += masterRow("clipPolicy", "clipping", integer ? master["clipPolicy"] as? String ?? "" : "none (float output is not changed)")

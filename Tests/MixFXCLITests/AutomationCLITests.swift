@@ -384,6 +384,10 @@ import TestSupport
             #expect(worst < 0.01, "\(e.id): points off the lane by \(worst) of the axis")   // (pixels rounded to 0.01)
             #expect(group.components(separatedBy: "class=\"breakpoint\"").count - 1 == e.lane.breakpoints.count)
         }
+        // the settings table says which settings a lane replaces
+        let pitchRow = try #require(page.components(separatedBy: "<tr data-key=\"pitch\">").dropFirst().first?.components(separatedBy: "</tr>").first)
+        #expect(pitchRow.hasSuffix("<td>0</td><td>0 (lane)</td>"), "\(pitchRow)")
+        #expect(page.contains("<tr data-key=\"master.volume\"><th>master volume (×)</th><td colspan=\"2\">1 (lane)</td></tr>"))
         // the JSON report: the same lanes, valid against the schema
         let obj = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as! [String: Any]
         #expect(obj["reportVersion"] as? Int == 2)
