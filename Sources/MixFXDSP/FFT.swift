@@ -193,6 +193,7 @@ public final class RealFFT: @unchecked Sendable {
     }
 
     /// The transform of `input[t]·window[t]` (the window applied as the samples are read).
+    @_noLocks
     public func forward(_ input: UnsafePointer<Float>, window: UnsafePointer<Float>?,
                         re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>) {
         let m = half
@@ -264,6 +265,7 @@ public final class RealFFT: @unchecked Sendable {
     }
 
     /// Overlap-add synthesis in one pass: `output[t] += x[t]·window[t]`, x the inverse transform.
+    @_noLocks
     public func inverse(re: UnsafePointer<Float>, im: UnsafePointer<Float>, window: UnsafePointer<Float>,
                         addingTo output: UnsafeMutablePointer<Float>) {
         inverse(re: re, im: im, window: window, addingTo: output, accumulate: true)

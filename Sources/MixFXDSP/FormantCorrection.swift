@@ -32,7 +32,10 @@ final class FormantCorrection {
     deinit { gains.deallocate(); logEnvelope.deallocate(); peaks.deallocate() }
 
     /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`.
+    @_noLocks
     func update(power: UnsafePointer<Float>, ratio: Double) {
+        // (as values: a `&&` or `where` on them would capture `self`; see `Owned`)
+        let peaks = peaks, bins = bins
         // Major peaks.
         var count = 0
         for k in 1..<(bins - 1) {
@@ -52,10 +55,10 @@ final class FormantCorrection {
             while q + 1 < count && Int(peaks[q + 1]) <= k { q += 1 }
             let p0 = Int(peaks[q])
             if k <= p0 || q + 1 >= count {
-                logEnvelope[k] = 0.5 * logf(power[k <= p0 ? p0 : Int(peaks[count - 1])] + 1e-20)
+                logEnvelope[k] = 0.5 * Libm.logf(power[k <= p0 ? p0 : Int(peaks[count - 1])] + 1e-20)
             } else {
                 let p1 = Int(peaks[q + 1])
-                let a = 0.5 * logf(power[p0] + 1e-20), b = 0.5 * logf(power[p1] + 1e-20)
+                let a = 0.5 * Libm.logf(power[p0] + 1e-20), b = 0.5 * Libm.logf(power[p1] + 1e-20)
                 logEnvelope[k] = a + (b - a) * Float(k - p0) / Float(p1 - p0)
             }
         }
@@ -67,7 +70,7 @@ final class FormantCorrection {
             let f = pos - Float(i)
             let target = i + 1 < bins ? logEnvelope[i] + f * (logEnvelope[i + 1] - logEnvelope[i]) : logEnvelope[i]
             let d = min(max(target - logEnvelope[k], -4.14), 4.14)   // ln(10^(36/20)) ≈ 4.14
-            gains[k] = expf(d)
+            gains[k] = Libm.expf(d)
         }
     }
 }

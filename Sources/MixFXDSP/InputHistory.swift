@@ -35,11 +35,13 @@ final class InputHistory {
     deinit { base.deallocate() }
 
     /// Silence everywhere.
+    @_noLocks
     func reset() { base.update(repeating: 0, count: channelCount * stride) }
 
     /// Keeps `frameCount` frames (`right` for channel 1; nil: `left` again) as input times
     /// `time`, `time + 1`, ...
     @inline(__always)
+    @_noLocks
     func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, at time: Int) {
         for c in 0..<channelCount {
             let src = c == 0 ? left : (right ?? left)
@@ -48,9 +50,9 @@ final class InputHistory {
             while done < frameCount {   // in at most two runs of the ring
                 let slot = (time + done) & mask
                 let n = min(frameCount - done, capacity - slot)
-                (ring + slot).update(from: src + done, count: n)
+                vcopy(src + done, into: ring + slot, n)
                 if slot < slack {   // the head again, after the ring
-                    (ring + capacity + slot).update(from: src + done, count: min(n, slack - slot))
+                    vcopy(src + done, into: ring + capacity + slot, min(n, slack - slot))
                 }
                 done += n
             }
@@ -59,12 +61,19 @@ final class InputHistory {
 }
 
 extension InputHistory {
+    /// The ring as values, for a part that reads it from a closure (see `Owned`).
+    struct View {
+        let base: UnsafeMutablePointer<Float>, stride: Int, mask: Int
+    }
+    var view: View { View(base: base, stride: stride, mask: mask) }
+
     /// Channel `c`'s samples of input times `time ..< time + count`, in place: `count` at most
     /// `slack`, the times among the last `capacity` written (or before the first write since
     /// `reset`: silence).
     @inline(__always)
     func samples(channel c: Int, from time: Int, count: Int) -> UnsafePointer<Float> {
-        precondition(count <= slack, "InputHistory read longer than its mirrored head")
+        let head = slack   // (a value: the condition is a closure; see `Owned`)
+        precondition(count <= head, "InputHistory read longer than its mirrored head")
         return UnsafePointer(base + c * stride + (time & mask))
     }
 }

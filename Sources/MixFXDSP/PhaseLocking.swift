@@ -62,6 +62,7 @@ final class PhaseLocking {
     }
 
     /// Every phasor back to 1 (no turn).
+    @_noLocks
     func reset() {
         rotRe.update(repeating: 1, count: fullBins + 8)
         rotIm.update(repeating: 0, count: fullBins + 8)
@@ -74,6 +75,7 @@ final class PhaseLocking {
     /// band edge, so the bins above it are never synthesised; their phasors go stale, and a bin
     /// that comes back below the edge starts from whatever it holds, like a new partial).
     /// `peakReach` is how many bins either side a peak must top: 1 or 2 (`peakReach(stretch:)`).
+    @_noLocks
     func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
                  prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int,
                  activeBins: Int, peakReach: Int) {
@@ -92,9 +94,7 @@ final class PhaseLocking {
     /// 0.67, 2.70 against 2.62; +700 cents and back, 3.81 against 3.70; but tempo 0.8, 2.43
     /// against 2.49, and +400 cents, 3.00 against 3.03. (The crossover lies near 1.3: tempo
     /// 0.74, 2.55 against 2.54.)
-    static func peakReach(stretch: Double) -> Int {
-        stretch >= 1.3 || stretch * 1.3 <= 1 ? 1 : 2
-    }
+    static func peakReach(stretch: Double) -> Int { phaseLockingPeakReach(stretch: stretch) }
 
     /// Local maxima over ±1 or ±2 bins (`Reach`) of the channels' summed power, into `peaks`;
     /// returns how many. Eight bins at a time: the comparisons give a lane mask, its lanes as the
@@ -107,13 +107,16 @@ final class PhaseLocking {
     private func findPeaks<Reach: PeakReach>(_ power: UnsafePointer<Float>, _: Reach.Type) -> Int {
         var count = 0
         let far = Reach.bins == 2
-        func scalarPeak(_ k: Int) {
+        // (values, and the count passed inout: a local function capturing `self` or a `var`
+        // is refused by the realtime check; see `Owned`)
+        let peaks = peaks, bins = bins
+        func scalarPeak(_ k: Int, _ count: inout Int) {
             let m = power[k]
             let isPeak = m > power[k - 1] && m >= power[k + 1] && m > 0
                 && (!far || ((k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2])))
             peaks[count] = Int32(k); count += isPeak ? 1 : 0
         }
-        scalarPeak(1)
+        scalarPeak(1, &count)
         let raw = UnsafeRawPointer(power)
         let zero = SIMD8<Float>()   // named: an inline SIMD8(repeating: 0) here compiles to a lane loop
         let table = laneTable, out = UnsafeMutableRawPointer(peaks)
@@ -134,7 +137,7 @@ final class PhaseLocking {
             }
             k += 8
         }
-        while k < bins - 1 { scalarPeak(k); k += 1 }
+        while k < bins - 1 { scalarPeak(k, &count); k += 1 }
         return count
     }
 
@@ -178,7 +181,7 @@ final class PhaseLocking {
             let (sn, cs) = fastSinCos(theta)
             let ur = gather(rotRe), ui = gather(rotIm)
             let nr = ur * cs - ui * sn, ni = ur * sn + ui * cs
-            let scale = 1 / (nr * nr + ni * ni).squareRoot()   // keep them unit phasors
+            let scale = 1 / Libm.squareRoot(nr * nr + ni * ni)   // keep them unit phasors
             outRe.storeBytes(of: nr * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
             outIm.storeBytes(of: ni * scale, toByteOffset: 4 * q, as: SIMD8<Float>.self)
             q += 8
@@ -248,3 +251,10 @@ private nonisolated(unsafe) let setLanes: UnsafePointer<SIMD8<Int8>> = {
 private protocol PeakReach { static var bins: Int { get } }
 private enum OneBin: PeakReach { static var bins: Int { 1 } }
 private enum TwoBins: PeakReach { static var bins: Int { 2 } }
+
+/// `PhaseLocking.peakReach(stretch:)`, as a function the render path calls (a class's static
+/// method takes the class's metadata, which the realtime check refuses).
+@inline(__always)
+func phaseLockingPeakReach(stretch: Double) -> Int {
+    stretch >= 1.3 || stretch * 1.3 <= 1 ? 1 : 2
+}

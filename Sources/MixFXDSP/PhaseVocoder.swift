@@ -54,13 +54,14 @@ final class PhaseVocoder {
     let channelCount: Int
     private let sampleRate: Double
     private let maximumFrameCount: Int
-    private let fft: RealFFT
+    private let fft: Owned<RealFFT>
     private let window: UnsafePointer<Float>          // the shared `Windows` of this N
     private let windowSquared: UnsafePointer<Float>
     private let taper: UnsafePointer<Float>
+    private let taperCount: Int                          // `taperBins(fftSize:)`
     /// The input by time, written by the shifter before each `append`: the analysis windows
     /// are read from it (it holds at least `inputFramesHeld`).
-    private let inputHistory: InputHistory
+    private let inputHistory: Owned<InputHistory>
     /// The stretched signal, channel c at c · `stretchedCapacity`, from `stretchedStart`.
     let stretched: UnsafeMutablePointer<Float>
     let stretchedCapacity: Int
@@ -79,8 +80,8 @@ final class PhaseVocoder {
     private var power: UnsafeMutablePointer<Float>
     private var outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
     private var outIm: UnsafeMutablePointer<Float>
-    private let locking: PhaseLocking
-    private let formant: FormantCorrection?           // nil where formants cannot be asked for
+    private let locking: Owned<PhaseLocking>
+    private let formant: Owned<FormantCorrection>?    // nil where formants cannot be asked for
     /// How far either side of a read position the reader reaches (kept when compacting).
     private let readHalfTaps: Int
     /// Frames the frame map keeps (a power of two): more than the frames whose synthesis can
@@ -136,16 +137,17 @@ final class PhaseVocoder {
         self.maximumFrameCount = maximumFrameCount
         self.readHalfTaps = readHalfTaps
         let bins = n / 2 + 1
-        fft = RealFFT(size: n, wideVectors: RealFFT.defaultWideVectors, sharedWork: true)
+        fft = Owned(RealFFT(size: n, wideVectors: RealFFT.defaultWideVectors, sharedWork: true))
         let windows = Windows.shared(fftSize: n)
         window = windows.window
         windowSquared = windows.windowSquared
         taper = windows.taper
+        taperCount = Self.taperBins(fftSize: n)
 
         let ch = channelCount
         precondition(inputHistory.capacity >= Self.inputFramesHeld(fftSize: n, maximumFrameCount: maximumFrameCount)
                      && inputHistory.slack >= n && inputHistory.channelCount == channelCount)
-        self.inputHistory = inputHistory
+        self.inputHistory = Owned(inputHistory)
         // What must stay after a compaction: from the reader's last position (less its reach) to
         // the end of the newest frame. The input is at most latencyFrames + a block past the
         // reader's input time, and frames run up to N/2 before the input's end, so that is at
@@ -160,8 +162,8 @@ final class PhaseVocoder {
         im = .allocate(capacity: bins * ch)
         prevRe = .allocate(capacity: bins * ch)
         prevIm = .allocate(capacity: bins * ch)
-        locking = PhaseLocking(fftSize: n)
-        formant = formants ? FormantCorrection(bins: bins) : nil
+        locking = Owned(PhaseLocking(fftSize: n))
+        formant = formants ? Owned(FormantCorrection(bins: bins)) : nil
         var measure = ScratchCarver(nil)
         (power, outRe, outIm) = Self.scratch(&measure, fftSize: n)
         // (1024 frames before: 32 KB a shifter, where about 40 are read at +200 cents)
@@ -178,6 +180,8 @@ final class PhaseVocoder {
     deinit {
         for p in [stretched, norm, re, im, prevRe, prevIm] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
+        fft.release(); inputHistory.release(); locking.release(); formant?.release()
+        heldPitchMap?.release()
     }
 
     private static func scratch(_ c: inout ScratchCarver, fftSize n: Int) -> (UnsafeMutablePointer<Float>,
@@ -190,12 +194,13 @@ final class PhaseVocoder {
     /// allocation; a counting carver measures it).
     func bindScratch(_ carver: inout ScratchCarver) {
         (power, outRe, outIm) = Self.scratch(&carver, fftSize: fftSize)
-        fft.bindScratch(&carver)
-        locking.bindScratch(&carver)
+        fft.object.bindScratch(&carver)
+        locking.object.bindScratch(&carver)
     }
 
     /// Clears every signal; the next input is time 0 (input before it is silence), at
     /// `pitchCents` without a glide.
+    @_noLocks
     func reset(pitchCents: Double) {
         let ch = channelCount, bins = fftSize / 2 + 1
         targetCents = pitchCents
@@ -205,7 +210,7 @@ final class PhaseVocoder {
         norm.update(repeating: 0, count: fftSize)
         prevRe.update(repeating: 0, count: bins * ch)
         prevIm.update(repeating: 0, count: bins * ch)
-        locking.reset()
+        locking { $0.reset() }
         inputEnd = 0
         stretchedStart = -fftSize / 2 - 2 * readHalfTaps - 8
         framesRun = 0
@@ -219,6 +224,7 @@ final class PhaseVocoder {
     /// taken no input past t: frame 0 is centred on t and on stretched position 0 (`advance`
     /// then takes the input the history already holds). A streaming shifter's fresh state for a
     /// pitch change (`PitchShifter`'s switch). Render side; does not allocate.
+    @_noLocks
     func restart(at t: Double, pitchCents: Double) {
         reset(pitchCents: pitchCents)
         nextAnalysisCentre = t
@@ -231,11 +237,32 @@ final class PhaseVocoder {
     /// reader last read at `readPosition`. A streaming shifter's state that lags the input
     /// pulled (after a switch) catches up with it as its reads need it.
     /// (Frames already due that waited for room in the stretched buffer run too.)
+    @_noLocks
     func advance(to end: Int, readPosition: Double) {
         inputEnd = max(inputEnd, end)
-        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd && nextFrameFits(readPosition: readPosition) {
+        // (no `&&` with `self` on its right: see `Owned`)
+        while roundToInt(nextAnalysisCentre) + fftSize / 2 <= inputEnd {
+            guard nextFrameFits(readPosition: readPosition) else { break }
             runFrame(readPosition: readPosition)
         }
+    }
+
+    /// What the reader takes of a vocoder for a block (its frame map and stretched signal), as
+    /// values: `StretchReader.read` gets it from a closure (see `Owned`).
+    struct ReadView {
+        let tempo: Double
+        let historyA: UnsafeMutablePointer<Double>, historyR: UnsafeMutablePointer<Double>
+        let historyS: UnsafeMutablePointer<Int>, historyT: UnsafeMutablePointer<Double>
+        let historyMask: Int, historyCapacity: Int
+        let framesRun: Int, nextAnalysisCentre: Double
+        let finalStretchedEnd: Int, stretchedStart: Int
+        let stretched: UnsafeMutablePointer<Float>, stretchedCapacity: Int
+    }
+    var readView: ReadView {
+        ReadView(tempo: tempo, historyA: historyA, historyR: historyR, historyS: historyS, historyT: historyT,
+                 historyMask: historyMask, historyCapacity: historyCapacity, framesRun: framesRun,
+                 nextAnalysisCentre: nextAnalysisCentre, finalStretchedEnd: finalStretchedEnd,
+                 stretchedStart: stretchedStart, stretched: stretched, stretchedCapacity: stretchedCapacity)
     }
 
     /// The pitch the ratio glides to.
@@ -253,8 +280,10 @@ final class PhaseVocoder {
     /// Takes the next `frameCount` input frames (at most the shifter's `maximumFrameCount`),
     /// which the history already holds, and runs every frame whose window is then complete; the
     /// reader last read at `readPosition` (what lies before it, less its reach, may go).
+    @_noLocks
     func append(frameCount: Int, readPosition: Double) {
-        precondition(frameCount <= maximumFrameCount)
+        let most = maximumFrameCount
+        precondition(frameCount <= most)
         advance(to: inputEnd + frameCount, readPosition: readPosition)
     }
 
@@ -271,11 +300,21 @@ final class PhaseVocoder {
 
     /// Offline automation: each frame's target pitch from this map at its analysis centre (its
     /// input time) plus `pitchMapOrigin` (see `PitchMap`).
-    var pitchMap: PitchMap?
+    var pitchMap: PitchMap? {
+        get { heldPitchMap?.object }
+        set {
+            heldPitchMap?.release()
+            heldPitchMap = newValue.map { Owned($0) }
+        }
+    }
+    private var heldPitchMap: Owned<PitchMap>?
     var pitchMapOrigin = 0
 
     private func runFrame(readPosition: Double) {
-        if let pitchMap { targetCents = pitchMap.cents(atFrame: nextAnalysisCentre + Double(pitchMapOrigin)) }
+        if let map = heldPitchMap {
+            let frame = nextAnalysisCentre + Double(pitchMapOrigin)
+            targetCents = map { $0.cents(atFrame: frame) }
+        }
         // Glide toward the target pitch (one-pole, τ = glideSeconds, in whole frames).
         if currentCents != targetCents {
             let frameSeconds = Double(hopFrames) / sampleRate
@@ -310,25 +349,28 @@ final class PhaseVocoder {
     private func nextFrameFits(readPosition: Double) -> Bool {
         let end = nextS + fftSize / 2
         if end - stretchedStart <= stretchedCapacity { return true }
-        let drop = min(floorToInt(readPosition) - readHalfTaps - 2, end - fftSize) - stretchedStart
-        return drop > 0 && end - stretchedStart - drop <= stretchedCapacity
+        let start = stretchedStart, capacity = stretchedCapacity
+        let drop = min(floorToInt(readPosition) - readHalfTaps - 2, end - fftSize) - start
+        return drop > 0 && end - start - drop <= capacity
     }
 
     private func compactStretched(upTo end: Int, readPosition: Double) {
         let firstNeeded = floorToInt(readPosition) - readHalfTaps - 2
         let drop = min(firstNeeded, end - fftSize) - stretchedStart
-        if drop > 0 && end - stretchedStart > stretchedCapacity - fftSize {
+        let full = end - stretchedStart > stretchedCapacity - fftSize   // (no `self` right of `&&`: see `Owned`)
+        if drop > 0 && full {
             // what the buffer holds up to the new frame's end (which may lie past the buffer
             // before the drop; `nextFrameFits` has checked it lies within after)
             let held = min(end - stretchedStart, stretchedCapacity)
             for c in 0..<channelCount {
                 let base = stretched + c * stretchedCapacity
-                base.update(from: base + drop, count: held - drop)
-                (base + held - drop).update(repeating: 0, count: drop)
+                vcopy(base + drop, into: base, held - drop)
+                for i in (held - drop)..<held { base[i] = 0 }
             }
             stretchedStart += drop
         }
-        precondition(end - stretchedStart <= stretchedCapacity, "PhaseVocoder stretch overflow")
+        let start = stretchedStart, capacity = stretchedCapacity
+        precondition(end - start <= capacity, "PhaseVocoder stretch overflow")
     }
 
     /// Frame m: analysis centred on input `a`, synthesis centred on `s` = S_m, and S_{m+1} =
@@ -339,10 +381,13 @@ final class PhaseVocoder {
         compactStretched(upTo: frameStartY + n, readPosition: readPosition)
         // Analysis: all channels, from the history (before time 0: silence), whose ring still
         // holds the window (it keeps `inputFramesHeld`; checked as the own buffer's overflow was)
-        precondition(inputEnd - (a - n / 2) <= inputHistory.capacity, "PhaseVocoder input overflow")
+        let held = inputEnd - (a - n / 2), historyFrames = inputHistory { $0.capacity }
+        precondition(held <= historyFrames, "PhaseVocoder input overflow")
+        // (what the closures below need of `self`, as values: see `Owned`)
+        let window = window, frameRe = re, frameIm = im
         for c in 0..<ch {
-            let src = inputHistory.samples(channel: c, from: a - n / 2, count: n)
-            fft.forward(src, window: window, re: re + c * bins, im: im + c * bins)
+            let src = inputHistory { $0.samples(channel: c, from: a - n / 2, count: n) }
+            fft { $0.forward(src, window: window, re: frameRe + c * bins, im: frameIm + c * bins) }
         }
         // Raising the pitch, the bins above the band edge are cut before synthesis (below), so
         // the phase work stops just above it, unless formant preservation reads the envelope
@@ -355,17 +400,23 @@ final class PhaseVocoder {
             vaddPower(re + c * bins, im + c * bins, power, activeBins, accumulating: c > 0)
         }
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
-        formant?.update(power: power, ratio: ratio)
+        let power = power, lastRe = prevRe, lastIm = prevIm
+        formant?({ $0.update(power: power, ratio: ratio) })
         if framesRun > 0 {
-            locking.advance(power: power, re: re, im: im, prevRe: prevRe, prevIm: prevIm,
-                            channels: ch, ha: a - lastCentre, hs: s - lastSynthesisCentre, activeBins: activeBins,
-                            peakReach: PhaseLocking.peakReach(stretch: stretch))
+            let ha = a - lastCentre, hs = s - lastSynthesisCentre
+            locking {
+                $0.advance(power: power, re: frameRe, im: frameIm, prevRe: lastRe, prevIm: lastIm,
+                           channels: ch, ha: ha, hs: hs, activeBins: activeBins,
+                           peakReach: phaseLockingPeakReach(stretch: stretch))
+            }
         }
+        let (rotRe, rotIm) = locking { ($0.rotRe, $0.rotIm) }
+        let formantGains = formant?({ $0.gains })
         // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,
         // overlap-add. This frame's spectra then become the previous ones.
-        let taperBins = Self.taperBins(fftSize: n)
+        let taperBins = taperCount
         for c in 0..<ch {
-            vrotate(re + c * bins, im + c * bins, locking.rotRe, locking.rotIm, into: outRe, outIm, edge)
+            vrotate(re + c * bins, im + c * bins, rotRe, rotIm, into: outRe, outIm, edge)
             if edge < bins {
                 (outRe + edge).update(repeating: 0, count: bins - edge)
                 (outIm + edge).update(repeating: 0, count: bins - edge)
@@ -375,13 +426,14 @@ final class PhaseVocoder {
                     outRe[k] *= g; outIm[k] *= g
                 }
             }
-            if let formant {
-                vmul(outRe, formant.gains, outRe, edge)
-                vmul(outIm, formant.gains, outIm, edge)
+            if let formantGains {
+                vmul(outRe, formantGains, outRe, edge)
+                vmul(outIm, formantGains, outIm, edge)
             }
             outIm[0] = 0; outIm[bins - 1] = 0
             let dst = stretched + c * stretchedCapacity + (frameStartY - stretchedStart)
-            fft.inverse(re: outRe, im: outIm, window: window, addingTo: dst)
+            let turnedRe = outRe, turnedIm = outIm
+            fft { $0.inverse(re: turnedRe, im: turnedIm, window: window, addingTo: dst) }
         }
         // Weighted overlap-add with a running normalisation: Σ w·frame / Σ w², which is unity
         // gain for any sequence of hops. Output before S_{m+1} − N/2 gets no more frames, so it

@@ -40,13 +40,19 @@ public final class PitchShifter: @unchecked Sendable {
     public private(set) var settings = PitchShifterSettings()
     /// Offline or streaming, from `prepare`.
     public private(set) var mode = PitchShifterMode.offline
+    /// `mode == .offline`, for the render path (`==` on another module's enum is not inlinable,
+    /// so the compiler's realtime check cannot see it).
+    private var isOffline: Bool {
+        if case .offline = mode { return true }
+        return false
+    }
     /// What `prepare` sized the shifter for.
     private(set) var plan: PitchShifterPlan?
     /// Analysis frame length N, from the sample rate.
-    public var fftSize: Int { parts?.vocoder.fftSize ?? 0 }
+    public var fftSize: Int { parts?.vocoder.object.fftSize ?? 0 }
     /// The shorter of the two hops, N / overlap: the synthesis hop when lowering the pitch, the
     /// analysis hop when raising it.
-    public var hopFrames: Int { parts?.vocoder.hopFrames ?? 0 }
+    public var hopFrames: Int { parts?.vocoder.object.hopFrames ?? 0 }
     /// Output lags input by this many frames; offline rendering removes it.
     public private(set) var latencyFrames = 0
     /// Streaming: the least delay that makes the look-ahead of every pitch in the range (at
@@ -64,25 +70,30 @@ public final class PitchShifter: @unchecked Sendable {
     /// Output samples that had to be zero because the stretched signal was late (0 unless the
     /// latency bound is wrong; tests check it).
     public var starvedFrames: Int {
-        (parts?.reader.starvedFrames ?? 0) + (pitchSwitch.map { $0.reader.starvedFrames + $0.retiredStarvedFrames } ?? 0)
+        (parts?.reader.object.starvedFrames ?? 0)
+            + (pitchSwitch.map { $0.object.reader.object.starvedFrames + $0.object.retiredStarvedFrames } ?? 0)
     }
     /// Analysis/synthesis frames run since `prepare` or `reset` (the cost: four FFTs each for
     /// stereo).
-    public var framesRun: Int { parts?.vocoder.framesRun ?? 0 }
+    public var framesRun: Int { parts?.vocoder.object.framesRun ?? 0 }
     /// Pitch switches started since `reset` (tests).
-    var switchCount: Int { pitchSwitch?.count ?? 0 }
+    var switchCount: Int { pitchSwitch?.object.count ?? 0 }
 
-    /// What a prepared, running shifter is made of (nil: skipped, offline at 0 cents).
+    /// What a prepared, running shifter is made of (nil: skipped, offline at 0 cents), each
+    /// held as `Owned` so that the render path calls them without reference counting (released
+    /// by `deinit`, or by `prepare` before it makes new ones).
     private struct Parts {
-        var vocoder: PhaseVocoder
-        var reader: StretchReader
-        let gate: TransientGate
-        let splice: TransientSplice
-        let history: InputHistory
+        var vocoder: Owned<PhaseVocoder>
+        var reader: Owned<StretchReader>
+        let gate: Owned<TransientGate>
+        let splice: Owned<TransientSplice>
+        let history: Owned<InputHistory>
+
+        func release() { vocoder.release(); reader.release(); gate.release(); splice.release(); history.release() }
     }
     private var parts: Parts?
     /// Streaming: the switch to a new pitch.
-    private var pitchSwitch: PitchSwitch?
+    private var pitchSwitch: Owned<PitchSwitch>?
 
     /// The tables of one block, from the workspace: per output frame the segment's ratio and its
     /// grid index; its input time rounded down (for the gate, with a tempo); streaming, its input
@@ -119,10 +130,16 @@ public final class PitchShifter: @unchecked Sendable {
     /// reads it as the track's position in its own time.
     public private(set) var inputTime = 0.0
     /// Streaming: the tempo the frames run now have glided to (1 until a tempo is set).
-    public var currentTempo: Double { parts?.vocoder.tempo ?? 1 }
+    public var currentTempo: Double { parts?.vocoder.object.tempo ?? 1 }
 
     /// An unprepared shifter; call `prepare` (control side) before `process`.
     public init() {}
+
+    deinit {
+        parts?.release()
+        pitchSwitch?.release()
+        heldPitchMap?.release()
+    }
 
     /// Allocates for `spec`, `settings` and `mode`, as `PitchShifterPlan` sizes it. The FFT size
     /// follows the sample rate (≈ 85 ms: 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). With
@@ -142,7 +159,9 @@ public final class PitchShifter: @unchecked Sendable {
         latencyFrames = plan.latencyFrames
         inputAheadFrames = plan.inputAheadFrames
         liveLatencyFrames = plan.kind == .streaming ? plan.spliceLatencyFrames : 0
+        parts?.release()
         parts = nil
+        pitchSwitch?.release()
         pitchSwitch = nil
         if plan.kind != .skipped { makeParts(plan, spec) }
         reset()
@@ -167,15 +186,15 @@ public final class PitchShifter: @unchecked Sendable {
                          readHalfTaps: plan.maxHalfTaps, inputHistory: history, tempo: settings.tempo, formants: plan.formants)
         }
         if plan.hasSwitch {
-            pitchSwitch = PitchSwitch(vocoder: vocoder(), reader: StretchReader(tables: tables), sampleRate: spec.sampleRate)
+            pitchSwitch = Owned(PitchSwitch(vocoder: vocoder(), reader: StretchReader(tables: tables), sampleRate: spec.sampleRate))
         }
         parts = Parts(
-            vocoder: vocoder(),
-            reader: StretchReader(tables: tables),
-            gate: TransientGate(sampleRate: spec.sampleRate, reachFrames: plan.gateReachFrames),
-            splice: TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
-                                    halfTaps: plan.maxHalfTaps),
-            history: history)
+            vocoder: Owned(vocoder()),
+            reader: Owned(StretchReader(tables: tables)),
+            gate: Owned(TransientGate(sampleRate: spec.sampleRate, reachFrames: plan.gateReachFrames)),
+            splice: Owned(TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
+                                          halfTaps: plan.maxHalfTaps)),
+            history: Owned(history))
     }
 
     /// Takes its scratch memory from `workspace` from now on (render side: no allocation). A
@@ -192,68 +211,78 @@ public final class PitchShifter: @unchecked Sendable {
     private func bind(_ base: UnsafeMutableRawPointer?) {
         var carver = ScratchCarver(base)
         blockTables = BlockTables(&carver, frames: maximumFrameCount)
-        pitchSwitch?.bindScratch(&carver, frames: maximumFrameCount)
+        pitchSwitch?.object.bindScratch(&carver, frames: maximumFrameCount)
         // (the spare vocoder's scratch is the same memory: the two never run a frame at once)
         var spareCarver = carver
-        parts?.vocoder.bindScratch(&carver)
-        pitchSwitch?.vocoder.bindScratch(&spareCarver)
+        parts?.vocoder.object.bindScratch(&carver)
+        pitchSwitch?.object.vocoder.object.bindScratch(&spareCarver)
         if base == nil { workspaceByteCount = parts == nil ? 0 : carver.byteCount }
         boundWorkspace = base
     }
 
     /// Clears all signal state; the next sample is treated as sample 0. Does not allocate.
+    @_noAllocation @_noLocks
     public func reset() {
-        wet = mode != .offline && settings.isNeutral ? 0 : 1
+        let neutral = settings.isNeutral   // (no `self` right of `&&`: see `Owned`)
+        wet = !isOffline && neutral ? 0 : 1
         outIndex = 0
         // output frame 0 at input time −L·R, so that input time 0 is heard after L frames
         inputTime = -Double(latencyFrames) * settings.tempo
         inputPulled = 0
-        pitchSwitch?.reset()
+        pitchSwitch?({ $0.reset() })
         guard let parts else { return }
-        parts.vocoder.targetTempo = settings.tempo
-        parts.vocoder.reset(pitchCents: settings.pitchCents)
-        parts.vocoder.preserveFormants = settings.preserveFormants
-        parts.reader.reset()
-        parts.gate.reset()
-        parts.splice.reset()
-        parts.history.reset()
+        let s = settings
+        parts.vocoder {
+            $0.targetTempo = s.tempo
+            $0.reset(pitchCents: s.pitchCents)
+            $0.preserveFormants = s.preserveFormants
+        }
+        parts.reader { $0.reset() }
+        parts.gate { $0.reset() }
+        parts.splice { $0.reset() }
+        parts.history { $0.reset() }
     }
 
     /// Turns formant preservation on or off while running (render side, once per block;
     /// streaming shifters: an offline shifter made its formant buffers only if prepared with
     /// formants on, and keeps that setting).
     @inline(__always)
+    @_noAllocation @_noLocks
     public func setPreserveFormants(_ on: Bool) {
-        guard mode != .offline else { return }
+        guard !isOffline else { return }
         settings.preserveFormants = on
-        parts?.vocoder.preserveFormants = on
-        pitchSwitch?.vocoder.preserveFormants = on
+        parts?.vocoder({ $0.preserveFormants = on })
+        pitchSwitch?({ $0.vocoder { $0.preserveFormants = on } })
     }
 
     /// Sets the pitch while running (streaming; the render side calls it once per block). The
     /// vocoder glides to it over about 20 ms; a large step from a lowered pitch switches
     /// (`PitchSwitch`).
     @inline(__always)
+    @_noAllocation @_noLocks
     public func setPitchCents(_ cents: Double) {
-        let target = min(max(cents, PitchShifterSettings.centsRange.lowerBound), PitchShifterSettings.centsRange.upperBound)
-        pitchSwitch?.pitchChanged(from: settings.pitchCents, to: target)
+        let target = PitchShifterSettings.clampedCents(cents)
+        let old = settings.pitchCents
+        pitchSwitch?({ $0.pitchChanged(from: old, to: target) })
         settings.pitchCents = target
-        parts?.vocoder.setTargetCents(target)
+        parts?.vocoder({ $0.setTargetCents(target) })
     }
 
     /// Streaming, for offline automation: every vocoder frame takes its pitch from `map` at its
     /// input time (`PitchMap`), `originFrame` being the map's frame of input time 0; nil: back
     /// to `setPitchCents`. Set before `reset` (which starts at the map's pitch). Does not allocate.
     public func setPitchMap(_ map: PitchMap?, originFrame: Int) {
-        pitchMap = map
+        heldPitchMap?.release()
+        heldPitchMap = map.map { Owned($0) }
         pitchMapOrigin = originFrame
-        parts?.vocoder.pitchMap = map
-        parts?.vocoder.pitchMapOrigin = originFrame
-        pitchSwitch?.vocoder.pitchMap = map
-        pitchSwitch?.vocoder.pitchMapOrigin = originFrame
+        parts?.vocoder.object.pitchMap = map
+        parts?.vocoder.object.pitchMapOrigin = originFrame
+        pitchSwitch?.object.vocoder.object.pitchMap = map
+        pitchSwitch?.object.vocoder.object.pitchMapOrigin = originFrame
         if let map { settings.pitchCents = map.cents(atFrame: Double(originFrame)) }
     }
-    private var pitchMap: PitchMap?
+    /// The map of `setPitchMap` (as `Owned`: read on the render path).
+    private var heldPitchMap: Owned<PitchMap>?
     private var pitchMapOrigin = 0
 
     /// Sets the tempo while running (streaming; the render side calls it once per block),
@@ -261,10 +290,10 @@ public final class PitchShifter: @unchecked Sendable {
     /// read (within the look-ahead). From 0 cents and tempo 1 the output first fades from the
     /// exact dry input to the wet signal, and only then the tempo moves.
     @inline(__always)
+    @_noAllocation @_noLocks
     public func setTempo(_ tempo: Double) {
-        guard mode != .offline else { return }
-        let range = PitchShifterSettings.liveTempoRange
-        settings.tempo = tempo.isNaN ? 1 : min(max(tempo, range.lowerBound), range.upperBound)
+        guard !isOffline else { return }
+        settings.tempo = PitchShifterSettings.clampedLiveTempo(tempo)
     }
 
     // MARK: - The process path
@@ -272,17 +301,24 @@ public final class PitchShifter: @unchecked Sendable {
     /// Shifts `frameCount` frames in place (`right` nil for mono, and only then; at most the
     /// spec's `maximumFrameCount`): offline without a tempo. Output lags input by
     /// `latencyFrames`. Never allocates.
+    @_noAllocation @_noLocks
     public func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
         guard let parts else { return }
-        precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
-        precondition(frameCount <= maximumFrameCount)
+        // (conditions on values: a condition is a closure, and one capturing `self` is refused
+        // by the realtime check; see `Owned`)
+        let bound = boundWorkspace != nil, most = maximumFrameCount
+        precondition(bound, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
+        precondition(frameCount <= most)
         // the block is the input, one pull; it then receives the output, input time t0 + k at frame k
         let input = (UnsafePointer(left), right.map { UnsafePointer($0) })
         let end = inputPulled + frameCount
         pullInput(parts, upTo: end, ownNeed: end, maximumPull: frameCount) { _ in input }
         let t0 = outIndex - latencyFrames
-        parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: t0,
-                          ratios: blockTables.ratios, tableIndices: blockTables.tableIndices, from: parts.vocoder)
+        let source = parts.vocoder { $0.readView }, b = blockTables
+        _ = parts.reader {
+            $0.read(into: left, right, frameCount: frameCount, firstFrame: t0, ratios: b.ratios, tableIndices: b.tableIndices,
+                    from: source)
+        }
         gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: t0))
         outIndex += frameCount
     }
@@ -292,15 +328,32 @@ public final class PitchShifter: @unchecked Sendable {
     /// input frames as they are needed (at most `maximumFrameCount` at a time; silence after the
     /// end). `pull` returns where the caller holds them (`right` nil for mono); they are copied
     /// before the next call. Never allocates.
+    /// (`shift(into:…)` with `pull` vouched for: a closure that reaches a checked function is
+    /// checked where it is made, and one that came through `PitchShifting` cannot be. The engine
+    /// calls `shift(into:…)` itself, so its pull function is checked.)
     public func process(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                         maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
+        @_semantics("no_performance_analysis")
+        func vouched(_ n: Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?) { try pull(n) }
+        try shift(into: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: vouched)
+    }
+
+    /// `process(into:…)`, checked by the compiler (`@_noAllocation`/`@_noLocks`, with whatever
+    /// `pull` a caller hands it).
+    @_noAllocation @_noLocks
+    public func shift(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+               maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         guard let parts else { return }
-        precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
+        let bound = boundWorkspace != nil
+        precondition(bound, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
         // frame n at input time n·R, from its absolute index (the same times in any blocks)
-        let needed = Int((Double(outIndex + frameCount - 1) * settings.tempo).rounded(.up)) + inputAheadFrames
+        let needed = Int(Libm.roundedUp(Double(outIndex + frameCount - 1) * settings.tempo)) + inputAheadFrames
         try pullInput(parts, upTo: needed, ownNeed: needed, maximumPull: maximumPull, pull: pull)
-        parts.reader.read(into: left, right, frameCount: frameCount, firstFrame: outIndex,
-                          ratios: blockTables.ratios, tableIndices: blockTables.tableIndices, from: parts.vocoder)
+        let source = parts.vocoder { $0.readView }, b = blockTables, first = outIndex
+        _ = parts.reader {
+            $0.read(into: left, right, frameCount: frameCount, firstFrame: first, ratios: b.ratios, tableIndices: b.tableIndices,
+                    from: source)
+        }
         gateAndSplice(parts, left, right, frameCount: frameCount, at: .steadyTempo(settings.tempo))
         outIndex += frameCount
     }
@@ -311,25 +364,46 @@ public final class PitchShifter: @unchecked Sendable {
     /// of the frame it reads), from t_0 = 0 after `reset`. While the tempo is 1 and t_n whole
     /// this is exactly an offline shifter's output for the same input; a tempo returning to 1
     /// steers t onto the nearest whole frame within a block so that it is again. Never allocates.
+    /// (`shift(live:…)` with `pull` vouched for, as `process(into:…)`.)
     public func process(live left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                         maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
-        precondition(mode == .streaming, "process(live:) is for a streaming shifter")
+        @_semantics("no_performance_analysis")
+        func vouched(_ n: Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?) { try pull(n) }
+        try shift(live: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: vouched)
+    }
+
+    /// `process(live:…)`, checked by the compiler (see `shift(into:…)`).
+    @_noAllocation @_noLocks
+    public func shift(live left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
+               maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
+        var streaming = false
+        if case .streaming = mode { streaming = true }   // (`==` on another module's enum is not inlinable)
+        precondition(streaming, "process(live:) is for a streaming shifter")
         guard let parts, let pitchSwitch else { return }
-        precondition(boundWorkspace != nil, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
+        let bound = boundWorkspace != nil
+        precondition(bound, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
         let vocoder = parts.vocoder
         // the tempo waits until the output is wholly wet (leaving the exact dry path)
-        vocoder.targetTempo = wet == 1 ? settings.tempo : 1
+        let tempoNow = wet == 1 ? settings.tempo : 1
+        vocoder { $0.targetTempo = tempoNow }
         // (with a map, the frames to come may go down to its lowest pitch: the look-ahead is
         // sized for it)
-        let comingCents = pitchMap.map { min($0.minimumCents, vocoder.currentCents) } ?? settings.pitchCents
-        let own = UnreadFrames(vocoder, parts.reader, targetCents: comingCents)
-        if pitchSwitch.isWanted {
-            pitchSwitch.startIfUseful(own: vocoder, unread: own, wet: wet, inputTime: inputTime, pitchCents: settings.pitchCents)
+        var comingCents = settings.pitchCents
+        if let map = heldPitchMap {
+            let currentCents = vocoder { $0.currentCents }
+            comingCents = min(map { $0.minimumCents }, currentCents)
         }
+        let own = UnreadFrames(vocoder, parts.reader, targetCents: comingCents)
+        if pitchSwitch({ $0.isWanted }) {
+            let w = wet, t = inputTime, cents = settings.pitchCents
+            pitchSwitch { $0.startIfUseful(own: vocoder, unread: own, wet: w, inputTime: t, pitchCents: cents) }
+        }
+        let spareVocoder = pitchSwitch { $0.vocoder }, spareReader = pitchSwitch { $0.reader }
         var spare: UnreadFrames?
-        if pitchSwitch.isRunning {
-            pitchSwitch.vocoder.targetTempo = vocoder.targetTempo
-            spare = UnreadFrames(pitchSwitch.vocoder, pitchSwitch.reader, targetCents: comingCents)
+        if pitchSwitch({ $0.isRunning }) {
+            let target = vocoder { $0.targetTempo }
+            spareVocoder { $0.targetTempo = target }
+            spare = UnreadFrames(spareVocoder, spareReader, targetCents: comingCents)
         }
         // the fastest tempo the frames not read past (and those to come) have, and whether all
         // of them are at exactly 1
@@ -337,8 +411,8 @@ public final class PitchShifter: @unchecked Sendable {
         let allAtOne = own.allAtUnitTempo && (spare?.allAtUnitTempo ?? true)
         // back at tempo 1 between whole frames: this block steers onto the nearest one (a step
         // of at most 1 + 0.5/frameCount: under 2 cents for one block, no jump)
-        let whole = inputTime == inputTime.rounded(.down)
-        let nudge = allAtOne && !whole ? (inputTime.rounded() - inputTime) / Double(frameCount) : 0
+        let whole = inputTime == Libm.roundedDown(inputTime)
+        let nudge = allAtOne && !whole ? (Libm.rounded(inputTime) - inputTime) / Double(frameCount) : 0
         let exact = allAtOne && whole
         // Each state takes the input as far as its own look-ahead needs; the input is pulled as
         // far as either needs. A state that lags what was pulled (restarted, or swapped in after
@@ -346,37 +420,48 @@ public final class PitchShifter: @unchecked Sendable {
         let lastTime = floorToInt(inputTime + Double(frameCount - 1) * high) + 1
         let neededOwn = lastTime + own.aheadFrames, neededSpare = lastTime + (spare?.aheadFrames ?? 0)
         let ahead = max(own.aheadFrames, spare?.aheadFrames ?? own.aheadFrames)
-        try pullInput(parts, upTo: spare == nil ? neededOwn : max(neededOwn, neededSpare), ownNeed: neededOwn,
+        let hasSpare = spare != nil
+        try pullInput(parts, upTo: hasSpare ? max(neededOwn, neededSpare) : neededOwn, ownNeed: neededOwn,
                       maximumPull: maximumPull, pull: pull)
-        vocoder.advance(to: min(inputPulled, neededOwn), readPosition: parts.reader.lastReadPosition)
-        if spare != nil {
-            pitchSwitch.vocoder.advance(to: min(inputPulled, neededSpare), readPosition: pitchSwitch.reader.lastReadPosition)
+        let pulled = inputPulled
+        let ownRead = parts.reader { $0.lastReadPosition }
+        vocoder { $0.advance(to: min(pulled, neededOwn), readPosition: ownRead) }
+        if hasSpare {
+            let spareRead = spareReader { $0.lastReadPosition }
+            spareVocoder { $0.advance(to: min(pulled, neededSpare), readPosition: spareRead) }
         }
         let t0 = inputTime
         let b = blockTables
-        inputTime = parts.reader.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: b.ratios,
-                                      tableIndices: b.tableIndices, from: vocoder, times: b.times, nudge: nudge)
-        if spare != nil {
-            // both read the same times (the tempo is steady through a switch, the nudge the same)
-            inputTime = pitchSwitch.crossfade(left, right, frameCount: frameCount, firstTime: t0, nudge: nudge,
-                                              ratios: b.ratios, tableIndices: b.tableIndices, times: b.times)
+        let source = vocoder { $0.readView }
+        inputTime = parts.reader {
+            $0.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: b.ratios, tableIndices: b.tableIndices,
+                    from: source, times: b.times, nudge: nudge)
         }
-        if nudge != 0 { inputTime = inputTime.rounded() }
+        if hasSpare {
+            // both read the same times (the tempo is steady through a switch, the nudge the same)
+            inputTime = pitchSwitch {
+                $0.crossfade(left, right, frameCount: frameCount, firstTime: t0, nudge: nudge,
+                             ratios: b.ratios, tableIndices: b.tableIndices, times: b.times)
+            }
+        }
+        if nudge != 0 { inputTime = Libm.rounded(inputTime) }
         if exact {
             let first = Int(t0)
             // the input held past t is `ahead`, as an offline shifter's latency at this ratio
             let g = SincTableCache.index(forRatio: settings.ratio)
-            parts.splice.setRoom(aheadFrames: ahead, halfTaps: max(parts.reader.tables[g].taps, parts.splice.tables[g].taps) / 2)
+            let readTaps = parts.reader { $0.tableViews[g].taps }, spliceTaps = parts.splice { $0.taps(index: g) }
+            parts.splice { $0.setRoom(aheadFrames: ahead, halfTaps: max(readTaps, spliceTaps) / 2) }
             gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: first))
             crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
         } else {
-            gateAndSplice(parts, left, right, frameCount: frameCount, at: .listed(tempo: vocoder.tempo))
+            let tempo = vocoder { $0.tempo }
+            gateAndSplice(parts, left, right, frameCount: frameCount, at: .listed(tempo: tempo))
         }
         outIndex += frameCount
-        if pitchSwitch.isFadeOver {
+        if pitchSwitch({ $0.isFadeOver }) {
             // the new state is the shifter's own; the old one waits for the next switch
             var running = parts
-            (running.vocoder, running.reader) = pitchSwitch.handOver(parts.vocoder, parts.reader)
+            (running.vocoder, running.reader) = pitchSwitch { $0.handOver(parts.vocoder, parts.reader) }
             self.parts = running
         }
     }
@@ -390,13 +475,18 @@ public final class PitchShifter: @unchecked Sendable {
     private func pullInput(_ parts: Parts, upTo needed: Int, ownNeed: Int, maximumPull: Int,
                            pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         while inputPulled < needed {
-            let n = min(maximumPull, maximumFrameCount, needed - inputPulled)
+            // (two-argument `min`s: the variadic one builds an array)
+            let n = min(min(maximumPull, maximumFrameCount), needed - inputPulled)
             let (l, r) = try pull(n)
-            parts.gate.recordInput(left: l, right: r, frameCount: n, at: inputPulled)
-            parts.history.write(left: l, right: r, frameCount: n, at: inputPulled)
-            let inStep = parts.vocoder.inputEnd == inputPulled && inputPulled + n <= ownNeed
+            let at = inputPulled
+            parts.gate { $0.recordInput(left: l, right: r, frameCount: n, at: at) }
+            parts.history { $0.write(left: l, right: r, frameCount: n, at: at) }
+            let inStep = parts.vocoder { $0.inputEnd } == at && at + n <= ownNeed
             inputPulled += n
-            if inStep { parts.vocoder.append(frameCount: n, readPosition: parts.reader.lastReadPosition) }
+            if inStep {
+                let readPosition = parts.reader { $0.lastReadPosition }
+                parts.vocoder { $0.append(frameCount: n, readPosition: readPosition) }
+            }
         }
     }
 
@@ -415,24 +505,30 @@ public final class PitchShifter: @unchecked Sendable {
     @inline(__always)
     private func gateAndSplice(_ parts: Parts, _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?,
                                frameCount: Int, at time: BlockTime) {
-        let b = blockTables
+        let b = blockTables, first = outIndex
+        let gate = parts.gate { $0.view }, input = parts.history { $0.view }
         switch time {
         case .whole(let t0):
-            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: t0)
-            parts.splice.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
-                                 ratios: b.ratios, tableIndices: b.tableIndices, gate: parts.gate, input: parts.history)
+            parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: t0) }
+            parts.splice {
+                $0.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
+                           ratios: b.ratios, tableIndices: b.tableIndices, gate: gate, input: input)
+            }
         case .steadyTempo(let tempo):
-            for k in 0..<frameCount { b.inputTimes[k] = floorToInt(Double(outIndex + k) * tempo) }
-            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes)
-            parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, tempo: tempo,
-                                 ratio: settings.ratio, table: SincTableCache.index(forRatio: settings.ratio),
-                                 gate: parts.gate, input: parts.history)
+            for k in 0..<frameCount { b.inputTimes[k] = floorToInt(Double(first + k) * tempo) }
+            parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes) }
+            let ratio = settings.ratio, table = SincTableCache.index(forRatio: ratio)
+            parts.splice {
+                $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, tempo: tempo,
+                           ratio: ratio, table: table, gate: gate, input: input)
+            }
         case .listed(let tempo):
             for k in 0..<frameCount { b.inputTimes[k] = max(-1, floorToInt(b.times[k])) }
-            parts.gate.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes)
-            parts.splice.process(left: left, right: right, frameCount: frameCount, firstOutput: outIndex, times: b.times,
-                                 tempo: tempo, ratios: b.ratios, tableIndices: b.tableIndices,
-                                 gate: parts.gate, input: parts.history)
+            parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes) }
+            parts.splice {
+                $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, times: b.times,
+                           tempo: tempo, ratios: b.ratios, tableIndices: b.tableIndices, gate: gate, input: input)
+            }
         }
     }
 
@@ -442,8 +538,10 @@ public final class PitchShifter: @unchecked Sendable {
     private func crossfadeToDry(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                                 firstTime: Int, parts: Parts) {
         let step = Float(1 / (Self.wetFadeSeconds * sampleRate))
-        let history = parts.history.base, stride = parts.history.stride, mask = parts.history.mask
-        let atZero = parts.vocoder.targetCents == 0
+        let view = parts.history { $0.view }
+        let history = view.base, stride = view.stride, mask = view.mask
+        let atZero = parts.vocoder { $0.targetCents } == 0
+        let map = heldPitchMap, origin = pitchMapOrigin
         let tempoIsOne = settings.tempo == 1
         var w = wet
         defer { wet = w }
@@ -455,7 +553,11 @@ public final class PitchShifter: @unchecked Sendable {
                 dryR = right != nil ? history[stride + slot] : dryL
             }
             // (with a map: whether it is at 0 cents at this frame's own time)
-            let zero = pitchMap.map { $0.cents(atFrame: Double(firstTime + k + pitchMapOrigin)) == 0 } ?? atZero
+            var zero = atZero
+            if let map {
+                let frame = Double(firstTime + k + origin)
+                zero = map { $0.cents(atFrame: frame) } == 0
+            }
             let wantWet = !(blockTables.ratios[k] == 1 && zero && tempoIsOne)
             Smoother.linear(&w, toward: wantWet ? 1 : 0, step: step)
             let m = w
@@ -469,3 +571,4 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
 }
+

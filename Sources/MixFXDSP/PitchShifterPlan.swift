@@ -171,6 +171,6 @@ struct PitchShifterPlan: Equatable {
     /// streaming look-ahead (`UnreadFrames`).
     @inline(__always)
     static func latencyBound(fftSize n: Int, taps: Int, stretch sigma: Double) -> Int {
-        n / 2 + Int((Double(n / 2 + taps / 2 + 2) / sigma).rounded(.up)) + 1
+        n / 2 + Int(Libm.roundedUp(Double(n / 2 + taps / 2 + 2) / sigma)) + 1
     }
 }

@@ -26,9 +26,10 @@ final class PitchSwitch {
     /// Smaller changes glide (a slider's steps; two states a few cents apart would beat).
     static let minimumCents = 50.0
 
-    /// The spare state: the shifter's own after the next switch.
-    private(set) var vocoder: PhaseVocoder
-    private(set) var reader: StretchReader
+    /// The spare state: the shifter's own after the next switch (held as `Owned`, released in
+    /// `deinit`).
+    private(set) var vocoder: Owned<PhaseVocoder>
+    private(set) var reader: Owned<StretchReader>
     /// Output frames of the crossfade, F.
     let fadeFrames: Int
     /// The crossfade's output frames done (−1: no switch running).
@@ -50,12 +51,14 @@ final class PitchSwitch {
 
     /// A switch to `vocoder` and `reader` (a second state like the shifter's own) at `sampleRate`.
     init(vocoder: PhaseVocoder, reader: StretchReader, sampleRate: Double) {
-        self.vocoder = vocoder
-        self.reader = reader
+        self.vocoder = Owned(vocoder)
+        self.reader = Owned(reader)
         fadeFrames = max(1, Int(Self.fadeSeconds * sampleRate))
         var measure = ScratchCarver(nil)
         (left, right, ratios, tableIndices, times) = Self.blockScratch(&measure, frames: 1)
     }
+
+    deinit { vocoder.release(); reader.release() }
 
     /// Takes the spare state's block buffers for blocks of up to `frames` frames from `carver`
     /// (the vocoder's scratch is bound with the shifter's: the two never run a frame at once).
@@ -71,12 +74,13 @@ final class PitchSwitch {
     }
 
     /// No switch running or wanted; counts cleared.
+    @_noLocks
     func reset() {
         framesDone = -1
         isWanted = false
         retiredStarvedFrames = 0
         count = 0
-        reader.reset()
+        reader { $0.reset() }
     }
 
     /// A crossfade is running (the spare state is read and glides with the shifter's own).
@@ -84,22 +88,27 @@ final class PitchSwitch {
 
     /// The pitch moves from `old` to `new` cents: a switch is wanted if the step is large enough.
     @inline(__always)
+    @_noLocks
     func pitchChanged(from old: Double, to new: Double) {
         if abs(new - old) >= Self.minimumCents { isWanted = true }
-        if isRunning { vocoder.setTargetCents(new) }
+        if isRunning { vocoder { $0.setTargetCents(new) } }
     }
 
     /// Starts a switch to `pitchCents` at input time `inputTime` if none is running, the output
     /// is wholly wet, the tempo of `own` (the shifter's state) is steady, and frames made at a
     /// lowered pitch are still to be read (`unread`); else the change glides.
-    func startIfUseful(own: PhaseVocoder, unread: UnreadFrames, wet: Float, inputTime: Double, pitchCents: Double) {
+    @_noLocks
+    func startIfUseful(own: Owned<PhaseVocoder>, unread: UnreadFrames, wet: Float, inputTime: Double, pitchCents: Double) {
         isWanted = false
-        guard !isRunning, wet == 1, own.tempo == own.targetTempo, unread.steadyTempo, unread.lowered else { return }
-        retiredStarvedFrames += reader.starvedFrames
-        vocoder.targetTempo = own.tempo
-        vocoder.preserveFormants = own.preserveFormants
-        vocoder.restart(at: inputTime, pitchCents: pitchCents)
-        reader.reset()
+        let (tempo, targetTempo, formants) = own { ($0.tempo, $0.targetTempo, $0.preserveFormants) }
+        guard !isRunning, wet == 1, tempo == targetTempo, unread.steadyTempo, unread.lowered else { return }
+        retiredStarvedFrames += reader { $0.starvedFrames }
+        vocoder {
+            $0.targetTempo = tempo
+            $0.preserveFormants = formants
+            $0.restart(at: inputTime, pitchCents: pitchCents)
+        }
+        reader { $0.reset() }
         framesDone = 0
         count += 1
     }
@@ -109,22 +118,29 @@ final class PitchSwitch {
     /// ratios, grid indices and times replace the block's. Returns the input time after the
     /// block.
     @inline(__always)
+    @_noLocks
     func crossfade(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                    firstTime t0: Double, nudge: Double, ratios blockRatios: UnsafeMutablePointer<Double>,
                    tableIndices blockTableIndices: UnsafeMutablePointer<Int>, times blockTimes: UnsafeMutablePointer<Double>) -> Double {
-        let next = reader.read(into: self.left, right != nil ? self.right : nil, frameCount: frameCount,
-                               firstTime: t0, ratios: ratios, tableIndices: tableIndices,
-                               from: vocoder, times: times, nudge: nudge)
+        let source = vocoder { $0.readView }
+        let spareL = self.left, spareR: UnsafeMutablePointer<Float>? = right != nil ? self.right : nil
+        let ratios = ratios, tableIndices = tableIndices, times = times
+        let next = reader {
+            $0.read(into: spareL, spareR, frameCount: frameCount, firstTime: t0, ratios: ratios, tableIndices: tableIndices,
+                    from: source, times: times, nudge: nudge)
+        }
         let fade = Double(fadeFrames)
         for k in 0..<frameCount {
             let x = min(1, Double(framesDone + k + 1) / fade) * Double.pi / 2
-            let old = Float(cos(x)), new = Float(sin(x))
+            let old = Float(Libm.cos(x)), new = Float(Libm.sin(x))
             left[k] = old * left[k] + new * self.left[k]
             if let right { right[k] = old * right[k] + new * self.right[k] }
         }
-        blockRatios.update(from: ratios, count: frameCount)
-        blockTableIndices.update(from: tableIndices, count: frameCount)
-        blockTimes.update(from: times, count: frameCount)
+        // (memmoves: `update(from:count:)` assigns element by element, which the check counts
+        // as a possible release)
+        UnsafeMutableRawPointer(blockRatios).copyMemory(from: ratios, byteCount: frameCount * MemoryLayout<Double>.stride)
+        UnsafeMutableRawPointer(blockTableIndices).copyMemory(from: tableIndices, byteCount: frameCount * MemoryLayout<Int>.stride)
+        UnsafeMutableRawPointer(blockTimes).copyMemory(from: times, byteCount: frameCount * MemoryLayout<Double>.stride)
         framesDone += frameCount
         return next
     }
@@ -135,7 +151,9 @@ final class PitchSwitch {
     /// Takes the shifter's state (`own`, `ownReader`) as the spare and returns the spare state
     /// for the shifter to use from now on.
     @inline(__always)
-    func handOver(_ own: PhaseVocoder, _ ownReader: StretchReader) -> (PhaseVocoder, StretchReader) {
+    /// (Each hold moves with its state: no count changes.)
+    @_noLocks
+    func handOver(_ own: Owned<PhaseVocoder>, _ ownReader: Owned<StretchReader>) -> (Owned<PhaseVocoder>, Owned<StretchReader>) {
         defer { vocoder = own; reader = ownReader; framesDone = -1 }
         return (vocoder, reader)
     }

@@ -17,6 +17,8 @@ public final class Resampler: @unchecked Sendable {
     /// The most frames one `write` may take.
     public let maxWriteFrames: Int
     private let table: SincTable
+    /// The same as a value, for the render side (`SincTable.View`: no reference counting).
+    private let tableView: SincTable.View
     private let capacity: Int
     private let buffers: UnsafeMutablePointer<Float>
     private var bufferStart = 0      // absolute input index of buffers[0]
@@ -40,6 +42,7 @@ public final class Resampler: @unchecked Sendable {
         stepWhole = inRate / outRate
         stepRemainder = inRate % outRate
         table = SincTable(scale: Double(outRate) / Double(inRate), quality: quality)
+        tableView = table.view
         capacity = 2 * table.taps + 2 * maxWriteFrames + 16
         buffers = .allocate(capacity: capacity * channelCount)
         reset()
@@ -51,11 +54,12 @@ public final class Resampler: @unchecked Sendable {
     public var latencyInputFrames: Int { table.rightFrames }
 
     /// Back to input sample 0, with silence before it. Does not allocate.
+    @_noAllocation @_noLocks
     public func reset() {
         buffers.initialize(repeating: 0, count: capacity * channelCount)
         // Left history before sample 0 is silence.
-        bufferStart = -table.leftFrames
-        bufferFill = table.leftFrames
+        bufferStart = -tableView.leftFrames
+        bufferFill = tableView.leftFrames
         outIndex = 0
         inIndex = 0
         inRemainder = 0
@@ -68,33 +72,33 @@ public final class Resampler: @unchecked Sendable {
     /// 44101·9999 → 384000·10000 passes 2^63). The result must fit an Int (any length the
     /// engine accepts does: at most 2^40 frames times a ratio of at most 1536).
     public static func outputFrameCount(inputFrames: Int, inRate: Int, outRate: Int) -> Int {
-        precondition(inputFrames >= 0 && inRate > 0 && outRate > 0)
-        let product = inputFrames.multipliedFullWidth(by: outRate)
-        let (low, carry) = product.low.addingReportingOverflow(UInt(inRate - 1))
-        return inRate.dividingFullWidth((product.high + (carry ? 1 : 0), low)).quotient
+        resampledFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
     }
 
     /// Appends up to `maxWriteFrames` frames of planar input.
     public func write(_ channels: [UnsafePointer<Float>], frameCount: Int) {
-        write(frameCount: frameCount) { c in channels[c] }
+        channels.withUnsafeBufferPointer { p in write(frameCount: frameCount) { c in p[c] } }
     }
 
     /// Appends `frameCount` frames, channel c read from `channel(c)`.
+    @_noAllocation @_noLocks
     public func write(frameCount: Int, channel: (Int) -> UnsafePointer<Float>) {
-        precondition(frameCount <= maxWriteFrames && !finished)
+        let most = maxWriteFrames, open = !finished   // (values: a condition is a closure; see `Owned`)
+        precondition(frameCount <= most && open)
         compact()
         for c in 0..<channelCount {
-            (buffers + c * capacity + bufferFill).update(from: channel(c), count: frameCount)
+            vcopy(channel(c), into: buffers + c * capacity + bufferFill, frameCount)
         }
         bufferFill += frameCount
         inputFrames += frameCount
     }
 
     /// No more input: the rest of the output is computed against silence.
+    @_noAllocation @_noLocks
     public func finish() {
         guard !finished else { return }
         compact()
-        let pad = table.rightFrames + 1
+        let pad = tableView.rightFrames + 1
         for c in 0..<channelCount { (buffers + c * capacity + bufferFill).update(repeating: 0, count: pad) }
         bufferFill += pad
         finished = true
@@ -102,29 +106,39 @@ public final class Resampler: @unchecked Sendable {
 
     /// True once every output frame of a finished input has been read.
     public var isDrained: Bool {
-        finished && outIndex >= Resampler.outputFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
+        @_noAllocation @_noLocks get {
+            guard finished else { return false }
+            return outIndex >= resampledFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
+        }
     }
 
     /// Whether `write` is needed before `read` can give another frame.
-    public var needsInput: Bool { !finished && !canProduce() }
+    public var needsInput: Bool {
+        @_noAllocation @_noLocks get {
+            guard !finished else { return false }
+            return !canProduce()
+        }
+    }
 
     @inline(__always)
     private func canProduce() -> Bool {
         if finished {
-            return outIndex < Resampler.outputFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
+            return outIndex < resampledFrameCount(inputFrames: inputFrames, inRate: inRate, outRate: outRate)
         }
-        return inIndex + table.rightFrames < bufferStart + bufferFill
+        return inIndex + tableView.rightFrames < bufferStart + bufferFill
     }
 
     /// Writes up to `maxFrames` output frames into `output` channels starting at `offset`;
     /// returns how many were written.
+    @_noAllocation @_noLocks
     public func read(into output: (Int) -> UnsafeMutablePointer<Float>, offset: Int, maxFrames: Int) -> Int {
         var n = 0
-        while n < maxFrames && canProduce() {
+        while n < maxFrames {
+            guard canProduce() else { break }   // (no `self` right of `&&`: see `Owned`)
             let frac = Double(inRemainder) / Double(outRate)
             for c in 0..<channelCount {
                 let base = buffers + c * capacity
-                output(c)[offset + n] = table.interpolate(base, index: inIndex - bufferStart, fraction: frac)
+                output(c)[offset + n] = tableView.interpolate(base, index: inIndex - bufferStart, fraction: frac)
             }
             outIndex += 1
             inIndex += stepWhole
@@ -136,17 +150,29 @@ public final class Resampler: @unchecked Sendable {
     }
 
     private func compact() {
-        let firstNeeded = inIndex - table.leftFrames + 1
+        let firstNeeded = inIndex - tableView.leftFrames + 1
         let drop = firstNeeded - bufferStart
-        if drop > 0 && bufferFill + maxWriteFrames + table.rightFrames + 2 > capacity {
+        let full = bufferFill + maxWriteFrames + tableView.rightFrames + 2 > capacity   // (values: see `Owned`)
+        if drop > 0 && full {
             let keep = bufferFill - drop
             for c in 0..<channelCount {
                 let base = buffers + c * capacity
-                base.update(from: base + drop, count: keep)
+                vcopy(base + drop, into: base, keep)
             }
             bufferStart += drop
             bufferFill = keep
         }
-        precondition(bufferFill + maxWriteFrames + table.rightFrames + 2 <= capacity)
+        let fits = bufferFill + maxWriteFrames + tableView.rightFrames + 2 <= capacity
+        precondition(fits)
     }
+}
+
+/// `Resampler.outputFrameCount`: ceil(inputFrames·outRate / inRate) in 128 bits. (A function:
+/// a class's static method takes the class's metadata, which the realtime check refuses.)
+@inline(__always)
+func resampledFrameCount(inputFrames: Int, inRate: Int, outRate: Int) -> Int {
+    precondition(inputFrames >= 0 && inRate > 0 && outRate > 0)
+    let product = inputFrames.multipliedFullWidth(by: outRate)
+    let (low, carry) = product.low.addingReportingOverflow(UInt(inRate - 1))
+    return inRate.dividingFullWidth((product.high + (carry ? 1 : 0), low)).quotient
 }

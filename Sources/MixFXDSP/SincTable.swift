@@ -97,6 +97,64 @@ public final class SincTable: @unchecked Sendable {
     /// Frames needed on the right of the interpolated position.
     public var rightFrames: Int { taps / 2 }
 
+    /// The signal at position `index + fraction` (0 ≤ fraction < 1): `View.interpolate`.
+    @inline(__always) @_noAllocation @_noLocks
+    public func interpolate(_ data: UnsafePointer<Float>, index: Int, fraction: Double) -> Float {
+        view.interpolate(data, index: index, fraction: fraction)
+    }
+
+    /// Two signals at the same position: `View.interpolate(_:_:index:fraction:)`.
+    @inline(__always) @_noAllocation @_noLocks
+    public func interpolate(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, index: Int,
+                            fraction: Double) -> (Float, Float) {
+        view.interpolate(a, b, index: index, fraction: fraction)
+    }
+
+    /// Four stereo positions at once: `View.interpolate4`.
+    @inline(__always) @_noAllocation @_noLocks
+    public func interpolate4(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, offsets: SIMD4<Int>,
+                             fractions: SIMD4<Double>) -> (SIMD4<Float>, SIMD4<Float>) {
+        view.interpolate4(a, b, offsets: offsets, fractions: fractions)
+    }
+
+    /// The table as a value, for the render path's loops (see `View`).
+    var view: View { View(taps: taps, phases: phases, rows: rows) }
+
+    /// Modified Bessel function of the first kind, order 0 (power series).
+    static func besselI0(_ x: Double) -> Double {
+        var sum = 1.0, term = 1.0
+        let q = x * x / 4
+        var k = 1.0
+        while term > 1e-17 * sum {
+            term *= q / (k * k)
+            sum += term
+            k += 1
+        }
+        return sum
+    }
+}
+
+
+extension SincTable {
+    /// A table as a value: its taps, phases and rows (immutable, and kept alive by the table,
+    /// which every reader's owner holds). A reader's loop that picks a table per sample reads
+    /// it as a `View`: a class reference read from storage is reference counted, which the
+    /// compiler's realtime check refuses (see `Owned`), and a closure per sample to avoid that
+    /// costs the reader's loop (Benchmarks/RESULTS.md).
+    struct View {
+        /// Taps per phase (a multiple of 8).
+        let taps: Int
+        /// Fractional positions tabulated between two samples.
+        let phases: Int
+        let rows: UnsafeMutablePointer<Float>
+        /// Frames of history needed on the left of the interpolated position (inclusive of it).
+        var leftFrames: Int { taps / 2 }
+        /// Frames needed on the right of the interpolated position.
+        var rightFrames: Int { taps / 2 }
+    }
+}
+
+extension SincTable.View {
     /// The signal at position `index + fraction` (0 ≤ fraction < 1). Reads
     /// `data[index − taps/2 + 1 ... index + taps/2]`.
     @inline(__always) @_noAllocation @_noLocks
@@ -184,19 +242,6 @@ public final class SincTable: @unchecked Sendable {
         }
         let sums = orderedSums((a0, a1, a2, a3, b0, b1, b2, b3))
         return (sums.lowHalf, sums.highHalf)
-    }
-
-    /// Modified Bessel function of the first kind, order 0 (power series).
-    static func besselI0(_ x: Double) -> Double {
-        var sum = 1.0, term = 1.0
-        let q = x * x / 4
-        var k = 1.0
-        while term > 1e-17 * sum {
-            term *= q / (k * k)
-            sum += term
-            k += 1
-        }
-        return sum
     }
 }
 

@@ -19,7 +19,9 @@ public enum SincTableCache {
     /// Grid step (cents) of the up-shift tables.
     public static let stepCents = 100
     /// The largest up-shift a table is kept for, cents.
-    public static let maxCents = Int(PitchShifterSettings.centsRange.upperBound)
+    /// (`PitchShifterSettings.centsRange`'s upper bound, as a literal: a constant, not a global
+    /// built on first use on the render thread; a test checks the two agree.)
+    public static let maxCents = 2400
     /// The grid index of r = 1 (a tempo alone).
     public static let unitIndex = 0
     /// The grid index of every r < 1.
@@ -84,7 +86,7 @@ public enum SincTableCache {
         if abs(r - 1) <= unitTolerance { return unitIndex }
         guard r > 1 else { return loweredIndex }
         let cents = PitchShifterSettings.cents(ratio: r)
-        return 1 + min(maxCents / stepCents, Int((cents / Double(stepCents) - 1e-9).rounded(.up)))
+        return 1 + min(maxCents / stepCents, Int(Libm.roundedUp(cents / Double(stepCents) - 1e-9)))
     }
 
     /// The table for grid `index`, built on first use (control side). Unit: the shifter's

@@ -25,9 +25,9 @@ public enum Smoother {
         if abs(target - x) < snap { x = target }
     }
 
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public static func onePoleLog(_ x: inout Double, toward target: Double, coefficient alpha: Double, snapRatio: Double) {
-        x *= pow(target / x, alpha)
+        x *= Libm.pow(target / x, alpha)
         if abs(target / x - 1) < snapRatio { x = target }
     }
 }

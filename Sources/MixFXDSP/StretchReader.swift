@@ -17,6 +17,8 @@
 final class StretchReader {
     /// The interpolators, by ratio grid index.
     let tables: [SincTable]
+    /// The same as values, for the render path (`SincTable.View`), and how many.
+    let tableViews: UnsafeMutablePointer<SincTable.View>, tableCount: Int
     /// Output samples that had to be zero because the stretched signal was not final yet (0
     /// unless the latency bound is wrong).
     private(set) var starvedFrames = 0
@@ -27,8 +29,16 @@ final class StretchReader {
     private var tableRatio = 0.0            // the ratio `table` was chosen for
     private var table = 0
 
-    init(tables: [SincTable]) { self.tables = tables }
+    init(tables: [SincTable]) {
+        self.tables = tables
+        tableViews = .allocate(capacity: tables.count)
+        for (i, t) in tables.enumerated() { tableViews[i] = t.view }
+        tableCount = tables.count
+    }
 
+    deinit { tableViews.deallocate() }
+
+    @_noLocks
     func reset() {
         starvedFrames = 0
         segment = 0
@@ -47,9 +57,10 @@ final class StretchReader {
     /// frame's time goes into `times`, and p therefore advances r_m (plus σ·nudge) per output
     /// sample. Returns the input time of the frame after the block.
     @inline(__always) @discardableResult
+    @_noLocks
     func read(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
-              firstFrame: Int = 0, firstTime: Double = 0, ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>, from vocoder: PhaseVocoder,
-              times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
+              firstFrame: Int = 0, firstTime: Double = 0, ratios: UnsafeMutablePointer<Double>, tableIndices: UnsafeMutablePointer<Int>,
+              from vocoder: PhaseVocoder.ReadView, times: UnsafeMutablePointer<Double>? = nil, nudge: Double = 0) -> Double {
         let fixedStep = vocoder.tempo, variable = times != nil, earlyStep = vocoder.tempo
         var next = firstTime
         let historyA = vocoder.historyA, historyR = vocoder.historyR, historyS = vocoder.historyS
@@ -57,7 +68,8 @@ final class StretchReader {
         let mask = vocoder.historyMask
         let framesRun = vocoder.framesRun, nextA = vocoder.nextAnalysisCentre
         // the frames this block may read are all still in the map
-        precondition(framesRun - segment <= vocoder.historyCapacity, "PhaseVocoder frame map overflow")
+        let firstSegment = segment, mapCapacity = vocoder.historyCapacity   // (values: see `Owned`)
+        precondition(framesRun - firstSegment <= mapCapacity, "PhaseVocoder frame map overflow")
         let yFinal = vocoder.finalStretchedEnd, yStart = vocoder.stretchedStart
         let y0 = vocoder.stretched, y1 = vocoder.stretched + vocoder.stretchedCapacity
         // the per-sample state in locals for the loop (stored back after it)
@@ -89,7 +101,7 @@ final class StretchReader {
                 let p = Double(historyS[seg & mask]) + (t - a) * sigma
                 lastRead = p
                 let i = floorToInt(p)
-                let table = tables[segTable]
+                let table = tableViews[segTable]
                 let half = table.taps / 2
                 if t >= nextAOfSegment || i + half >= yFinal {
                     starved += 1

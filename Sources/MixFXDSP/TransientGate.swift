@@ -52,12 +52,20 @@ final class TransientGate {
 
     deinit { envelope.deallocate() }
 
+    /// The input's envelope as values, for the splice (see `Owned`).
+    struct View {
+        let envelope: UnsafeMutablePointer<Float>, mask: Int
+    }
+    var view: View { View(envelope: envelope, mask: mask) }
+
+    @_noLocks
     func reset() {
         envelope.update(repeating: 0, count: capacity)
         inputLevel = 0; outputLevel = 0; gain = 1
     }
 
     /// Follows the input (`right` nil for mono) as input times `time`, `time + 1`, ...
+    @_noLocks
     func recordInput(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, at time: Int) {
         var e = inputLevel, done = 0
         while done < frameCount {   // in at most two runs of the ring
@@ -71,22 +79,23 @@ final class TransientGate {
 
     /// Gates the wet block in place; its frame k is input time `firstTime + k` (before 0:
     /// nothing yet, left alone), or `times[k]` when given (a tempo's, never before 0).
+    @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
                  times: UnsafePointer<Int>? = nil) {
         let env = envelope, mask = mask, rho = release, up = openCoefficient, down = closeCoefficient
-        let ahead = lookaheadFrames
+        let ahead = lookaheadFrames, size = capacity
         let excess = Self.excessPowerRatio, allowed = Self.allowedAmplitudeRatio
         let silence = Self.silencePower, settled = Self.settledGain
         var envOut = outputLevel, g0 = gain
         defer { outputLevel = envOut; gain = g0 }
-        @inline(__always) func gate(_ k: Int, inputTime: Int) {
+        @inline(__always) func gate(_ k: Int, inputTime: Int, _ envOut: inout Float, _ g0: inout Float) {
             let wetL = left[k], wetR = right?[k] ?? wetL
             let pOut = right != nil ? 0.5 * (wetL * wetL + wetR * wetR) : wetL * wetL
             let decayed = envOut * rho
             envOut = pOut > decayed ? pOut : decayed
             let eIn = env[(inputTime + ahead) & mask]
             var g: Float = 1
-            if envOut > silence && excess * eIn < envOut { g = allowed * (eIn / envOut).squareRoot() }
+            if envOut > silence && excess * eIn < envOut { g = allowed * Libm.squareRoot(eIn / envOut) }
             if g != 1 || g0 != 1 {   // (steady, the gain stays 1 without a dependent chain)
                 g0 += (g - g0) * (g > g0 ? up : down)
                 if g == 1 && g0 > settled { g0 = 1 }
@@ -97,7 +106,7 @@ final class TransientGate {
             }
         }
         if let times {
-            for k in 0..<frameCount { gate(k, inputTime: times[k]) }
+            for k in 0..<frameCount { gate(k, inputTime: times[k], &envOut, &g0) }
             return
         }
         // Eight frames at a time while the gain rests at 1 (steady material: nearly always). A
@@ -118,7 +127,7 @@ final class TransientGate {
         var k = min(frameCount, max(0, -firstTime))
         while k + 8 <= frameCount {
             let slot = (firstTime &+ k &+ ahead) & mask
-            if g0 == 1 && slot + 8 <= capacity {
+            if g0 == 1 && slot + 8 <= size {
                 let l = UnsafeRawPointer(left + k).loadUnaligned(as: SIMD8<Float>.self)
                 var p = l * l
                 if let right {
@@ -141,9 +150,9 @@ final class TransientGate {
                     continue
                 }
             }
-            for j in k..<(k + 8) { gate(j, inputTime: firstTime + j) }
+            for j in k..<(k + 8) { gate(j, inputTime: firstTime + j, &envOut, &g0) }
             k += 8
         }
-        while k < frameCount { gate(k, inputTime: firstTime + k); k += 1 }
+        while k < frameCount { gate(k, inputTime: firstTime + k, &envOut, &g0); k += 1 }
     }
 }

@@ -28,6 +28,8 @@ final class TransientSplice {
     private let lengthFrames: Int, holdoffFrames: Int
     /// The tables, by ratio grid index (`SincTableCache.index(forRatio:)`).
     let tables: [SincTable]
+    /// The same as values, for the render path (`SincTable.View`).
+    private let tableViews: UnsafeMutablePointer<SincTable.View>
     /// How far ahead of output time a splice raising the pitch may read: the shifter's latency
     /// less what the reads and the look-ahead need.
     private var roomFrames: Int
@@ -44,30 +46,24 @@ final class TransientSplice {
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
         self.tables = tables
+        tableViews = .allocate(capacity: tables.count)
+        for (i, t) in tables.enumerated() { tableViews[i] = t.view }
         roomFrames = latencyFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
     }
 
-    /// Output frame k moves by `weight` toward the input read at `pos` through `table`.
-    @inline(__always)
-    private static func blend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int, weight w: Float,
-                              input: InputHistory, at pos: Double, table t: SincTable) {
-        let i = floorToInt(pos)
-        let base = (i - t.taps / 2 + 1) & input.mask
-        let frac = pos - Double(i)
-        if let right {
-            let (gL, gR) = t.interpolate(input.base + base, input.base + input.stride + base, index: t.taps / 2 - 1, fraction: frac)
-            left[k] += w * (gL - left[k])
-            right[k] += w * (gR - right[k])
-        } else {
-            let gL = t.interpolate(input.base + base, index: t.taps / 2 - 1, fraction: frac)
-            left[k] += w * (gL - left[k])
-        }
-    }
+    deinit { tableViews.deallocate() }
 
-    func reset() { end = Int.min; holdoffEnd = Int.min; tempoEnd = -.infinity }
+    /// The taps of the table of grid index `index`.
+    func taps(index: Int) -> Int { tableViews[index].taps }
+
+    func reset() {
+        end = Int.min; holdoffEnd = Int.min
+        tempoEnd = minusInfinity
+    }
 
     /// The input held past the output's input time is now `aheadFrames` (a shifter reading its
     /// input ahead on demand); `halfTaps` is its reads' reach.
+    @_noLocks
     func setRoom(aheadFrames: Int, halfTaps: Int) {
         roomFrames = aheadFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
     }
@@ -75,6 +71,8 @@ final class TransientSplice {
     // With a tempo, the splice in output time: where its ramp starts, where the onset lands
     // (T/R), where its hold and fade end.
     private var rampStart = 0.0, onsetOut = 0.0, holdEndOut = 0.0, tempoEnd = -Double.infinity
+    /// −∞, for `reset` (the compiler's realtime check cannot see into the standard library's).
+    private let minusInfinity = -Double.infinity
 
     /// With a tempo R (output frame o at input time o·R): the same splice, placed so that the
     /// onset T lands at output time T/R, where the vocoder's copies of a hit smear it late (a
@@ -83,8 +81,9 @@ final class TransientSplice {
     /// reaches drifts from the vocoder's by (1 − R) per frame, which the 10 ms fade back covers
     /// as a crossfade between two takes of steady material. `firstOutput` is the block's first
     /// output frame; the grid index `table` is `ratio`'s.
+    @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
-                 tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate, input: InputHistory) {
+                 tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate.View, input: InputHistory.View) {
         spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
                            inputTime: { _, o in o * tempo }, landing: { _, _, probe in Double(probe) / tempo },
                            ratio: { _ in ratio }, table: { _ in tableIndex })
@@ -93,9 +92,10 @@ final class TransientSplice {
     /// The same with a tempo that changes (live): frame k is at input time `times[k]` and reads
     /// at `ratios[k]` (grid index `tableIndices[k]`); an onset lands where the local tempo
     /// (`times[k+1] − times[k]`, else `tempo`) carries it.
+    @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  times: UnsafePointer<Double>, tempo: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
-                 gate: TransientGate, input: InputHistory) {
+                 gate: TransientGate.View, input: InputHistory.View) {
         spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
                            inputTime: { k, _ in times[k] },
                            landing: { k, o, probe in
@@ -110,7 +110,7 @@ final class TransientSplice {
     /// `landing(k, o, probe)`, and is read at `ratio(k)` through `table(k)`.
     @inline(__always)
     private func spliceInOutputTime(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
-                                    firstOutput: Int, gate: TransientGate, input: InputHistory,
+                                    firstOutput: Int, gate: TransientGate.View, input: InputHistory.View,
                                     inputTime: (Int, Double) -> Double, landing: (Int, Double, Int) -> Double,
                                     ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int) {
         let env = gate.envelope, envMask = gate.mask
@@ -119,7 +119,8 @@ final class TransientSplice {
         for k in 0..<frameCount {
             let o = Double(firstOutput + k)
             let now = floorToInt(inputTime(k, o))
-            if o >= tempoEnd && now >= holdoffEnd {
+            let over = o >= tempoEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            if over && free {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
@@ -145,15 +146,16 @@ final class TransientSplice {
             // the attack at its own speed, then `ratio` times faster
             let since = o - onsetOut
             let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
-            Self.blend(left, right, k, weight: w, input: input, at: pos, table: tables[table])
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table])
         }
     }
 
     /// Splices into the wet block in place (frame k is input time `firstTime + k`; before 0 and
     /// where `ratios[k]` is 1 it is left alone), finding onsets in `gate`'s envelope and reading
     /// the input from `input`. `tableIndices[k]` is the grid index of `ratios[k]`.
+    @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
-                 ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>, gate: TransientGate, input: InputHistory) {
+                 ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>, gate: TransientGate.View, input: InputHistory.View) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
@@ -165,7 +167,8 @@ final class TransientSplice {
             // Between splices, eight frames at once when none of them starts one: the same
             // onset test on eight probes (the envelope's slots contiguous, no frame at ratio 1,
             // which the test skips), so a quiet stretch costs a vector compare per eight frames.
-            if now >= end && now >= holdoffEnd && k + 8 <= frameCount {
+            let over = now >= end, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            if over && free && k + 8 <= frameCount {
                 let probe = now + lookahead, slot = probe & envMask, backSlot = (probe - back) & envMask
                 if probe - back >= 0 && slot + 8 <= envMask + 1 && backSlot + 8 <= envMask + 1 {
                     let eNow = envRaw.loadUnaligned(fromByteOffset: 4 * slot, as: SIMD8<Float>.self)
@@ -182,7 +185,7 @@ final class TransientSplice {
             }
             defer { k += 1 }
             guard ratios[k] != 1 else { continue }
-            if now >= end && now >= holdoffEnd {
+            if over && free {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
@@ -211,7 +214,26 @@ final class TransientSplice {
             // the attack at its own speed, then r times faster
             let sinceAttack = now - onset - attack
             let pos = sinceAttack <= 0 ? Double(now) : Double(onset + attack) + Double(sinceAttack) * ratio
-            Self.blend(left, right, k, weight: w, input: input, at: pos, table: tables[table])
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table])
         }
+    }
+}
+
+/// A splice's output frame k moves by `weight` toward the input read at `pos` through `table`.
+/// (A function, not a static method: a call to a class's static method takes the
+/// class's metadata, which the realtime check refuses.)
+@inline(__always)
+private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int, weight w: Float,
+                          input: InputHistory.View, at pos: Double, table t: SincTable.View) {
+    let i = floorToInt(pos)
+    let base = (i - t.taps / 2 + 1) & input.mask
+    let frac = pos - Double(i)
+    if let right {
+        let (gL, gR) = t.interpolate(input.base + base, input.base + input.stride + base, index: t.taps / 2 - 1, fraction: frac)
+        left[k] += w * (gL - left[k])
+        right[k] += w * (gR - right[k])
+    } else {
+        let gL = t.interpolate(input.base + base, index: t.taps / 2 - 1, fraction: frac)
+        left[k] += w * (gL - left[k])
     }
 }

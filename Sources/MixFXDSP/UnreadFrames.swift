@@ -20,10 +20,17 @@ struct UnreadFrames {
     /// Scans the frame map of `vocoder` from `reader`'s segment on; `targetCents` is the pitch
     /// the frames to come glide to.
     @inline(__always)
-    init(_ vocoder: PhaseVocoder, _ reader: StretchReader, targetCents: Double) {
-        let tables = reader.tables, n = vocoder.fftSize
+    init(_ vocoder: Owned<PhaseVocoder>, _ reader: Owned<StretchReader>, targetCents: Double) {
+        let (segment, tables, tableCount) = reader { ($0.segment, $0.tableViews, $0.tableCount) }
+        self = vocoder { UnreadFrames($0, segment: segment, tables: tables, tableCount: tableCount, targetCents: targetCents) }
+    }
+
+    /// The same, the reader given as its segment and its tables (`tableCount` of them).
+    @inline(__always)
+    private init(_ vocoder: borrowing PhaseVocoder, segment: Int, tables: UnsafePointer<SincTable.View>, tableCount: Int, targetCents: Double) {
+        let n = vocoder.fftSize
         func bound(ratio r: Double, tempo: Double) -> Int {
-            let table = tables[min(tables.count - 1, SincTableCache.index(forRatio: r))]
+            let table = tables[min(tableCount - 1, SincTableCache.index(forRatio: r))]
             return PitchShifterPlan.latencyBound(fftSize: n, taps: table.taps, stretch: r / tempo)
         }
         func ratio(cents: Double) -> Double { cents == 0 ? 1 : PitchShifterSettings.ratio(cents: cents) }
@@ -38,7 +45,7 @@ struct UnreadFrames {
         // bounds every frame of the glide; with fixed settings it is the one stretch.
         aheadFrames = bound(ratio: min(ratio(cents: vocoder.currentCents), ratio(cents: targetCents)),
                             tempo: max(vocoder.tempo, vocoder.targetTempo))
-        for m in reader.segment..<max(reader.segment, vocoder.framesRun) {
+        for m in segment..<max(segment, vocoder.framesRun) {
             let slot = m & vocoder.historyMask
             let tempo = vocoder.historyT[slot], stretch = vocoder.historyR[slot]
             fastestTempo = max(fastestTempo, tempo)

@@ -37,7 +37,7 @@ public final class PitchMap: @unchecked Sendable {
     deinit { values.deallocate() }
 
     /// The cents at `frame` of the timeline (fractional frames allowed). Does not allocate.
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public func cents(atFrame frame: Double) -> Double {
         let x = frame / Double(stepFrames)
         guard x > 0 else { return Double(values[0]) }

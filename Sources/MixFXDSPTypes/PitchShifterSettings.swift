@@ -24,9 +24,13 @@ public struct PitchShifterSettings: Sendable, Equatable {
     }
 
     /// The frequency ratio 2^(cents/1200).
-    public var ratio: Double { Self.ratio(cents: pitchCents) }
+    public var ratio: Double {
+        @_noAllocation @_noLocks get { Self.ratio(cents: pitchCents) }
+    }
     /// True at 0 cents and tempo 1.
-    public var isNeutral: Bool { pitchCents == 0 && tempo == 1 }
+    public var isNeutral: Bool {
+        @_noAllocation @_noLocks get { pitchCents == 0 && tempo == 1 }
+    }
     /// True when the duration changes (tempo ≠ 1): `process(into:...pull:)` then, not the
     /// in-place `process`.
     public var changesTempo: Bool { tempo != 1 }
@@ -40,15 +44,31 @@ public struct PitchShifterSettings: Sendable, Equatable {
     /// The allowed pitch range, cents (two octaves either way: the tables and the latency are
     /// sized for it).
     public static let centsRange = -2400.0...2400.0
+
+    /// `cents` within `centsRange` (the render side's clamp, checked by the compiler: another
+    /// module cannot read the range itself on a checked path).
+    @_noAllocation @_noLocks
+    public static func clampedCents(_ cents: Double) -> Double {
+        min(max(cents, centsRange.lowerBound), centsRange.upperBound)
+    }
+
+    /// `tempo` within `liveTempoRange`, NaN as 1 (the render side's clamp, as `clampedCents`).
+    @_noAllocation @_noLocks
+    public static func clampedLiveTempo(_ tempo: Double) -> Double {
+        tempo.isNaN ? 1 : min(max(tempo, liveTempoRange.lowerBound), liveTempoRange.upperBound)
+    }
     /// The allowed overlaps.
     public static let overlapRange = 3...32
 
     /// The frequency ratio of `cents`: 2^(cents/1200).
     /// (`@inlinable`: each DSP copy inlines it with its own code, as when it lived beside it.)
-    @inlinable @inline(__always)
+    /// (`no_performance_analysis`: one libm call, which neither allocates nor locks but which the
+    /// realtime check cannot see into; see `Libm` in the DSP copies.)
+    @inlinable @inline(__always) @_semantics("no_performance_analysis")
     public static func ratio(cents: Double) -> Double { pow(2, cents / 1200) }
     /// The cents of frequency ratio `r`: 1200·log2(r).
-    @inlinable @inline(__always)
+    /// (`no_performance_analysis`: one libm call, as `ratio(cents:)`.)
+    @inlinable @inline(__always) @_semantics("no_performance_analysis")
     public static func cents(ratio r: Double) -> Double { 1200 * log2(r) }
 }
 

@@ -150,7 +150,7 @@ import TestSupport
         let indices = [Int](repeating: SincTableCache.index(forRatio: 0.5), count: 8192)
         wet.withUnsafeMutableBufferPointer { w in
             splice.process(left: w.baseAddress!, right: nil, frameCount: 8192, firstTime: 0, ratios: ratios, tableIndices: indices,
-                           gate: gate, input: history)
+                           gate: gate.view, input: history.view)
         }
         let attack = splice.attackFrames
         #expect(attack == 144)
