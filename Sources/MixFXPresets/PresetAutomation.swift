@@ -81,8 +81,9 @@ extension Preset {
             guard case .string(let key) = p else { throw fail("\(here).parameter", "must be a string, not \(p.kindText)") }
             guard let id = ParameterID.allCases.first(where: { $0.spec.key == key }), id.spec.automation != nil else {
                 let known = ParameterID.allCases.contains { $0.spec.key == key }
-                let hint = known ? "\(key) cannot be automated" : (NameSuggestion.text(key, among: keys).map { "\"\(key)\" is not a parameter (\($0))" } ?? "\"\(key)\" is not a parameter")
-                throw fail("\(here).parameter", "\(hint) (allowed: \(keys.joined(separator: ", ")))")
+                let what = known ? "\(key) cannot be automated" : "\"\(key)\" is not a parameter"
+                let hint = known ? "" : NameSuggestion.text(key, among: keys).map { "\($0); " } ?? ""
+                throw fail("\(here).parameter", "\(what) (\(hint)allowed: \(keys.joined(separator: ", ")))")
             }
             // the track
             let target: LaneTarget

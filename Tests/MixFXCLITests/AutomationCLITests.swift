@@ -164,7 +164,7 @@ import TestSupport
         #expect(problem(#"{"schemaVersion": 3, "automation": [\#(lane), {"parameter": "pitch", "breakpoints": []}]}"#)
                 == "preset 't': automation[1].track: missing (a track number from 1, or \"all\"; pitch is a track's)")
         #expect(problem(#"{"schemaVersion": 3, "automation": [{"track": 1, "parameter": "pich", "breakpoints": []}]}"#)
-                .hasPrefix("preset 't': automation[0].parameter: \"pich\" is not a parameter (did you mean 'pitch'?) (allowed: bass, treble, pitch,"))
+                .hasPrefix("preset 't': automation[0].parameter: \"pich\" is not a parameter (did you mean 'pitch'?; allowed: bass, treble, pitch,"))
         #expect(problem(#"{"schemaVersion": 3, "automation": [{"track": 1, "parameter": "pitch", "breakpoints": [{"seconds": 0, "value": 0}, {"seconds": 1, "value": 3000}]}]}"#)
                 == "preset 't': automation[0].breakpoints[1].value: 3000 is above 2400 (allowed: from -2400 to 2400 cents)")
         #expect(problem(#"{"schemaVersion": 3, "automation": [{"track": 1, "parameter": "pitch", "breakpoints": [{"seconds": 1, "value": 0}, {"seconds": 0.5, "value": 1}]}]}"#)
