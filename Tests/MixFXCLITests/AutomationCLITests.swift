@@ -252,6 +252,10 @@ import TestSupport
         #expect(try lanes(["--pitchmap", "1:" + map, "--track", "1:start=0.25,trim=0.5..1.75"]) == [
             "lane     track 1 pitch: -100 cents @ 0 s step → +200 cents @ 0.75 s; from -100 cents to +200 cents",
         ])
+        // at speed 2 a frame is heard at F/(2R); the line at the file's end (96000) is dropped
+        #expect(try lanes(["--pitchmap", "1:" + map, "--track", "1:speed=2"]) == [
+            "lane     track 1 pitch: 0 cents @ 0 s step → -100 cents @ 0.25 s step → +200 cents @ 0.5 s; from -100 cents to +200 cents",
+        ])
         // a long map: the listing shows its first 8 and last 2 breakpoints; --json has them all
         try (0..<30).map { "\($0 * 1000) \(Double($0) / 10)" }.joined(separator: "\n").write(toFile: map, atomically: true, encoding: .utf8)
         let long = try lanes(["--pitchmap", "1:" + map])
