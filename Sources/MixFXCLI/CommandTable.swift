@@ -88,7 +88,7 @@ enum CommandTable {
         return ""
     }
 
-    /// What `syntax`'s value is: a file for the outputs, the containers for `--type`, the
+    /// What `syntax`'s value is: a file for the outputs and `--pitchmap`, the containers for `--type`, the
     /// choices its placeholder lists when they are all lower-case words or numbers
     /// (`auto|tpdf|none`, `on|off`, `1|2`), a preset for `NAME|FILE`, else free.
     static func value(of syntax: FlagSyntax) -> Value {
@@ -96,7 +96,9 @@ enum CommandTable {
         if syntax.names.contains("--type") { return .choices(Container.allCases.map(\.rawValue)) }
         if syntax.names.contains("--preset") { return .preset }
         let alternatives = placeholder.split(separator: "|").map(String.init)
-        if alternatives.allSatisfy({ $0 == "OUT" || $0.hasPrefix("OUT.") || $0 == "FILE" || $0.hasPrefix("FILE.") }) { return .file }
+        // (`[N:]FILE`: a file for one track or all: completed as a file)
+        let file = { (a: String) in a == "OUT" || a.hasPrefix("OUT.") || a == "FILE" || a.hasPrefix("FILE.") || a == "[N:]FILE" }
+        if alternatives.allSatisfy(file) { return .file }
         if alternatives.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLowercase || $0.isNumber } }) { return .choices(alternatives) }
         return .free
     }

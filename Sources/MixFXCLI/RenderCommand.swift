@@ -68,6 +68,20 @@ struct RenderCommand {
       --track N:key=value,... settings for track N (1-based); keys: \(ParameterID.trackKeysText), trim, bpm
                               e.g. --track 2:pitch=-300,volume=0.8
                               --track 3:start=2.5,trim=1:00..1:30,fade-in=0.5,fade-out=2
+      --automate [N:]KEY=VALUE@TIME,...
+                              an automation lane (repeatable, one per flag): KEY's value at each
+                              TIME (seconds or mm:ss.s on the mix's timeline), on track N (without
+                              N:, every track; master-volume and limit take none). Keys:
+                              \(ParameterID.automatable.map(\.spec.key).joined(separator: ", ")).
+                              A CURVE written between two breakpoints (0@0,scurve,1@2) shapes that segment (\(AutomationCurve.namesText));
+                              default db for gains, exp for frequencies, slopes and tempo, linear
+                              otherwise. Values in the units below. Before the first breakpoint
+                              its value holds, after the last the last; the lane replaces the
+                              setting. e.g. --automate 2:pitch=0@0,200@4 (a sweep up 2 semitones
+                              over 4 s), --automate volume=0dB@1:00,-60dB@1:10 (a fade)
+      --pitchmap [N:]FILE     Rubber Band's pitch map (lines FRAME SEMITONES, FRAME a frame of the
+                              track's file): the pitch steps there to the track's --pitch plus
+                              SEMITONES; on every track, or track N (docs/automation.md)
       units                   --pitch in cents (200 or 200c) or semitones (2st, -0.5st); --volume and
                               --master-volume linear (0.5, 50%) or in dB (-6dB = 10^(-6/20)); dB gains
                               with or without dB (4dB); the same in --track (pitch=-3st,volume=-6dB)
@@ -240,6 +254,10 @@ struct RenderCommand {
             return 0
         }
         if dryRun {
+            // what the engine does not render yet is refused as the render would refuse it
+            if !resolved.lanes.isEmpty {
+                do { _ = try engine.makeKernel(maximumFrameCount: 64) } catch { throw resolved.explain(error) }
+            }
             printDryRun(resolved, format: plan.0, layout: plan.1, outputExists: outputExists && !force)
             return 0
         }
@@ -431,6 +449,7 @@ struct RenderCommand {
                 "dither": ditherPlan(r.dither, format),
                 "clipPolicy": format.storedSampleFormat?.isInteger == true ? r.clipPolicy.rawValue : "untouched (float)",
                 "limitCeilingDBTP": jsonNumber(r.limitDBTP), "normalizeLUFS": jsonNumber(r.normalizeLUFS),
+                "automation": r.lanes.map(AutomationFlags.json),
             ]
             printJSON(obj)
             return
@@ -466,6 +485,7 @@ struct RenderCommand {
                          + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))"
                          + (v[.mute]! != 0 ? " | muted" : "") + (v[.solo]! != 0 ? " | solo" : ""))
         }
+        for lane in r.lanes { lines.append("lane     \(AutomationFlags.listing(lane))") }
         if outputExists { lines.append("note     \(output) exists: the render needs --force") }
         print(lines.joined(separator: "\n"))
     }

@@ -2,9 +2,9 @@ import Foundation
 import MixFX
 
 /// `mixfx render --report FILE.json`: what the render did and what it measured, for each track
-/// and for the mix (the shape is `ReportSchema.json`, version 1).
+/// and for the mix (the shape is `ReportSchema.json`, version 2: version 1 had no `automation`).
 enum RenderReportJSON {
-    static let version = 1
+    static let version = 2
 
     /// The report as a JSON object.
     static func object(_ r: RenderReport, session: ResolvedSession, layout: EngineLayout) -> [String: Any] {
@@ -39,6 +39,7 @@ enum RenderReportJSON {
                        "frames": r.frameCount, "durationSeconds": r.durationSeconds],
             "master": master(r, session: session, layout: layout),
             "tracks": tracks, "mix": mix, "processing": steps(r, session: session, layout: layout),
+            "automation": session.lanes.map(AutomationFlags.json),
             "timing": ["elapsedSeconds": r.elapsedSeconds,
                        "speedTimesRealTime": r.speedTimesRealTime.isFinite ? r.speedTimesRealTime : 0],
         ]

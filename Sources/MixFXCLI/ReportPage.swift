@@ -59,6 +59,12 @@ enum ReportPage {
         body += "<h2>Short-term loudness</h2>\n"
         body += plot(id: "loudness", title: "Short-term loudness (3 s window, BS.1770-4)", duration: duration,
                      yLabel: "LUFS", yMin: -60, yMax: 0, yStep: 10, series: loudness, references: [])
+        // the automation lanes, on the loudness plot's time axis
+        let lanes = session.lanes
+        if !lanes.isEmpty {
+            body += "<h2>Automation</h2>\n<p>Each lane against time, on the loudness plot's time axis (breakpoints as dots).</p>\n"
+            for lane in lanes { body += lanePlot(lane, duration: duration, color: laneColor(lane)) }
+        }
         // true-peak excursions of the mix
         if let h = mix["history"] as? [String: Any] {
             let tp = levels(h["truePeakDBTP"])
@@ -139,12 +145,17 @@ enum ReportPage {
         out += row("input-format", "input: channels, rate (Hz)", tracks.map {
             "\($0["channels"] as? Int ?? 0), \($0["sampleRateHz"] as? Int ?? 0)\($0["resampled"] as? Bool == true ? " (resampled)" : "")"
         })
+        // (a setting an automation lane replaces says so: "0 (lane)")
+        let laned = Set((report["automation"] as? [[String: Any]] ?? []).compactMap { l in
+            (l["track"] as? Int).map { "\($0):\(l["parameter"] as? String ?? "")" }
+        })
         for id in ParameterID.trackParameters {
             let spec = id.spec
             let unit = spec.unit.isEmpty ? "" : " (\(spec.unit))"
             out += row(spec.key, spec.key + unit, title: spec.summary, tracks.map { t in
                 let v = (t["settings"] as? [String: Any])?[spec.key]
-                return v.map { settingText($0) } ?? "–"
+                let lane = laned.contains("\(t["track"] as? Int ?? 0):\(spec.key)") ? " (lane)" : ""
+                return (v.map { settingText($0) } ?? "–") + lane
             })
         }
         let span = max(tracks.count, 1)
@@ -154,7 +165,8 @@ enum ReportPage {
         out += "<tr><th colspan=\"\(span + 1)\" class=\"group\">master and output</th></tr>\n"
         let integer = ["s16", "s24", "s32"].contains(output["sampleFormat"] as? String ?? "")
         let gain = master["gainDB"] as? Double ?? 0
-        out += masterRow("volume", "master volume (×)", settingText(master["volume"] ?? 1.0))
+        let masterLane = (report["automation"] as? [[String: Any]] ?? []).contains { $0["parameter"] as? String == ParameterID.masterVolume.spec.key }
+        out += masterRow("volume", "master volume (×)", settingText(master["volume"] ?? 1.0) + (masterLane ? " (lane)" : ""))
         out += masterRow("normalizeLUFS", "normalize to (LUFS)", (master["normalizeLUFS"] as? Double).map(settingText) ?? "off")
         out += masterRow("limitDBTP", "limiter ceiling (dBTP)", (master["limitDBTP"] as? Double).map(settingText) ?? "off")
         out += masterRow("clipPolicy", "clipping", integer ? master["clipPolicy"] as? String ?? "" : "none (float output is not changed)")
@@ -199,6 +211,8 @@ enum ReportPage {
         var step: Double
         var values: [Double?]
         var width = 1.5
+        /// The time of each value, seconds (nil: value k at (k + 1)·step).
+        var times: [Double]? = nil
     }
 
     /// A history's step in words: "100 ms", or (a long session's merged points) "1.6 s".
@@ -210,8 +224,8 @@ enum ReportPage {
     /// step; a last point past the duration, one covering less than a step, at the end).
     /// Values beyond the axis are drawn at its edge; nulls break the line.
     static func plot(id: String, title: String, duration: Double, yLabel: String, yMin: Double, yMax: Double,
-                     yStep: Double, series: [Series], references: [(Double, String, String)]) -> String {
-        let width = 900.0, height = 320.0, left = 64.0, top = 30.0, plotW = 700.0, plotH = 240.0
+                     yStep: Double, series: [Series], references: [(Double, String, String)], height: Double = 320) -> String {
+        let width = 900.0, left = 64.0, top = 30.0, plotW = 700.0, plotH = height - 80
         let xMax = max(duration, 0.1)
         func x(_ t: Double) -> Double { left + plotW * min(max(t / xMax, 0), 1) }
         func y(_ v: Double) -> Double { top + plotH * (yMax - min(max(v, yMin), yMax)) / (yMax - yMin) }
@@ -248,7 +262,7 @@ enum ReportPage {
             for (k, v) in s.values.enumerated() {
                 guard let v else { flush(); continue }
                 if run.isEmpty { first = k }
-                run.append("\(n2(x(Double(k + 1) * s.step))),\(n2(y(v)))")
+                run.append("\(n2(x(s.times?[k] ?? Double(k + 1) * s.step))),\(n2(y(v)))")
             }
             flush()
         }
@@ -260,6 +274,71 @@ enum ReportPage {
             out += "<text x=\"\(n2(left + plotW + 40))\" y=\"\(n2(ly + 4))\">\(escape(s.name))</text>\n"
         }
         return out + "</svg>\n"
+    }
+
+    /// A lane's plot id: "track2-pitch-lane", "master-volume-lane".
+    static func laneID(_ lane: PresetLane) -> String {
+        if case .track(let i) = lane.target { return "track\(i + 1)-\(lane.id.spec.key)-lane" }
+        return "\(lane.id.spec.key)-lane"
+    }
+
+    /// A track's lane in the track's colour, the master's in the mix's.
+    static func laneColor(_ lane: PresetLane) -> String {
+        if case .track(let i) = lane.target { return colors[i % colors.count] }
+        return mixColor
+    }
+
+    /// The points that draw `lane` from 0 to `duration` s exactly: the ends, every breakpoint
+    /// (a step drawn as a vertical at its end), and 64 points inside each curved segment
+    /// (db on a gain, exp, scurve); each value is the lane's own (`AutomationLane.value`).
+    static func lanePoints(_ lane: PresetLane, duration: Double) -> [(seconds: Double, value: Double)] {
+        let scale = lane.id.spec.automation ?? .linear, b = lane.lane.breakpoints
+        var times: [Double] = [0, duration]
+        for (i, p) in b.enumerated() {
+            times.append(p.seconds)
+            if i + 1 < b.count, p.curve != .step, p.curve != .linear, !(p.curve == .db && scale == .decibels) {
+                let t1 = b[i + 1].seconds
+                times += (1..<64).map { p.seconds + (t1 - p.seconds) * Double($0) / 64 }
+            }
+        }
+        var out: [(Double, Double)] = []
+        let index = Dictionary(b.enumerated().map { ($1.seconds, $0) }, uniquingKeysWith: { a, _ in a })
+        for t in Set(times.filter { $0 >= 0 && $0 <= duration }).sorted() {
+            if let i = index[t], i > 0, b[i - 1].curve == .step {
+                out.append((t, b[i - 1].value))   // the step's vertical
+            }
+            out.append((t, lane.lane.value(at: t, scale: scale)))
+        }
+        return out
+    }
+
+    /// One lane against time, in `plot`'s style and frame (the same time axis as the loudness
+    /// plot): its values in the parameter's unit, the axis spanning the lane's range, a dot at
+    /// each breakpoint inside the mix. The polyline's points are (time, value) in the frame the
+    /// group's data- attributes give.
+    static func lanePlot(_ lane: PresetLane, duration: Double, color: String) -> String {
+        let spec = lane.id.spec, values = lane.lane.breakpoints.map(\.value)
+        var lo = values.min()!, hi = values.max()!
+        if lo == hi { lo -= max(1, abs(lo) * 0.1); hi += max(1, abs(hi) * 0.1) }
+        let raw = (hi - lo) / 5, magnitude = pow(10, floor(log10(raw)))
+        let step = [1.0, 2, 2.5, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? raw
+        let yMin = (lo / step).rounded(.down) * step, yMax = (hi / step).rounded(.up) * step
+        let unit = spec.unit.isEmpty ? "" : " (\(spec.unit))"
+        let points = lanePoints(lane, duration: duration)
+        let series = Series(id: laneID(lane), name: lane.name, color: color, step: 0, values: points.map(\.value),
+                            width: 2, times: points.map(\.seconds))
+        var svg = plot(id: laneID(lane), title: "\(lane.name)\(unit): \(lane.lane.breakpoints.count) breakpoint\(lane.lane.breakpoints.count == 1 ? "" : "s")",
+                       duration: duration, yLabel: spec.key + unit, yMin: yMin, yMax: yMax, yStep: step, series: [series], references: [],
+                       height: 200)
+        // the breakpoints as dots, inside the plot's group
+        let left = 64.0, top = 30.0, plotW = 700.0, plotH = 120.0, xMax = max(duration, 0.1)
+        var dots = ""
+        for p in lane.lane.breakpoints where p.seconds <= duration {
+            let x = left + plotW * p.seconds / xMax, y = top + plotH * (yMax - p.value) / (yMax - yMin)
+            dots += "<circle class=\"breakpoint\" cx=\"\(n2(x))\" cy=\"\(n2(y))\" r=\"3\" fill=\"\(color)\"/>\n"
+        }
+        if let end = svg.range(of: "</g>\n", options: .backwards) { svg.insert(contentsOf: dots, at: end.lowerBound) }
+        return svg
     }
 
     /// A waveform overview: the band between each step's smallest and largest sample (100 ms,

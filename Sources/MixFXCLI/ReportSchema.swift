@@ -1,6 +1,7 @@
 import MixFX
 
-/// The JSON Schema (draft 2020-12) of `mixfx render --report FILE.json`, version 1: printed by
+/// The JSON Schema (draft 2020-12) of `mixfx render --report FILE.json`, version 2 (version 1
+/// had no `automation`): printed by
 /// `mixfx render --report-schema`, checked by the tests against real reports. The output's sample
 /// formats, rates and channels are the session-option registry's (`SessionOption.spec`).
 enum ReportSchema {
@@ -35,14 +36,43 @@ enum ReportSchema {
     static let json = #"""
     {
       "$schema": "https://json-schema.org/draft/2020-12/schema",
-      "$id": "mixfx-render-report-1",
-      "title": "mixfx render report, version 1",
+      "$id": "mixfx-render-report-2",
+      "title": "mixfx render report, version 2",
       "description": "What one `mixfx render` did and measured. Levels: LUFS (ITU-R BS.1770-4), LU (EBU Tech 3342), dBTP (4x oversampled true peak), dBFS. null stands for minus infinity (silence) or a measure that does not apply.",
       "type": "object",
-      "required": ["reportVersion", "generator", "output", "master", "tracks", "mix", "processing", "timing"],
+      "required": ["reportVersion", "generator", "output", "master", "tracks", "mix", "processing", "timing", "automation"],
       "additionalProperties": false,
       "properties": {
-        "reportVersion": {"const": 1},
+        "reportVersion": {"const": 2},
+        "automation": {
+          "type": "array",
+          "description": "The automation lanes the render applied (--automate, --pitchmap, the preset's), each on one track or on the master; empty when none.",
+          "items": {
+            "type": "object",
+            "required": ["parameter", "unit", "breakpoints", "minimum", "maximum"],
+            "additionalProperties": false,
+            "properties": {
+              "track": {"type": "integer", "minimum": 1, "description": "The track (from 1); absent for the master's parameters."},
+              "parameter": {"enum": \#(list(ParameterID.automatable.map(\.spec.key)))},
+              "unit": {"type": "string"},
+              "minimum": {"type": "number", "description": "The lane's smallest breakpoint value."},
+              "maximum": {"type": "number", "description": "The lane's largest breakpoint value."},
+              "breakpoints": {
+                "type": "array", "minItems": 1,
+                "items": {
+                  "type": "object",
+                  "required": ["seconds", "value"],
+                  "additionalProperties": false,
+                  "properties": {
+                    "seconds": {"type": "number", "minimum": 0, "description": "On the mix's timeline."},
+                    "value": {"type": "number", "description": "In the parameter's unit."},
+                    "curve": {"enum": \#(list(AutomationCurve.allCases.map(\.rawValue))), "description": "The curve to the next breakpoint (absent on the last)."}
+                  }
+                }
+              }
+            }
+          }
+        },
         "generator": {"const": "mixfx"},
         "output": {
           "type": "object",

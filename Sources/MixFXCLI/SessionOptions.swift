@@ -27,6 +27,10 @@ struct SessionOptions {
     var channels: Int?
     /// `--lfe-gain DB`: keep the LFE of downmixed tracks at this gain (nil: dropped).
     var lfeGainDB: Double?
+    /// `--automate`: lanes, in the order given (`AutomationFlags`).
+    var lanes: [PresetLane] = []
+    /// `--pitchmap`: Rubber Band pitch maps (`PitchMapFile`).
+    var pitchMaps: [PitchMapFile] = []
 
     /// Tries to consume one session flag; false when `name` is not one. The session options only
     /// a render takes (`SessionOptionSpec.isRenderOnly`) are flags only with `renderOptions`.
@@ -39,6 +43,18 @@ struct SessionOptions {
             case .trim: for (id, v) in try SessionOptions.parseTrim(text, flag: name) { globalValues[id] = v }
             case .preset: presetName = text
             case .track: trackValues.append(try SessionOptions.parseTrack(text))
+            case .automate:
+                let lane = try AutomationFlags.parseLane(text, flag: name)
+                if lanes.contains(where: { $0.target == lane.target && $0.id == lane.id }) {
+                    throw .usage("\(name) \(text): a second lane for \(lane.name) (one --automate per parameter and track)")
+                }
+                lanes.append(lane)
+            case .pitchmap:
+                let map = try PitchMapFile.parse(text, flag: name)
+                if pitchMaps.contains(where: { $0.track == map.track }) {
+                    throw .usage("\(name) \(text): a second pitch map for \(map.track.map { "track \($0 + 1)" } ?? "every track")")
+                }
+                pitchMaps.append(map)
             }
             return true
         }
@@ -298,6 +314,7 @@ struct SessionOptions {
             tracks.append(v)
         }
         var warnings: [String] = []
+        let lanes = try resolveLanes(preset: preset, tracks: tracks, warnings: &warnings)
         if preset.tracks.count > inputs.count {
             warnings.append("preset '\(presetName ?? preset.name)' has settings for \(preset.tracks.count) tracks; the session has \(inputs.count), so tracks[\(inputs.count)] and after are ignored")
         }
@@ -309,7 +326,7 @@ struct SessionOptions {
                                limitDBTP: limitDBTP ?? preset.limitDBTP,
                                normalizeLUFS: normalizeLUFS ?? preset.normalizeLUFS,
                                channels: channels ?? preset.channels, lfeGainDB: lfeGainDB ?? preset.lfeGainDB,
-                               warnings: warnings)
+                               lanes: lanes, warnings: warnings)
     }
 }
 
@@ -330,6 +347,9 @@ struct ResolvedSession {
     var channels: Int?
     /// The LFE's gain in downmixed tracks, dB (nil: dropped).
     var lfeGainDB: Double?
+    /// The automation lanes, each on one track or the master (preset, then `--automate`, then
+    /// `--pitchmap`), in track order then the registry's.
+    var lanes: [PresetLane] = []
     /// What the user should know about how the session was resolved.
     var warnings: [String] = []
 
@@ -356,6 +376,13 @@ struct ResolvedSession {
         }
         engine.mainMixer.outputVolume = masterVolume
         engine.masterLimiter = limitDBTP.map { LimiterNode(ceilingDBTP: $0) }
+        for l in lanes {
+            switch l.target {
+            case .track(let i): made[i].automation[l.id] = l.lane
+            case .master, .everyTrack:
+                do { try engine.automate(l.id, l.lane) } catch { throw explain(error) }
+            }
+        }
         engine.outputSampleRate = sampleRate
         engine.outputChannelCount = channels
         engine.lfeGainDB = lfeGainDB
@@ -403,16 +430,79 @@ struct ResolvedSession {
         p.normalizeLUFS = normalizeLUFS
         p.channels = channels
         p.lfeGainDB = lfeGainDB
+        p.automation = lanes
         return p
     }
 }
 
 extension SessionOptions {
-    /// The preset file the session is read from, if it is one (a path, or a name found in the
-    /// preset search path): a file read, which nothing mixfx writes may replace.
+    /// The files the session is read from besides its tracks, which nothing mixfx writes may
+    /// replace: the preset, if it is a file (a path, or a name found in the preset search
+    /// path), and the pitch maps.
     var presetFiles: [String] {
-        guard inlinePreset == nil, let p = presetName else { return [] }
-        if p.contains("/") || p.hasSuffix(".json") { return RegularFile.exists(p) ? [p] : [] }
-        return PresetLibrary().searchDirectories.map { $0 + "/" + p + ".json" }.first(where: RegularFile.exists).map { [$0] } ?? []
+        let maps = pitchMaps.map(\.path)
+        guard inlinePreset == nil, let p = presetName else { return maps }
+        if p.contains("/") || p.hasSuffix(".json") { return (RegularFile.exists(p) ? [p] : []) + maps }
+        return (PresetLibrary().searchDirectories.map { $0 + "/" + p + ".json" }.first(where: RegularFile.exists).map { [$0] } ?? []) + maps
+    }
+}
+
+extension SessionOptions {
+    /// Every track's and the master's lanes: the preset's, then `--automate`'s (a lane for one
+    /// track wins over one for every track, the command line over the preset), then the pitch
+    /// maps (`PitchMapFile`: they need the tracks' files' rates and lengths, read from their
+    /// headers here). Each on one track or the master.
+    func resolveLanes(preset: Preset, tracks: [[ParameterID: Double]], warnings: inout [String]) throws(CLIError) -> [PresetLane] {
+        var byPlace: [PlaceKey: PresetLane] = [:]
+        func add(_ l: PresetLane, from: String) {
+            switch l.target {
+            case .master: byPlace[PlaceKey(track: nil, id: l.id)] = l
+            case .track(let i):
+                if i < inputs.count { byPlace[PlaceKey(track: i, id: l.id)] = l }
+                else { warnings.append("\(from): the lane on \(l.name) is ignored: the session has \(inputs.count) track(s)") }
+            case .everyTrack:
+                for i in inputs.indices { byPlace[PlaceKey(track: i, id: l.id)] = PresetLane(target: .track(i), id: l.id, lane: l.lane) }
+            }
+        }
+        let presetName = "preset '\(self.presetName ?? preset.name)'"
+        for l in preset.automation where l.target == .everyTrack || l.target == .master { add(l, from: presetName) }
+        for l in preset.automation where l.target != .everyTrack && l.target != .master { add(l, from: presetName) }
+        for l in lanes where l.target == .everyTrack || l.target == .master { add(l, from: "--automate") }
+        for l in lanes where l.target != .everyTrack && l.target != .master {
+            guard case .track(let i) = l.target, i < inputs.count else {
+                throw .usage("--automate \(AutomationFlags.flagText(l)): there are \(inputs.count) track(s); track numbers go from 1 to \(inputs.count)")
+            }
+            add(l, from: "--automate")
+        }
+        for map in pitchMaps.sorted(by: { ($0.track ?? -1) < ($1.track ?? -1) }) {
+            let targets = map.track.map { [$0] } ?? Array(inputs.indices)
+            for i in targets {
+                guard i < inputs.count else {
+                    throw .usage("--pitchmap \(i + 1):\(PathBytes.shown(map.path)): there are \(inputs.count) track(s); track numbers go from 1 to \(inputs.count)")
+                }
+                if lanes.contains(where: { $0.id == .pitchCents && ($0.target == .track(i) || $0.target == .everyTrack) }) {
+                    throw .usage("--pitchmap \(PathBytes.shown(map.path)) and --automate \(ParameterID.pitchCents.spec.key) both give track \(i + 1) a pitch lane: give one")
+                }
+                guard inputs[i] != StandardInput.path else {
+                    throw .usage("--pitchmap: track \(i + 1) is standard input, whose sample rate is not known before it is read: give the track as a file")
+                }
+                let format: SourceFormat
+                do { format = try SoundFileReader(path: inputs[i]).format } catch { throw .failure(SettingFlags.text(error)) }
+                let lane = try map.lane(sampleRate: format.sampleRate, frameCount: format.frameCount, values: tracks[i],
+                                        laneName: "track \(i + 1) (\(inputs[i]))")
+                byPlace[PlaceKey(track: i, id: .pitchCents)] = PresetLane(target: .track(i), id: .pitchCents, lane: lane)
+            }
+        }
+        let order = Dictionary(uniqueKeysWithValues: ParameterID.allCases.enumerated().map { ($1, $0) })
+        return byPlace.sorted { a, b in
+            let ta = a.key.track ?? Int.max, tb = b.key.track ?? Int.max
+            return ta != tb ? ta < tb : order[a.key.id]! < order[b.key.id]!
+        }.map(\.value)
+    }
+
+    /// A lane's place: a track (0-based) or the master (nil), and its parameter.
+    struct PlaceKey: Hashable {
+        let track: Int?
+        let id: ParameterID
     }
 }

@@ -86,9 +86,10 @@ enum Synopsis {
 }
 
 extension SessionOptions {
-    /// The session's flags besides the registries' (`--preset`, `--track`, `--bpm`, `--trim`).
+    /// The session's flags besides the registries' (`--preset`, `--track`, `--bpm`, `--trim`,
+    /// `--automate`, `--pitchmap`).
     enum Flag: CommandFlag {
-        case preset, track, bpm, trim
+        case preset, track, bpm, trim, automate, pitchmap
 
         var syntax: FlagSyntax {
             switch self {
@@ -96,6 +97,8 @@ extension SessionOptions {
             case .track: FlagSyntax(names: ["--track"], value: "N:KEY=VALUE,...", repeats: true)
             case .bpm: FlagSyntax(names: ["--bpm"], value: "FROM:TO")
             case .trim: FlagSyntax(names: ["--trim"], value: "IN..OUT")
+            case .automate: FlagSyntax(names: ["--automate"], value: "[N:]KEY=VALUE@TIME,...", repeats: true)
+            case .pitchmap: FlagSyntax(names: ["--pitchmap"], value: "[N:]FILE", repeats: true)
             }
         }
     }
@@ -134,7 +137,7 @@ extension SessionOptions {
     /// Every flag `parse` takes, in the order a synopsis lists them: the preset and per-track
     /// settings, the settings for every track, the session options.
     static func flagSyntaxes(renderOptions: Bool) -> [FlagSyntax] {
-        [Flag.preset.syntax, Flag.track.syntax] + parameterFlags.map(syntax) + [Flag.bpm.syntax, Flag.trim.syntax]
+        [Flag.preset.syntax, Flag.track.syntax] + parameterFlags.map(syntax) + [Flag.bpm.syntax, Flag.trim.syntax, Flag.automate.syntax, Flag.pitchmap.syntax]
             + options(renderOptions: renderOptions).map(syntax)
     }
 }

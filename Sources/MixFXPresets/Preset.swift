@@ -3,14 +3,15 @@ import MixFXEngine
 
 /// A preset: settings for all tracks, for individual tracks, for the master and the output.
 ///
-/// Schema (version 2; version 1 is read too), every key optional except `schemaVersion`:
+/// Schema (version 3; versions 1 and 2 are read too), every key optional except `schemaVersion`:
 ///
 ///     { "schemaVersion": 2, "name": "...", "description": "...",
 ///       "all":    { TRACK },            settings for every track
 ///       "tracks": [ { TRACK }, ... ],   tracks[0] is track 1; overrides "all"
 ///       "master": { "volume", "limitDBTP" },
 ///       "output": { "sampleFormat", "sampleRateHz", "dither", "normalizeLUFS", "clipping",
-///                   "channels", "lfeGainDB" } }        (values: `SessionOption.spec`)
+///                   "channels", "lfeGainDB" },       (values: `SessionOption.spec`)
+///       "automation": [ LANE, ... ] }                (version 3: `PresetAutomation.swift`)
 ///
 ///     TRACK = { "eq": { "bass":   { "gainDB", "frequencyHz", "slope", "bypass" },
 ///                       "treble": { "gainDB", "frequencyHz", "slope", "bypass" },
@@ -25,10 +26,11 @@ import MixFXEngine
 /// of range are errors naming the field path. `master` and `output` hold the session options:
 /// their paths, ranges and choices are the registry's (`SessionOption.spec`).
 public struct Preset: Equatable, Sendable {
-    /// The schema version this mixfx writes.
-    public static let schemaVersion = 2
-    /// The schema versions it reads: version 1 has no `placement`.
-    public static let readableVersions = 1...2
+    /// The newest schema version this mixfx writes (a preset is written in the lowest version
+    /// that holds it: `neededSchemaVersion`).
+    public static let schemaVersion = 3
+    /// The schema versions it reads: version 1 has no `placement`, version 2 no `automation`.
+    public static let readableVersions = 1...3
 
     /// The first schema version that has `id`'s key.
     public static func firstVersion(of id: ParameterID) -> Int {
@@ -37,9 +39,10 @@ public struct Preset: Equatable, Sendable {
         default: 1
         }
     }
-    /// The largest preset document read (presets are small; a larger file is refused before it
-    /// is parsed).
-    public static let maximumBytes = 1 << 20
+    /// The largest preset document read (a larger file is refused before it is parsed). Presets
+    /// are small, but one with automation lanes may hold many breakpoints (a pitch map's steps,
+    /// about 80 bytes each as `--print-preset` writes them): 16 MiB holds some 200 000.
+    public static let maximumBytes = 16 << 20
     /// The most tracks a session (and a preset's `tracks`) may have.
     public static let maximumTracks = 4096
 
@@ -69,6 +72,8 @@ public struct Preset: Equatable, Sendable {
     public var channels: Int?
     /// The LFE's gain in downmixed tracks, dB, if set (else dropped).
     public var lfeGainDB: Double?
+    /// Automation lanes (schema version 3), in the order given; one per parameter and place.
+    public var automation: [PresetLane] = []
 
     /// An empty preset: every track at the defaults.
     public init(name: String, description: String = "") {
@@ -150,6 +155,8 @@ extension Preset {
                 for (i, item) in items.enumerated() {
                     preset.tracks.append(try parseTrack(item, at: "tracks[\(i)]", version: version, fail: fail, warnings: &warnings, source: source))
                 }
+            case "automation":
+                preset.automation = try parseAutomation(value, version: version, fail: fail, warnings: &warnings, source: source)
             case _ where sessionGroups.contains(key):
                 guard case .object(let group) = value else { throw fail(key, "must be an object, not \(value.kindText)") }
                 for (k, v) in group.sorted(by: { $0.key < $1.key }) {
@@ -174,7 +181,7 @@ extension Preset {
     }
 
     /// The keys a preset's top level may have.
-    static var topLevelKeys: [String] { ["schemaVersion", "name", "description", "all", "tracks"] + sessionGroups.sorted() }
+    static var topLevelKeys: [String] { ["schemaVersion", "name", "description", "all", "tracks", "automation"] + sessionGroups.sorted() }
 
     /// The top-level objects that hold session options ("master", "output").
     static let sessionGroups = Set(SessionOption.allCases.map { $0.spec.presetPath[0] })
@@ -258,7 +265,7 @@ extension Preset {
         return result
     }
 
-    private static func number(_ v: JSONValue, at path: String, id: ParameterID,
+    static func number(_ v: JSONValue, at path: String, id: ParameterID,
                                fail: (String, String) -> PresetError) throws(PresetError) -> Double {
         let spec = id.spec
         let x: Double
@@ -273,7 +280,7 @@ extension Preset {
         return x
     }
 
-    private static func describe(_ v: JSONValue) -> String {
+    static func describe(_ v: JSONValue) -> String {
         switch v {
         case .string(let s): "\"\(s)\""
         case .number(let n): n.rounded() == n && abs(n) < 1e15 ? String(Int(n)) : String(n)
@@ -292,7 +299,8 @@ extension Preset {
             }
             return obj
         }
-        var root: [String: Any] = ["schemaVersion": Preset.schemaVersion, "name": name, "description": description]
+        var root: [String: Any] = ["schemaVersion": neededSchemaVersion, "name": name, "description": description]
+        if !automation.isEmpty { root["automation"] = automationJSON() }
         if !all.isEmpty { root["all"] = track(all) }
         if !tracks.isEmpty { root["tracks"] = tracks.map(track) }
         for option in SessionOption.allCases {

@@ -41,7 +41,7 @@ import TestSupport
         }
         #expect(problem(#"{"schemaVersion": 1, "tracks": [{}, {}, {"eq": {"bass": {"gainDB": 40}}}]}"#)
                 == "preset 'p.json': tracks[2].eq.bass.gainDB: 40 is above 24 (allowed: from -96 to 24 dB)")
-        #expect(problem(#"{"schemaVersion": 3}"#).contains("schemaVersion: 3 is not supported (this mixfx reads schema versions 1 to 2)"))
+        #expect(problem(#"{"schemaVersion": 4}"#).contains("schemaVersion: 4 is not supported (this mixfx reads schema versions 1 to 3)"))
         #expect(problem(#"{"schemaVersion": 1.5}"#).contains("schemaVersion"))
         // (found by the preset fuzzer: a version too large for an Int is an error, not a trap)
         #expect(problem(#"{"schemaVersion": 1e300}"#).contains("schemaVersion: 1e+300 is not supported"))
