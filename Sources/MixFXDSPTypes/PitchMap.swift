@@ -36,10 +36,18 @@ public final class PitchMap: @unchecked Sendable {
 
     deinit { values.deallocate() }
 
+    /// Live looped playback: the timeline's length, frames (0: no loop). Frame f ≥ 0 of the
+    /// timeline then reads the map at f mod `periodFrames`, so the map starts again at every
+    /// seam. Set on the control side, before rendering.
+    public var periodFrames = 0
+
     /// The cents at `frame` of the timeline (fractional frames allowed). Does not allocate.
     @inline(__always) @_noAllocation @_noLocks
     public func cents(atFrame frame: Double) -> Double {
-        let x = frame / Double(stepFrames)
+        let period = periodFrames
+        // (f mod P for f ≥ P, in whole periods: the fraction is kept)
+        let f = period > 0 && frame >= Double(period) ? frame - Double((Int(frame) / period) * period) : frame
+        let x = f / Double(stepFrames)
         guard x > 0 else { return Double(values[0]) }
         let i = Int(x)
         guard i + 1 < count else { return Double(values[count - 1]) }

@@ -26,8 +26,9 @@ extension AudioEngine {
         parameter.automation = lane
     }
 
-    /// What this version renders of the lanes (the model's validation is `validate`'s): lanes
-    /// render offline only. A moving tempo lane, or a moving
+    /// What this version renders of the lanes (the model's validation is `validate`'s): live,
+    /// every lane but tempo and ceiling lanes, on sessions whose tracks play at tempo 1 (the
+    /// lanes follow the played frames, `RenderKernel.timelineFrame`). A moving tempo lane, or a moving
     /// pitch lane on a track at a steady tempo ≠ 1, renders through a streaming shifter reading
     /// the track's `TempoMap`, whose buffers hold the live tempos: its tempos must lie in
     /// `PitchShifterSettings.liveTempoRange`.
@@ -47,7 +48,17 @@ extension AudioEngine {
                 .invalidAutomation(AutomationError(lane: "\(node.name) \(p.id.spec.key)", breakpoint: nil, problem: problem, allowed: allowed))
             }
             if mode == .live {
-                throw refuse("lanes are not played live yet", "lanes in offline renders (mixfx render, OfflineRenderer)")
+                // (live: the lanes whose rendering is the offline one on the mix's frames;
+                // the timeline is then the played frames, so every track at tempo 1)
+                if p.id == .tempo || p.id == .limiterCeilingDBTP {
+                    throw refuse("\(p.id.spec.key) lanes are not played live yet",
+                                 "live: lanes for volume, pan, master-volume, the EQ and pitch; \(p.id.spec.key) lanes in offline renders (mixfx render)")
+                }
+                if let t = layout.tracks.first(where: { $0.tempo != 1 }) {
+                    throw refuse("lanes are not played live with a tempo (\(t.player.name) plays at \(format(t.tempo)))",
+                                 "live lanes on tracks at tempo 1; lanes at a tempo in offline renders (mixfx render)")
+                }
+                continue
             }
             guard let track, let lane = p.automation, lane.constantValue == nil, let map = track.tempoMap else { continue }
             if p.id == .tempo || p.id == .pitchCents {

@@ -48,7 +48,17 @@ public final class RenderKernel: @unchecked Sendable {
     public private(set) var framesRendered = 0
     /// The sources loop the session (live): `render` has no end and `framesRendered` goes on
     /// past `layout.frameCount` (the position in the session is it modulo the length).
-    public var loops = false
+    public var loops = false {
+        didSet { for t in tracks { t.setLoop(frames: loops ? layout.frameCount : 0) } }
+    }
+
+    /// The lanes' frame for frame `f` of the mix: `f`, or live when looping, `f` modulo the
+    /// session's length (the lanes start again at every seam).
+    @inline(__always)
+    private func timelineFrame(_ f: Int) -> Int {
+        let n = layout.frameCount
+        return loops && n > 0 ? ((f % n) + n) % n : f
+    }
     /// Offline: render the tracks on all the cores the process may use, ahead of the mix
     /// (default true; read by `start` and `seek`).
     public var parallelTracks = true
@@ -259,8 +269,8 @@ public final class RenderKernel: @unchecked Sendable {
                     let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                     var peak = trackPeak[k], sum = trackSum[k]
                     if gainsMove[k] || scheduled[k] {
-                        mixAutomated(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: framesRendered + done,
-                                     anySolo: solo, &peak, &sum)
+                        mixLaned(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: framesRendered + done,
+                                 anySolo: solo, &peak, &sum)
                     } else {
                         trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
                         mix(t, inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
@@ -286,8 +296,13 @@ public final class RenderKernel: @unchecked Sendable {
             var peak: Float = 0, sum: Float = 0
             if scheduled[k] {
                 // a schedule: per sample, and the gains where it left them (live: no ramp after)
-                mixAutomated(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
+                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
                 t.setGains(scheduledGains(t, last: n - 1, anySolo: solo))
+            } else if gainsMove[k] {
+                // lanes: per sample at their frames (live too; the gains left where the lanes
+                // end the block, so a lane taken away resumes from there)
+                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
+                if mode == .live { t.setGains(laneGains(t, atFrame: framesRendered + n - 1, anySolo: solo)) }
             } else if t.left.stepsLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.
                 let m = min(n, t.left.stepsLeft)
@@ -300,8 +315,6 @@ public final class RenderKernel: @unchecked Sendable {
                 t.left.finish(steps: m)
                 t.right.finish(steps: m)
                 if m < n { mix(t, inL + m, inR + m, count: n - m, outL + m, outR + m, outChannels, &peak, &sum) }
-            } else if gainsMove[k] {
-                mixAutomated(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
             } else {
                 trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), n)
                 mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)
@@ -354,13 +367,29 @@ public final class RenderKernel: @unchecked Sendable {
         sum += sa * t.gainLeft * t.gainLeft + (outChannels > 1 ? sb * t.gainRight * t.gainRight : 0)
     }
 
+    /// `mixAutomated` cut at the loop's seams (live, looping: the lanes' frames start again
+    /// there).
+    private func mixLaned(_ k: Int, _ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+                          count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
+                          _ outChannels: Int, atFrame first: Int, anySolo: Bool, _ peak: inout Float, _ sum: inout Float) {
+        var done = 0
+        while done < n {
+            let frame = timelineFrame(first + done)
+            let m = loops && layout.frameCount > 0 ? min(n - done, layout.frameCount - frame) : n - done
+            mixAutomated(k, t, inL + done, inR + done, count: m, outL + done, outR + done, outChannels, atFrame: first + done,
+                         timeline: frame, anySolo: anySolo, &peak, &sum)
+            done += m
+        }
+    }
+
     /// Mixes a track whose gains move (a volume, pan or master volume lane): the gains of every
     /// frame from the lanes' values at its timeline frame (`atFrame` + i), by the same formula
     /// as `targetGains`, applied per sample into `gained`, which is then summed into the mix
-    /// (and tapped, with gains 1). Offline only (live kernels take no lanes).
+    /// (and tapped, with gains 1). `timeline`: the lanes' frame of `first` (`timelineFrame`).
     private func mixAutomated(_ k: Int, _ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
                               count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
-                              _ outChannels: Int, atFrame first: Int, anySolo: Bool, _ peak: inout Float, _ sum: inout Float) {
+                              _ outChannels: Int, atFrame first: Int, timeline: Int, anySolo: Bool,
+                              _ peak: inout Float, _ sum: inout Float) {
         guard let gained else { return }
         let player = t.layout.player
         guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return }
@@ -375,16 +404,16 @@ public final class RenderKernel: @unchecked Sendable {
         if scheduleActive[2 * k] {
             volumes.update(from: scheduleValues + 2 * k * maximumFrameCount + offset, count: n)
         } else {
-            volume.fill(volumes, fromFrame: first, count: n)
+            volume.fill(volumes, fromFrame: timeline, count: n)
         }
         if scheduleActive[masterSlot] {
             let m = scheduleValues + masterSlot * maximumFrameCount + offset
             for i in 0..<n { volumes[i] *= m[i] }
         } else if masterVolume.moves {
-            masterVolume.fill(masters, fromFrame: first, count: n)
+            masterVolume.fill(masters, fromFrame: timeline, count: n)
             for i in 0..<n { volumes[i] *= masters[i] }
         } else {
-            let m = masterVolume.value(atFrame: first)
+            let m = masterVolume.value(atFrame: timeline)
             for i in 0..<n { volumes[i] *= m }
         }
         if outChannels == 1 {
@@ -393,7 +422,7 @@ public final class RenderKernel: @unchecked Sendable {
             if scheduleActive[2 * k + 1] {
                 pans.update(from: scheduleValues + (2 * k + 1) * maximumFrameCount + offset, count: n)
             } else {
-                pan.fill(pans, fromFrame: first, count: n)
+                pan.fill(pans, fromFrame: timeline, count: n)
             }
             for i in 0..<n {
                 let g = mono ? PanLaw.monoGains(pan: pans[i]) : PanLaw.balanceGains(pan: pans[i])
@@ -401,7 +430,7 @@ public final class RenderKernel: @unchecked Sendable {
                 gR[i] = Float(volumes[i] * g.right) * inR[i]
             }
         } else {
-            let p = pan.value(atFrame: first)
+            let p = pan.value(atFrame: timeline)
             let g = mono ? PanLaw.monoGains(pan: p) : PanLaw.balanceGains(pan: p)
             for i in 0..<n {
                 gL[i] = Float(volumes[i] * g.left) * inL[i]
@@ -468,9 +497,18 @@ public final class RenderKernel: @unchecked Sendable {
         let player = t.layout.player
         let audible = player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0)
         guard audible else { return (0, 0) }
-        let k = t.index
-        let volume = gainLanes[k].volume.value(atFrame: framesRendered) * masterVolume.value(atFrame: framesRendered)
-        let pan = gainLanes[k].pan.value(atFrame: framesRendered)
+        return laneGains(t, atFrame: framesRendered, anySolo: anySolo)
+    }
+
+    /// The mixer gains of a track's volume and pan (parameters or lanes) and the master volume
+    /// at frame `frame` of the mix (the lanes' `timelineFrame` of it), by `targetGains`'
+    /// formula.
+    private func laneGains(_ t: TrackKernel, atFrame frame: Int, anySolo: Bool) -> (left: Float, right: Float) {
+        let player = t.layout.player
+        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return (0, 0) }
+        let k = t.index, at = timelineFrame(frame)
+        let volume = gainLanes[k].volume.value(atFrame: at) * masterVolume.value(atFrame: at)
+        let pan = gainLanes[k].pan.value(atFrame: at)
         if layout.channelCount == 1 { return (Float(volume), Float(volume)) }
         let g = t.channelCount == 1 ? PanLaw.monoGains(pan: pan) : PanLaw.balanceGains(pan: pan)
         return (Float(volume * g.left), Float(volume * g.right))

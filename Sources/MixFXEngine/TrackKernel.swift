@@ -36,10 +36,16 @@ final class EQKernel {
     var inputMap: TempoMap?
     var inputTempo = 1.0
     var readsInput = false
+    /// Live looped playback: the timeline's length (0: no loop); position p is then the
+    /// timeline's frame p mod `loopFrames`, so the lanes start again at every seam.
+    var loopFrames = 0
 
     /// The timeline frame of position `p`.
     @inline(__always)
-    func timelineFrame(_ p: Int) -> Int { readsInput ? TrackTempo.inputToTimeline(p, map: inputMap, tempo: inputTempo) : p }
+    func timelineFrame(_ p: Int) -> Int {
+        if loopFrames > 0 { return ((p % loopFrames) + loopFrames) % loopFrames }
+        return readsInput ? TrackTempo.inputToTimeline(p, map: inputMap, tempo: inputTempo) : p
+    }
 
     init(smooth: Bool, sampleRate: Double) {
         self.smooth = smooth
@@ -80,14 +86,15 @@ final class EQKernel {
         let cell = EQKernel.subBlock
         var done = 0
         while done < frameCount {
-            let p = position + done
+            // (looped: the cells of the timeline's frame, each loop cut at its seam)
+            let p = loopFrames > 0 ? timelineFrame(position + done) : position + done
             let phase = ((p % cell) + cell) % cell
             if phase == 0 {
                 var s = eq.settings
                 EQKernel.approach(&s, EQKernel.effective(lanes.settings(base, atFrame: timelineFrame(p))), alpha: smoothingAlpha)
                 eq.update(s)
             }
-            let n = min(cell - phase, frameCount - done)
+            let n = min(cell - phase, frameCount - done, loopFrames > 0 ? loopFrames - p : Int.max)
             eq.process(left: left + done, right: right.map { $0 + done }, frameCount: n)
             done += n
         }
@@ -203,6 +210,14 @@ final class TrackKernel: @unchecked Sendable {
     private let tempoMap: TempoMap?
     private let chunk: AudioBuffer?
     private var chunkPosition = 0, chunkAvailable = 0
+    /// Live looped playback: the lanes' timeline is `frames` long and starts again at each
+    /// seam (the EQ's lanes and a pitch lane's map read the frame modulo it). Control side,
+    /// before rendering.
+    func setLoop(frames: Int) {
+        pitchMap?.periodFrames = frames
+        for e in effects { if case .eq(_, let k) = e { k.loopFrames = frames } }
+    }
+
     /// Frames a moving pitch lane's shifter renders at a time.
     static let pitchChunkFrames = 256
     /// Frames of the timeline between two samples of a pitch lane's map.
@@ -332,7 +347,9 @@ final class TrackKernel: @unchecked Sendable {
     /// Live: where the track is in its own (song) time, frames of the mix at tempo 1: at tempo 1
     /// the mix's position; a tempo R moves it R frames per frame of the mix.
     var songFrame: Double {
-        if let s = liveShifter { return Double(songBase) + s.inputTime }
+        // (a pitch lane's shifter renders chunks ahead: the frames of its chunk not yet given
+        // out are ahead of the track, at tempo 1, as lanes play live)
+        if let s = liveShifter { return Double(songBase) + s.inputTime - Double(chunk == nil ? 0 : chunkAvailable) }
         return Double(songBase + framesSinceReset - latencyFrames)
     }
 

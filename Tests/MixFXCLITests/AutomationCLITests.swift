@@ -321,8 +321,8 @@ import TestSupport
     }
 
     /// A batch job takes the same flags (a pitch map's path from the manifest's folder): the map
-    /// renders the very bytes of the step lane it stands for; `mixfx play` refuses lanes in the
-    /// engine's words (they are not played live yet).
+    /// renders the very bytes of the step lane it stands for; `mixfx play` refuses tempo lanes in
+    /// the engine's words (they are not played live yet).
     @Test func batchAndPlayTakeTheSameFlags() throws {
         defer { dir.remove() }
         let a = try sine("s.wav", seconds: 1.5)
@@ -337,8 +337,8 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
         let x = try Data(contentsOf: URL(fileURLWithPath: dir.file("map.wav"))), y = try Data(contentsOf: URL(fileURLWithPath: dir.file("lane.wav")))
         #expect(x == y && x.count > 72_000 * 4)
-        let p = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--automate", "pitch=0@0,100@1"])
-        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch pitch lane: lanes are not played live yet (allowed: lanes in offline renders (mixfx render, OfflineRenderer))\n", "\(p.stderr)")
+        let p = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--automate", "tempo=1@0,2@1"])
+        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: tempo lanes are not played live yet (allowed: live: lanes for volume, pan, master-volume, the EQ and pitch; tempo lanes in offline renders (mixfx render))\n", "\(p.stderr)")
     }
 
     // MARK: the report

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// `mixfx play` plays the session's lanes (issue #33, docs/automation.md "Live"): through real
+/// ALSA (the raw file tap; the paced tests through PulseAudio, see Tests/alsa), the captured
+/// sound against `mixfx render` of the same session with the same lanes, bit for bit.
+@Suite struct PlayLanesTests {
+    let dir = TempDir("mixfx-play-lanes")
+
+    /// Interleaved s16 of a render's planar floats (as the existing tap tests compare).
+    func s16(_ x: Float) -> Int16 { Int16((x * 32768).rounded()) }
+
+    /// Volume, pan, master volume, EQ and pitch lanes, on a mono 44.1 kHz track and a stereo
+    /// one: what reaches ALSA is bit-exact the offline render with the same lanes (as the static
+    /// settings are: `PlayTests.whatReachesALSAIsBitExactTheOfflineRender`).
+    @Test(arguments: [["--automate", "1:volume=1@0,0.2@0.5", "--automate", "2:pan=-1@0,scurve,1@0.8"],
+                      ["--automate", "1:volume=1@0,0.2@0.5", "--automate", "2:pan=-1@0,scurve,1@0.8", "--automate", "master-volume=1@0,step,0.6@0.3",
+                       "--automate", "2:bass=0@0,9@0.6", "--automate", "1:pitch=0@0,400@0.5", "--automate", "2:pitch=-300@0.1,200@0.7"]])
+    func lanesThroughALSAAreBitExactTheOfflineRender(lanes: [String]) throws {
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.flac")
+        try AudioFiles.write([Signals.noise(frames: 30_000, amplitude: 0.2, seed: 3)], to: a, sampleRate: 44_100)
+        try AudioFiles.write([Signals.noise(frames: 40_000, amplitude: 0.2, seed: 4), Signals.noise(frames: 40_000, amplitude: 0.2, seed: 5)],
+                             to: b, sampleRate: 48_000)
+        let settings = ["--treble", "2", "--sample-format", "s16"] + lanes
+        let offline = dir.file("offline.wav")
+        let o = try MixFXBinary.run(["render", a, b, "-o", offline, "--quiet", "--dither", "none"] + settings)
+        #expect(o.status == 0, "\(o.stderr)")
+        let tap = dir.file("tap.raw")
+        let r = try MixFXBinary.run(["play", a, b, "--device", "mixfx_tap", "--no-ui", "--json"] + settings,
+                                    environment: ALSARig.environment(tap: tap))
+        #expect(r.status == 0, "\(r.stderr)")
+        let captured = try ALSARig.readS16(tap)
+        let (ref, format) = try AudioFiles.read(offline)
+        #expect(format.frameCount == 40_000 && captured.count == format.frameCount * 2)
+        // (the lanes do move the sound: the render differs from one without them)
+        let plain = dir.file("plain.wav")
+        #expect(try MixFXBinary.run(["render", a, b, "-o", plain, "--quiet", "--dither", "none", "--treble", "2", "--sample-format", "s16"]).status == 0)
+        let (unlaned, _) = try AudioFiles.read(plain)
+        #expect(unlaned[0].count == ref[0].count && unlaned[0] != ref[0])
+        var firstDifference: Int?
+        for i in 0..<min(format.frameCount, captured.count / 2) where firstDifference == nil {
+            if s16(ref[0][i]) != captured[2 * i] || s16(ref[1][i]) != captured[2 * i + 1] { firstDifference = i }
+        }
+        #expect(firstDifference == nil, "the tap differs from the offline render with the same lanes at frame \(firstDifference ?? -1)")
+    }
+
+    /// Memoryless tracks (no effects but the gains): every frame of the mix is its lanes' gains
+    /// at that frame times the input, so after a seek into the middle of the lanes the tap,
+    /// past the 10 ms fade-in, is bit-exact the offline render of the whole session from the
+    /// seek's frame on (the lanes' values at the new position, no jump), and after the loop's
+    /// seam the lanes start again: the next pass is the offline render from frame 0.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aSeekAndALoopLandInsideTheLanes() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), length = 96_000, target = 36_000
+        let x = Signals.noise(frames: length, amplitude: 0.3, seed: 11)
+        try AudioFiles.write([x, x.reversed()], to: input, sampleRate: 48_000)
+        // the seek (0.75 s) lands inside the volume's and the pan's ramps
+        let settings = ["--automate", "volume=1@0.5,0.1@1.5", "--automate", "pan=-0.8@0,0.8@2", "--automate", "master-volume=1@0,step,0.7@1.25",
+                        "--sample-format", "s16"]
+        let offline = dir.file("offline.wav")
+        #expect(try MixFXBinary.run(["render", input, "-o", offline, "--quiet", "--dither", "none"] + settings).status == 0)
+        let (ref, format) = try AudioFiles.read(offline)
+        #expect(format.frameCount == length)
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 24_000, bytesPerFrame: 4)
+        p.send("seek 0.75")
+        #expect(p.waitForLine(startingWith: "ok seek 0.75") != nil, "\(p.stderr)")
+        let atSeek = try ALSARig.readS16(tap).count / 2
+        // the rest of the pass and one more whole pass after the seam
+        ALSARig.waitForTap(tap, frames: atSeek + (length - target) + length + 9_600, bytesPerFrame: 4)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap)
+        // the resume point: where the render's frames from the target (after the fade-in) first
+        // appear in the tap, 64 in a row (noise: nowhere else), less the fade
+        let fade = 480
+        let probe = (0..<64).map { s16(ref[0][target + fade + $0]) }
+        var resume: Int?
+        for i in max(0, atSeek - 48_000)..<(y.count / 2 - 64) where resume == nil {
+            if y[2 * i] == probe[0] && (0..<64).allSatisfy({ y[2 * (i + $0)] == probe[$0] }) { resume = i - fade }
+        }
+        let r = try #require(resume, "the render's frames after the seek were not found in the tap")
+        #expect(r + (length - target) + length <= y.count / 2, "too little played after the seek")
+        // from the seek's frame to the end, then the next pass from frame 0: the render's frames
+        var firstDifference: Int?
+        for k in fade..<((length - target) + length) where firstDifference == nil && r + k < y.count / 2 {
+            let frame = (target + k) % length
+            if s16(ref[0][frame]) != y[2 * (r + k)] || s16(ref[1][frame]) != y[2 * (r + k) + 1] { firstDifference = frame }
+        }
+        #expect(firstDifference == nil, "after the seek to \(target) (resumed at tap frame \(r)) the tap differs from the render at its frame \(firstDifference ?? -1)")
+    }
+}
