@@ -95,4 +95,26 @@ import TestSupport
         }
         #expect(firstDifference == nil, "after the seek to \(target) (resumed at tap frame \(r)) the tap differs from the render at its frame \(firstDifference ?? -1)")
     }
+
+    /// The realtime contract with every live lane moving (volume, pan, master volume, EQ,
+    /// pitch): on the raw tap the render thread allocates nothing from its first frame, warm-up
+    /// included (as `PlayTests.theRenderThreadAllocatesNothingFromTheFirstFrame` without lanes).
+    @Test(.disabled(if: Sanitizer.name != nil, Sanitizer.reason))
+    func movingLanesAllocateNothingOnTheRenderThread() throws {
+        defer { dir.remove() }
+        let lib = try #require(ALSARig.allocationCounterLibrary(in: dir.path), "gcc is needed to build the allocation counter")
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try AudioFiles.write([Signals.sine(frequencyHz: 440, sampleRate: 44_100, frames: 44_100, amplitude: 0.5)], to: a, sampleRate: 44_100)
+        try AudioFiles.write([Signals.sine(frequencyHz: 220, sampleRate: 48_000, frames: 48_000, amplitude: 0.5)], to: b, sampleRate: 48_000)
+        var env = ALSARig.environment(tap: dir.file("t.raw"))
+        env["LD_PRELOAD"] = lib
+        let r = try MixFXBinary.run(["play", a, b, "--device", "mixfx_tap", "--no-ui", "--json", "--limit", "-3",
+                                     "--automate", "1:volume=1@0,0.3@0.8", "--automate", "2:pan=-1@0,1@1", "--automate", "master-volume=1@0,0.5@1",
+                                     "--automate", "treble=0@0,-6@1", "--automate", "1:pitch=0@0,700@0.5,step,-300@0.7"],
+                                    environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(r.stdout[r.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any]
+        #expect(report?["renderThreadWarmUpAllocations"] as? Int == 0, "\(r.stdout)")
+        #expect(report?["renderThreadAllocations"] as? Int == 0, "\(r.stdout)")
+    }
 }
