@@ -12,13 +12,14 @@
 #                            does not need it), sordi (sord_validate, which checks the bundle),
 #                            make, groff-base and man-db (the installed man page), bash-completion
 #                            and zsh (the installed completions), binutils (readelf: what the
-#                            installed library needs)
+#                            installed library needs), rubberband-cli (--pitchmap and --timemap
+#                            against Rubber Band reading the same maps)
 #   install-deps.sh slurm    what make test-slurm uses: sox (the test's inputs and frame counts)
 #                            and a single-node Slurm from Debian's archive (slurmctld, slurmd,
 #                            slurm-client, munge); the daemons are not started (scripts/slurm/)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
-if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user lilv-utils lv2-dev sordi make groff-base man-db bash-completion zsh binutils); fi
+if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user lilv-utils lv2-dev sordi make groff-base man-db bash-completion zsh binutils rubberband-cli); fi
 if [ "${1:-}" = slurm ]; then pkgs+=(sox slurmctld slurmd slurm-client munge); fi
 missing=()
 for p in "${pkgs[@]}"; do

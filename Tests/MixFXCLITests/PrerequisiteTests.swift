@@ -9,9 +9,10 @@ import TestSupport
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CI"] != nil, "runs under CI only (CI is not set)"))
     func everyTestRunsInCI() {
         #expect(ALSARig.pulseServer != nil, "the PulseAudio test server is not running: the live tests were skipped")
-        // (make, groff, zsh, pkg-config, readelf: InstallTests' install, man page, completions, library)
+        // (make, groff, zsh, pkg-config, readelf: InstallTests' install, man page, completions, library;
+        // rubberband: --pitchmap and --timemap against Rubber Band's own reading of the same maps)
         for tool in ["sox", "tmux", "gcc", "chromium", "qemu-x86_64", "lv2ls", "lv2info", "lv2apply", "sord_validate",
-                     "make", "groff", "zsh", "pkg-config", "readelf"] {
+                     "make", "groff", "zsh", "pkg-config", "readelf", "rubberband"] {
             #expect(which(tool) != nil, "\(tool) is missing: the tests that need it were skipped")
         }
         #expect(FileManager.default.fileExists(atPath: "/usr/include/lv2/core/lv2.h"),
