@@ -27,7 +27,7 @@ struct PitchMapFile: Equatable {
         a.track == b.track && a.path == b.path && a.entries.elementsEqual(b.entries) { $0 == $1 }
     }
 
-    /// The largest map file read.
+    /// The largest map file read (pitch maps and time maps).
     static let maximumBytes = 64 << 20
 
     /// Reads the flag's value `text` (`[N:]FILE`) and the file.
@@ -42,12 +42,9 @@ struct PitchMapFile: Equatable {
         }
         guard !path.isEmpty else { throw .usage("\(flag) \(text): no file given (usage: --pitchmap [N:]FILE)") }
         let shown = PathBytes.shown(path)
-        guard let st = FileSystem.status(path) else { throw .usage("\(flag): \(shown): no such file") }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw .usage("\(flag): \(shown) is not a regular file (a pitch map is a text file)") }
-        guard Int(st.st_size) <= maximumBytes else {
-            throw .usage("\(flag): \(shown): \(st.st_size) bytes is more than a pitch map may hold (\(maximumBytes >> 20) MiB)")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .usage("\(flag): \(shown) cannot be read") }
+        // opened once and checked on the descriptor (a FIFO or device is refused, not read)
+        let data: Data
+        do { data = Data(try RegularFile.read(path, maximumBytes: maximumBytes)) } catch { throw .usage("\(flag): \(shown): \(error.reason)") }
         return PitchMapFile(track: track, path: path, entries: try entries(data, name: "\(flag): \(shown)"))
     }
 

@@ -651,9 +651,14 @@ extension RenderCommand {
     /// Reads each `--timemap` file and sets its tracks' tempo lanes (`Track.setTimeMap`).
     func applyTimeMaps(_ tracks: [Track]) throws(CLIError) {
         for m in timeMaps {
-            let text: String
-            do { text = try String(contentsOfFile: m.path, encoding: .utf8) } catch {
-                throw .failure("--timemap \(m.path): cannot be read as text (\(FileSystem.exists(m.path) ? "not UTF-8 text, or not readable" : "no such file"))")
+            // opened once and checked on the descriptor, as every file mixfx reads (a FIFO or a
+            // device is refused, not read without end)
+            let bytes: [UInt8]
+            do { bytes = try RegularFile.read(m.path, maximumBytes: PitchMapFile.maximumBytes) } catch {
+                throw .failure("--timemap \(PathBytes.shown(m.path)): cannot be read as text (\(error.reason))")
+            }
+            guard let text = String(bytes: bytes, encoding: .utf8) else {
+                throw .failure("--timemap \(PathBytes.shown(m.path)): cannot be read as text (not UTF-8 text)")
             }
             do throws(TimeMapError) {
                 let map = try TimeMap(parsing: text, name: m.path)

@@ -93,6 +93,15 @@ import TestSupport
         }
         let missing = try MixFXBinary.run(["render", input, "--timemap", dir.file("none.txt"), "-o", dir.file("x.wav")])
         #expect(missing.status == 1 && missing.stderr.contains("none.txt: cannot be read as text (no such file)"), "\(missing.stderr)")
+        // a map file is opened once and checked on the descriptor: a FIFO is refused, never read
+        // (nothing writes to it, so reading it would wait for ever), and so is one for --pitchmap
+        let fifo = dir.file("map.fifo")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let timeFIFO = try MixFXBinary.run(["render", input, "--timemap", fifo, "-o", dir.file("x.wav")])
+        #expect(timeFIFO.status == 1 && timeFIFO.stderr.contains("map.fifo: cannot be read as text (it is a FIFO"), "\(timeFIFO.stderr)")
+        let pitchFIFO = try MixFXBinary.run(["render", input, "--pitchmap", fifo, "-o", dir.file("x.wav")])
+        #expect(pitchFIFO.status == 2 && pitchFIFO.stderr.contains("--pitchmap: \(fifo): it is a FIFO"), "\(pitchFIFO.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")))
         let track = try MixFXBinary.run(["render", input, "--timemap", "3:" + dir.file("bad0.txt"), "-o", dir.file("x.wav")])
         #expect(track.status == 2 && track.stderr.contains("there is no track 3 (allowed: tracks 1 to 1)"), "\(track.stderr)")
     }
