@@ -11,7 +11,9 @@ enum AutomationBench {
     /// process CPU seconds of each and the ratio of the medians. `tempo` (a third argument):
     /// a tempo lane on every track instead (linear from 0.9 to 1.1 over the minute, about
     /// the static length), against the static render at tempo 1; `pitch`: a pitch lane on
-    /// every track (linear from +100 to +300 cents), the same streaming path a tempo lane takes.
+    /// every track (linear from +100 to +300 cents), the same streaming path a tempo lane takes;
+    /// `pitch+volume`: both the pitch and the volume lane (what `pitch` rendered until
+    /// 2026-12-03).
     static func cost(band: String, runs: Int, kind: String = "volume") throws {
         let tempo = kind == "tempo"
         let paths = (1...4).map { "\(band)/track\($0).wav" }
@@ -21,9 +23,9 @@ enum AutomationBench {
                 let t = engine.addTrack(source: try SoundFileReader(path: p))
                 t.eq.bassGain.value = 4
                 t.timePitch.pitchCents = 200
-                if lanes && !tempo { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
+                if lanes && (kind == "volume" || kind == "pitch+volume") { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
                 if lanes && tempo { t.automation[.tempo] = AutomationLane([(0, 0.9), (60, 1.1)]) }
-                if lanes && kind == "pitch" { t.automation[.pitchCents] = AutomationLane([(0, 100), (60, 300)]) }
+                if lanes && kind.hasPrefix("pitch") { t.automation[.pitchCents] = AutomationLane([(0, 100), (60, 300)]) }
             }
             var r = OfflineRenderer(outputPath: NSTemporaryDirectory() + "mixfx-automation-bench.wav", sampleFormat: .s16)
             r.overwrite = true

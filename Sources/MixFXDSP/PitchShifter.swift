@@ -581,6 +581,16 @@ public final class PitchShifter: @unchecked Sendable {
         let atZero = parts.vocoder { $0.targetCents } == 0
         let map = heldPitchMap, origin = pitchMapOrigin
         let tempoIsOne = settings.tempo == 1
+        // Wholly wet, and no frame of the block can ask for the dry input (a tempo, or a pitch
+        // off 0 cents: the target's, or every value of the map's, between two of which a frame's
+        // cents lie): the block stays as it is, with no per-frame test (the same bytes).
+        var mayBeZero = atZero
+        if let map {
+            let (lowest, highest) = map { ($0.minimumCents, $0.maximumCents) }
+            mayBeZero = lowest <= 0 && highest >= 0
+        }
+        let mayBeDry = tempoIsOne && mayBeZero
+        if wet == 1 && !mayBeDry { return }
         var w = wet
         defer { wet = w }
         for k in 0..<frameCount {

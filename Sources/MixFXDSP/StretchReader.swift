@@ -114,18 +114,32 @@ final class StretchReader {
                     } else {
                         wetL = table.interpolate(y0 + (i - yStart), index: 0, fraction: frac)
                     }
-                    if !variable, let right {
-                        // A fixed step, stereo (offline): the rest of this segment's samples
-                        // without the segment search, the table choice and the frame map's
-                        // loads, each the same arithmetic as above, until the segment or the
-                        // readable span ends.
+                    if let right {
+                        // Stereo: the rest of this segment's samples without the segment
+                        // search, the table choice and the frame map's loads, each the same
+                        // arithmetic as above (the same times, so the same values), until the
+                        // segment or the readable span ends. Within a segment the read step is
+                        // the segment's own; the times are the fixed step's products, the
+                        // caller's list (`mapped`) or the running sum t + R_m + nudge (live).
                         left[k] = wetL; right[k] = wetR; ratios[k] = r; tableIndices[k] = segTable
+                        times?[k] = t
+                        next = t + step + nudge
                         let s = Double(historyS[seg & mask])
+                        let segmentStep = step, listed = times
                         var kk = k + 1
                         // four samples at a time while all lie in the segment and the readable span
                         while kk + 3 < frameCount {
-                            let base = Double(firstFrame + kk)
-                            let t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
+                            let t: SIMD4<Double>
+                            if mapped {
+                                t = UnsafeRawPointer(listed! + kk).loadUnaligned(as: SIMD4<Double>.self)
+                            } else if variable {
+                                // (one addition after another, as frame by frame)
+                                let t1 = next + segmentStep + nudge, t2 = t1 + segmentStep + nudge
+                                t = SIMD4(next, t1, t2, t2 + segmentStep + nudge)
+                            } else {
+                                let base = Double(firstFrame + kk)
+                                t = SIMD4<Double>(base, base + 1, base + 2, base + 3) * fixedStep
+                            }
                             guard t[3] < nextAOfSegment else { break }
                             let p = s + (t - a) * sigma
                             let (whole, index) = floorWhole(p)
@@ -140,11 +154,15 @@ final class StretchReader {
                             UnsafeMutableRawPointer(right + kk).storeBytes(of: rr, as: SIMD4<Float>.self)
                             UnsafeMutableRawPointer(ratios + kk).storeBytes(of: SIMD4(repeating: r), as: SIMD4<Double>.self)
                             UnsafeMutableRawPointer(tableIndices + kk).storeBytes(of: SIMD4(repeating: segTable), as: SIMD4<Int>.self)
+                            if variable && !mapped {
+                                UnsafeMutableRawPointer(listed! + kk).storeBytes(of: t, as: SIMD4<Double>.self)
+                            }
+                            next = t[3] + segmentStep + nudge
                             kk += 4
                         }
                         // and one at a time up to the segment's or the span's end
                         while kk < frameCount {
-                            let t = Double(firstFrame + kk) * fixedStep
+                            let t = mapped ? listed![kk] : variable ? next : Double(firstFrame + kk) * fixedStep
                             guard t < nextAOfSegment else { break }
                             let p = s + (t - a) * sigma
                             let i = floorToInt(p)
@@ -153,6 +171,8 @@ final class StretchReader {
                             (left[kk], right[kk]) = table.interpolate(y0 + (i - yStart), y1 + (i - yStart), index: 0,
                                                                       fraction: p - Double(i))
                             ratios[kk] = r; tableIndices[kk] = segTable
+                            listed?[kk] = t
+                            next = t + segmentStep + nudge
                             kk += 1
                         }
                         k = kk

@@ -105,10 +105,6 @@ final class TransientGate {
                 }
             }
         }
-        if let times {
-            for k in 0..<frameCount { gate(k, inputTime: times[k], &envOut, &g0) }
-            return
-        }
         // Eight frames at a time while the gain rests at 1 (steady material: nearly always). A
         // frame closes the gate where the output's envelope e tops both the silence floor and
         // `excess` times the input's. e is bounded from above in vector operations: the doubling
@@ -124,10 +120,25 @@ final class TransientGate {
         var powers = SIMD8<Float>(), q: Float = 1
         for j in 0..<8 { q *= rho; powers[j] = q }   // ρ^(lane + 1)
         let margin = SIMD8<Float>(repeating: 1.00001), floor = SIMD8<Float>(repeating: silence)
-        var k = min(frameCount, max(0, -firstTime))
+        // (with `times`, the eight envelope values gathered from their slots)
+        @inline(__always) func inputTime(_ k: Int) -> Int {
+            if let times { return times[k] }
+            return firstTime &+ k
+        }
+        var k = times != nil ? 0 : min(frameCount, max(0, -firstTime))
         while k + 8 <= frameCount {
             let slot = (firstTime &+ k &+ ahead) & mask
-            if g0 == 1 && slot + 8 <= size {
+            var envIn = SIMD8<Float>(), readable = g0 == 1
+            if readable {
+                if let times {
+                    for j in 0..<8 { envIn[j] = env[(times[k &+ j] &+ ahead) & mask] }
+                } else if slot + 8 <= size {
+                    envIn = UnsafeRawPointer(env + slot).loadUnaligned(as: SIMD8<Float>.self)
+                } else {
+                    readable = false
+                }
+            }
+            if readable {
                 let l = UnsafeRawPointer(left + k).loadUnaligned(as: SIMD8<Float>.self)
                 var p = l * l
                 if let right {
@@ -138,7 +149,7 @@ final class TransientGate {
                 bound = pointwiseMaxLanes(bound, shiftedUp(bound, by: 2) * rho2)
                 bound = pointwiseMaxLanes(bound, shiftedUp(bound, by: 4) * rho4)
                 bound = pointwiseMaxLanes(bound, SIMD8<Float>(repeating: envOut) * powers) * margin
-                let allowedInput = UnsafeRawPointer(env + slot).loadUnaligned(as: SIMD8<Float>.self) * excess
+                let allowedInput = envIn * excess
                 if all((bound .<= floor) .| (bound .<= allowedInput)) {
                     var e = envOut
                     for j in 0..<8 {
@@ -150,9 +161,9 @@ final class TransientGate {
                     continue
                 }
             }
-            for j in k..<(k + 8) { gate(j, inputTime: firstTime + j, &envOut, &g0) }
+            for j in k..<(k + 8) { gate(j, inputTime: inputTime(j), &envOut, &g0) }
             k += 8
         }
-        while k < frameCount { gate(k, inputTime: firstTime + k, &envOut, &g0); k += 1 }
+        while k < frameCount { gate(k, inputTime: inputTime(k), &envOut, &g0); k += 1 }
     }
 }

@@ -116,10 +116,27 @@ final class TransientSplice {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
-        for k in 0..<frameCount {
+        var k = 0
+        while k < frameCount {
             let o = Double(firstOutput + k)
             let now = floorToInt(inputTime(k, o))
             let over = o >= tempoEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            if over && free && k + 8 <= frameCount {
+                // Between splices, eight frames at once when none of them starts one (the input
+                // times only grow, so all eight are past the splice and the hold-off too): the
+                // same onset test on each, with nothing else to do for them.
+                var quiet = true
+                for j in 0..<8 {
+                    let probe = floorToInt(inputTime(k &+ j, o + Double(j))) &+ lookahead
+                    let eNow = env[probe & envMask], eBefore = env[(probe &- back) & envMask]
+                    if probe - back >= 0 && eNow > rise * eBefore && eNow > floor { quiet = false }
+                }
+                if quiet {
+                    k += 8
+                    continue
+                }
+            }
+            defer { k += 1 }
             if over && free {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]

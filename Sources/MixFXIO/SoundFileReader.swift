@@ -53,8 +53,9 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     public var name: String { path }
     /// The file opened (device and inode of the descriptor read).
     public let identity: FileIdentity?
-    /// The next frame `read` returns (to tell a file that ends before its header says).
-    private var position = 0
+    /// The next frame libsndfile reads (ahead of the next one `read` returns by the frames
+    /// held), to tell a file that ends before its header says.
+    private var filePosition = 0
 
     /// Opens `path` for reading (control side); throws naming the file when it cannot. The file
     /// is opened once and checked on its descriptor (`RegularFile.openForReading`): a FIFO,
@@ -120,6 +121,8 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         sf_close(handle)
         interleaved.deallocate()
         integers.deallocate()
+        held.deallocate()
+        heldIntegers.deallocate()
     }
 
     /// The layout the file declares (a WAV channel mask, a CAF channel layout, an ambisonic
@@ -179,41 +182,103 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     }
 
     /// Reads the next frames (see `AudioSource.read`); throws on a read error. One thread at a time.
+    ///
+    /// A read of fewer than `readAheadFrames` frames is served from frames read ahead, one
+    /// libsndfile read of `readAheadFrames` at a time (a track whose shifter pulls its input in
+    /// chunks of 256 frames, as a lane's does, made a system call per chunk); larger reads go to
+    /// the file as they are. The samples are the same either way.
     public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
         let ch = format.channelCount
-        if interleavedCapacity < frameCount * ch {
-            // Grows once to the block size on first use (control side of the first render).
-            interleaved.deallocate()
-            integers.deallocate()
-            interleavedCapacity = frameCount * ch
-            interleaved = .allocate(capacity: interleavedCapacity)
-            integers = .allocate(capacity: readsIntegers ? interleavedCapacity : 1)
+        var done = 0
+        while done < frameCount {
+            if heldCount > 0 {
+                let m = min(heldCount, frameCount - done)
+                buffer.deinterleave(from: held + heldStart * ch, channels: ch, frameCount: m, offset: offset + done)
+                heldStart += m; heldCount -= m; done += m
+                continue
+            }
+            if let error = pendingError {
+                // the read ahead met it: thrown where the frames before it run out
+                guard done == 0 else { return done }
+                pendingError = nil
+                throw error
+            }
+            let rest = frameCount - done
+            if rest >= Self.readAheadFrames {
+                if interleavedCapacity < rest * ch {
+                    // Grows once to the block size on first use (control side of the first render).
+                    interleaved.deallocate()
+                    integers.deallocate()
+                    interleavedCapacity = rest * ch
+                    interleaved = .allocate(capacity: interleavedCapacity)
+                    integers = .allocate(capacity: readsIntegers ? interleavedCapacity : 1)
+                }
+                let got = try readFile(into: interleaved, integers: integers, frameCount: rest)
+                buffer.deinterleave(from: interleaved, channels: ch, frameCount: got, offset: offset + done)
+                return done + got
+            }
+            if heldCapacity == 0 {
+                // (on the first small read, as the buffers above)
+                heldCapacity = Self.readAheadFrames
+                held.deallocate()
+                heldIntegers.deallocate()
+                held = .allocate(capacity: heldCapacity * ch)
+                heldIntegers = .allocate(capacity: readsIntegers ? heldCapacity * ch : 1)
+            }
+            heldStart = 0
+            do {
+                heldCount = try readFile(into: held, integers: heldIntegers, frameCount: heldCapacity)
+            } catch {
+                // what the failing read got is lost, as it was read without reading ahead
+                heldCount = 0
+                guard done == 0 else { pendingError = error; return done }
+                throw error
+            }
+            if heldCount == 0 { break }
         }
+        return done
+    }
+
+    /// Frames read ahead at a time for small reads (`read`).
+    static let readAheadFrames = 4096
+    /// The frames read ahead (interleaved, `heldCapacity` frames), the next one's index and how
+    /// many are left; a read error met while reading ahead.
+    private var held = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+    private var heldIntegers = UnsafeMutablePointer<Int16>.allocate(capacity: 1)
+    private var heldCapacity = 0, heldStart = 0, heldCount = 0
+    private var pendingError: SoundFileError?
+
+    /// Reads the file's next `frameCount` frames into `out` (interleaved; 16-bit PCM through
+    /// `integers`); throws on a read error or a file that ends before its header says.
+    private func readFile(into out: UnsafeMutablePointer<Float>, integers: UnsafeMutablePointer<Int16>,
+                          frameCount: Int) throws(SoundFileError) -> Int {
+        let ch = format.channelCount
         let got: Int
         if readsIntegers {
             got = Int(sf_readf_short(handle, integers, sf_count_t(frameCount)))
-            IntegerSamples.convert(integers, count: max(got, 0) * ch, into: interleaved)
+            IntegerSamples.convert(integers, count: max(got, 0) * ch, into: out)
         } else {
-            got = Int(sf_readf_float(handle, interleaved, sf_count_t(frameCount)))
+            got = Int(sf_readf_float(handle, out, sf_count_t(frameCount)))
         }
         if got < frameCount && sf_error(handle) != 0 {
-            throw SoundFileError.readFailed(path: path, reason: String(cString: sf_strerror(handle)))
+            throw .readFailed(path: path, reason: String(cString: sf_strerror(handle)))
         }
-        position += max(got, 0)
-        if got < frameCount && position < format.frameCount && majorFormat != SoundFileReader.mpegFormat {
+        filePosition += max(got, 0)
+        if got < frameCount && filePosition < format.frameCount && majorFormat != SoundFileReader.mpegFormat {
             // (MPEG's length is an estimate; every other format's is exact)
-            throw SoundFileError.readFailed(path: path, reason: "the file ended at frame \(position) of the \(format.frameCount) its header states (was it truncated or changed while mixfx read it?)")
+            throw .readFailed(path: path, reason: "the file ended at frame \(filePosition) of the \(format.frameCount) its header states (was it truncated or changed while mixfx read it?)")
         }
-        buffer.deinterleave(from: interleaved, channels: ch, frameCount: got, offset: offset)
-        return got
+        return max(got, 0)
     }
 
     /// Moves to `frame`. One thread at a time.
     public func seek(toFrame frame: Int) throws {
+        heldCount = 0
+        pendingError = nil
         if sf_seek(handle, sf_count_t(frame), SEEK_SET) < 0 {
             throw SoundFileError.readFailed(path: path, reason: "cannot seek to frame \(frame)")
         }
-        position = frame
+        filePosition = frame
     }
 }
 
