@@ -411,7 +411,7 @@ public final class PitchShifter: @unchecked Sendable {
             // as its fastest tempo within the look-ahead (their tempo is the map's, not a glide)
             let origin = tempoMapOrigin + outIndex, base = tempoMapBase, ahead = Double(lookAheadFrames)
             let fastest = map { m in
-                for k in 0..<frameCount { b.times[k] = m.position(atFrame: origin + k) - base }
+                m.positions(fromFrame: origin, count: frameCount, minus: base, into: b.times)
                 return m.maximumTempo(fromPosition: b.times[0] + base, span: b.times[frameCount - 1] - b.times[0] + ahead)
             }
             vocoder { $0.targetTempo = fastest }

@@ -84,6 +84,32 @@ public final class TempoMap: @unchecked Sendable {
         return base + Double(frame - j * stepFrames) * (positions[j + 1] - base) / Double(stepFrames)
     }
 
+    /// s(n) − `offset` for the `n` output frames from `first` into `out`: each exactly
+    /// `position(atFrame:)` − `offset` (the same expression, a cell at a time, without the
+    /// frame's division by the step: a block's times in one call).
+    @_noAllocation @_noLocks
+    public func positions(fromFrame first: Int, count n: Int, minus offset: Double, into out: UnsafeMutablePointer<Double>) {
+        let step = stepFrames, cells = count - 1
+        var k = 0
+        while k < n {
+            let frame = first + k
+            let j = frame >= 0 ? frame / step : -1
+            if j < 0 || j >= cells {
+                out[k] = position(atFrame: frame) - offset
+                k += 1
+                continue
+            }
+            let base = positions[j], rise = positions[j + 1] - base, length = Double(step)
+            let end = min(n, k + (j + 1) * step - frame)
+            var i = frame - j * step
+            while k < end {
+                out[k] = base + Double(i) * rise / length - offset
+                i += 1
+                k += 1
+            }
+        }
+    }
+
     /// The cell whose positions hold `x` (−1 before 0; count − 1 past the table): a binary
     /// search (a vocoder frame's, a block's or an EQ step's few reads).
     @inline(__always)
