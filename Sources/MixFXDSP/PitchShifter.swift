@@ -561,7 +561,16 @@ public final class PitchShifter: @unchecked Sendable {
                            ratio: ratio, table: table, gate: gate, input: input)
             }
         case .listed(let tempo):
-            for k in 0..<frameCount { b.inputTimes[k] = max(-1, floorToInt(b.times[k])) }
+            // (four at a time: `floorWhole` is `floorToInt`, without a conversion per frame)
+            var k = 0
+            while k + 3 < frameCount {
+                let t = UnsafeRawPointer(b.times + k).loadUnaligned(as: SIMD4<Double>.self)
+                let whole = floorWhole(t).int
+                UnsafeMutableRawPointer(b.inputTimes + k).storeBytes(of: whole.replacing(with: -1, where: whole .< -1),
+                                                                     as: SIMD4<Int>.self)
+                k += 4
+            }
+            while k < frameCount { b.inputTimes[k] = max(-1, floorToInt(b.times[k])); k += 1 }
             parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes) }
             parts.splice {
                 $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, times: b.times,

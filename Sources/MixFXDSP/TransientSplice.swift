@@ -125,12 +125,23 @@ final class TransientSplice {
                 // Between splices, eight frames at once when none of them starts one (the input
                 // times only grow, so all eight are past the splice and the hold-off too): the
                 // same onset test on each, with nothing else to do for them.
-                var quiet = true
+                // (the eight floors in vector operations: `floorWhole` is `floorToInt`)
+                var times = SIMD8<Double>()
+                for j in 0..<8 { times[j] = inputTime(k &+ j, o + Double(j)) }
+                let lookaheads = SIMD4<Int>(repeating: lookahead)
+                let probes = SIMD8(lowHalf: floorWhole(times.lowHalf).int &+ lookaheads,
+                                   highHalf: floorWhole(times.highHalf).int &+ lookaheads)
+                var eNow = SIMD8<Float>(), eBefore = SIMD8<Float>()
                 for j in 0..<8 {
-                    let probe = floorToInt(inputTime(k &+ j, o + Double(j))) &+ lookahead
-                    let eNow = env[probe & envMask], eBefore = env[(probe &- back) & envMask]
-                    if probe - back >= 0 && eNow > rise * eBefore && eNow > floor { quiet = false }
+                    eNow[j] = env[probes[j] & envMask]
+                    eBefore[j] = env[(probes[j] &- back) & envMask]
                 }
+                let backs = SIMD8<Int>(repeating: back), zeros = SIMD8<Int>()
+                let rises = SIMD8<Float>(repeating: rise), floors = SIMD8<Float>(repeating: floor)
+                let started: SIMDMask<SIMD8<Int>> = (probes &- backs) .>= zeros
+                let risen: SIMDMask<SIMD8<Int32>> = (eNow .> rises * eBefore) .& (eNow .> floors)
+                var quiet = true
+                for j in 0..<8 where started[j] && risen[j] { quiet = false }
                 if quiet {
                     k += 8
                     continue
