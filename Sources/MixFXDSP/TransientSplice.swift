@@ -136,13 +136,13 @@ final class TransientSplice {
                     eNow[j] = env[probes[j] & envMask]
                     eBefore[j] = env[(probes[j] &- back) & envMask]
                 }
-                let backs = SIMD8<Int>(repeating: back), zeros = SIMD8<Int>()
+                let backs = SIMD4<Int64>(repeating: Int64(back)), zeros = SIMD4<Int64>()
                 let rises = SIMD8<Float>(repeating: rise), floors = SIMD8<Float>(repeating: floor)
-                let started: SIMDMask<SIMD8<Int>> = (probes &- backs) .>= zeros
-                let risen: SIMDMask<SIMD8<Int32>> = (eNow .> rises * eBefore) .& (eNow .> floors)
-                var quiet = true
-                for j in 0..<8 where started[j] && risen[j] { quiet = false }
-                if quiet {
+                let startedLow = SIMD4<Int64>(truncatingIfNeeded: probes.lowHalf) &- backs .>= zeros
+                let startedHigh = SIMD4<Int64>(truncatingIfNeeded: probes.highHalf) &- backs .>= zeros
+                let started = laneBits(startedLow) | laneBits(startedHigh) << 4
+                let risen = laneByte((eNow .> rises * eBefore) .& (eNow .> floors))
+                if started & risen == 0 {
                     k += 8
                     continue
                 }
