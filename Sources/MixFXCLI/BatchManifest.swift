@@ -40,7 +40,7 @@ struct BatchJob {
 /// `mixfx batch`'s manifest: JSON Lines, one render per line. Each line is an object with
 /// `"tracks"` (paths), `"output"` (a path), and optionally `"args"` (`mixfx render` flags, as on
 /// the command line), `"preset"` (a name, a path, or a preset object) and `"id"`. Relative paths
-/// (tracks, output, a preset path, `--report`, `--preset` and `--pitchmap` in args) are taken from the
+/// (tracks, output, a preset path, `--report`, `--preset`, `--pitchmap` and `--timemap` in args) are taken from the
 /// manifest's folder. Blank lines and lines starting with `#` are skipped.
 enum BatchManifest {
     /// A manifest larger than this is refused before it is read (the limit is stated).
@@ -161,15 +161,17 @@ enum BatchManifest {
             if i > 0 && ["--report", "--preset"].contains(args[i - 1]) && (args[i - 1] == "--report" || looksLikePath(a)) {
                 args[i] = resolve(a, directory)
             }
-            // a pitch map's file, after its track number if any (`2:maps/up.txt`)
-            func pitchMap(_ v: String) -> String {
+            // a pitch or time map's file, after its track number if any (`2:maps/up.txt`)
+            func mapFile(_ v: String) -> String {
                 if let colon = v.firstIndex(of: ":"), !v[..<colon].isEmpty, v[..<colon].allSatisfy({ $0.isASCII && $0.isNumber }) {
                     return String(v[...colon]) + resolve(String(v[v.index(after: colon)...]), directory)
                 }
                 return resolve(v, directory)
             }
-            if i > 0 && args[i - 1] == "--pitchmap" { args[i] = pitchMap(a) }
-            if a.hasPrefix("--pitchmap=") { args[i] = "--pitchmap=" + pitchMap(String(a.dropFirst("--pitchmap=".count))) }
+            for flag in ["--pitchmap", "--timemap"] {
+                if i > 0 && args[i - 1] == flag { args[i] = mapFile(a) }
+                if a.hasPrefix(flag + "=") { args[i] = flag + "=" + mapFile(String(a.dropFirst(flag.count + 1))) }
+            }
             for flag in ["--report=", "--preset="] where a.hasPrefix(flag) {
                 let value = String(a.dropFirst(flag.count))
                 if flag == "--report=" || looksLikePath(value) { args[i] = flag + resolve(value, directory) }

@@ -32,6 +32,14 @@ struct PitchMapFile: Equatable {
 
     /// Reads the flag's value `text` (`[N:]FILE`) and the file.
     static func parse(_ text: String, flag: String = "--pitchmap") throws(CLIError) -> PitchMapFile {
+        let (track, path) = try trackAndPath(text, flag: flag)
+        let data = try read(path, flag: flag)
+        return PitchMapFile(track: track, path: path, entries: try entries(data, name: "\(flag): \(PathBytes.shown(path))"))
+    }
+
+    /// A map flag's value `[N:]FILE` split: the track (0-based; nil: every track) and the path.
+    /// (A file whose name starts with digits and a colon is given as `./2:name`.)
+    static func trackAndPath(_ text: String, flag: String) throws(CLIError) -> (track: Int?, path: String) {
         var track: Int?, path = text
         if let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty, text[..<colon].allSatisfy({ $0.isASCII && $0.isNumber }) {
             guard let n = Int(text[..<colon]), n >= 1, n <= Preset.maximumTracks else {
@@ -40,12 +48,16 @@ struct PitchMapFile: Equatable {
             track = n - 1
             path = String(text[text.index(after: colon)...])
         }
-        guard !path.isEmpty else { throw .usage("\(flag) \(text): no file given (usage: --pitchmap [N:]FILE)") }
-        let shown = PathBytes.shown(path)
-        // opened once and checked on the descriptor (a FIFO or device is refused, not read)
-        let data: Data
-        do { data = Data(try RegularFile.read(path, maximumBytes: maximumBytes)) } catch { throw .usage("\(flag): \(shown): \(error.reason)") }
-        return PitchMapFile(track: track, path: path, entries: try entries(data, name: "\(flag): \(shown)"))
+        guard !path.isEmpty else { throw .usage("\(flag) \(text): no file given (usage: \(flag) [N:]FILE)") }
+        return (track, path)
+    }
+
+    /// A map file's bytes: opened once and checked on the descriptor (a FIFO or a device is
+    /// refused, not read), at most `maximumBytes`.
+    static func read(_ path: String, flag: String) throws(CLIError) -> Data {
+        do { return Data(try RegularFile.read(path, maximumBytes: maximumBytes)) } catch {
+            throw .usage("\(flag): \(PathBytes.shown(path)): \(error.reason)")
+        }
     }
 
     /// The lines of a map (`name` names the file in messages).

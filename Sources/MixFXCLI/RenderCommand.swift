@@ -5,14 +5,13 @@ import MixFX
 struct RenderCommand {
     /// The flags of a render's own (the session's are `SessionOptions`'), in synopsis order.
     enum Flag: CommandFlag {
-        case output, type, force, timemap, dryRun, analyze, report, printPreset, quiet, json, reportSchema, help
+        case output, type, force, dryRun, analyze, report, printPreset, quiet, json, reportSchema, help
 
         var syntax: FlagSyntax {
             switch self {
             case .output: FlagSyntax(names: ["-o", "--output"], value: "OUT")
             case .type: FlagSyntax(names: ["-t", "--type"], value: "TYPE")
             case .force: FlagSyntax(names: ["--force"])
-            case .timemap: FlagSyntax(names: ["--timemap"], value: "[N:]FILE")
             case .dryRun: FlagSyntax(names: ["--dry-run"])
             case .analyze: FlagSyntax(names: ["--analyze"])
             case .report: FlagSyntax(names: ["--report"], value: "FILE.json|FILE.html")
@@ -58,10 +57,6 @@ struct RenderCommand {
     \(settingsHelp())
     \(SettingFlags.help(.masterVolume))
       --preset NAME|FILE      start from a preset (see `mixfx presets`)
-      --timemap [N:]FILE      a Rubber Band time map (lines SOURCEFRAME TARGETFRAME, frames of the
-                              file): track N's tempo (every track's without N) moves so that each
-                              source frame lands on its target frame; a last line at the file's
-                              end gives the length (see docs/automation.md)
       --bpm FROM:TO           the tempo TO/FROM (e.g. 120:96 is --tempo 0.8; bpm=FROM:TO per track)
       --trim IN..OUT          the segment of every file played (trim=IN..OUT per track); times are
                               seconds or mm:ss.s, either side optional (30..1:15, ..45)
@@ -82,6 +77,10 @@ struct RenderCommand {
       --pitchmap [N:]FILE     Rubber Band's pitch map (lines FRAME SEMITONES, FRAME a frame of the
                               track's file): the pitch steps there to the track's --pitch plus
                               SEMITONES; on every track, or track N (docs/automation.md)
+      --timemap [N:]FILE      Rubber Band's time map (lines SOURCEFRAME TARGETFRAME, frames of the
+                              file): track N's tempo (every track's without N) moves so that each
+                              source frame lands on its target frame; a last line at the file's
+                              end gives the length (docs/automation.md)
       units                   --pitch in cents (200 or 200c) or semitones (2st, -0.5st); --volume and
                               --master-volume linear (0.5, 50%) or in dB (-6dB = 10^(-6/20)); dB gains
                               with or without dB (4dB); the same in --track (pitch=-3st,volume=-6dB)
@@ -140,8 +139,6 @@ struct RenderCommand {
     var writesStandardOutput: Bool { output == OutputFile.standardOutputPath }
     /// The file the output is: with `-o -`, what standard output is open on.
     var outputIdentity: FileIdentity? { writesStandardOutput ? FileIdentity(descriptor: 1) : FileIdentity(path: output) }
-    /// `--timemap [N:]FILE`: Rubber Band time maps, for track N (1-based) or every track (nil).
-    var timeMaps: [(track: Int?, path: String)] = []
     var force = false, dryRun = false, quiet = false, json = false, printPreset = false, analyze = false
     /// `--report-schema`: print the report's JSON Schema, nothing else.
     var reportSchema = false
@@ -183,14 +180,6 @@ struct RenderCommand {
                 }
                 cmd.container = c
             case .force: cmd.force = true
-            case .timemap:
-                let value = try args.value(for: name, inline: inline)
-                // N:FILE when what precedes the first colon is a track number
-                if let colon = value.firstIndex(of: ":"), let n = Int(value[..<colon]), !value[..<colon].contains("+") {
-                    cmd.timeMaps.append((track: n, path: String(value[value.index(after: colon)...])))
-                } else {
-                    cmd.timeMaps.append((track: nil, path: value))
-                }
             case .dryRun: cmd.dryRun = true
             case .analyze: cmd.analyze = true
             case .report:
@@ -215,12 +204,6 @@ struct RenderCommand {
         }
         guard !cmd.session.inputs.isEmpty else { throw .usage("render: no tracks given (usage: mixfx render TRACK... [-o OUT])") }
         if cmd.analyze && !cmd.dryRun { throw .usage("--analyze goes with --dry-run (it renders the mix to measure it and writes nothing)") }
-        for m in cmd.timeMaps {
-            if let n = m.track, !(1...cmd.session.inputs.count).contains(n) {
-                throw .usage("--timemap \(n):\(m.path): there is no track \(n) (allowed: tracks 1 to \(cmd.session.inputs.count))")
-            }
-            if m.path.isEmpty { throw .usage("--timemap: no file given (usage: --timemap [N:]FILE)") }
-        }
         guard cmd.session.inputs.count <= Preset.maximumTracks else {
             throw .usage("\(cmd.session.inputs.count) tracks is more than a session may have (\(Preset.maximumTracks))")
         }
@@ -321,9 +304,8 @@ struct RenderCommand {
         }
         // every file read: the tracks and a preset file (never written over, by identity)
         // (standard input, `-`, by what it is: `OfflineRenderer.plan` checks the opened tracks)
-        let filesRead = resolved.inputs.filter { $0 != StandardInput.path } + presetFiles + timeMaps.map(\.path)
-        let (engine, tracks) = try resolved.makeEngine()
-        try applyTimeMaps(tracks)
+        let filesRead = resolved.inputs.filter { $0 != StandardInput.path } + presetFiles
+        let (engine, _) = try resolved.makeEngine()
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: resolved.sampleFormat)
         renderer.container = container
         renderer.otherInputs = otherInputs
@@ -647,25 +629,3 @@ func db(_ v: Double) -> String { (v > 0 ? "+" : "") + fmt(v) + " dB" }
 
 func seconds(_ frames: Int, _ rate: Int) -> String { String(format: "%.3f s", Double(frames) / Double(rate)) }
 
-extension RenderCommand {
-    /// Reads each `--timemap` file and sets its tracks' tempo lanes (`Track.setTimeMap`).
-    func applyTimeMaps(_ tracks: [Track]) throws(CLIError) {
-        for m in timeMaps {
-            // opened once and checked on the descriptor, as every file mixfx reads (a FIFO or a
-            // device is refused, not read without end)
-            let bytes: [UInt8]
-            do { bytes = try RegularFile.read(m.path, maximumBytes: PitchMapFile.maximumBytes) } catch {
-                throw .failure("--timemap \(PathBytes.shown(m.path)): cannot be read as text (\(error.reason))")
-            }
-            guard let text = String(bytes: bytes, encoding: .utf8) else {
-                throw .failure("--timemap \(PathBytes.shown(m.path)): cannot be read as text (not UTF-8 text)")
-            }
-            do throws(TimeMapError) {
-                let map = try TimeMap(parsing: text, name: m.path)
-                for (i, t) in tracks.enumerated() where m.track == nil || m.track == i + 1 { try t.setTimeMap(map) }
-            } catch {
-                throw .failure("--timemap \(error.description)")
-            }
-        }
-    }
-}

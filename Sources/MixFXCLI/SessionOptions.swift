@@ -31,6 +31,8 @@ struct SessionOptions {
     var lanes: [PresetLane] = []
     /// `--pitchmap`: Rubber Band pitch maps (`PitchMapFile`).
     var pitchMaps: [PitchMapFile] = []
+    /// `--timemap`: Rubber Band time maps (`TimeMapFile`).
+    var timeMaps: [TimeMapFile] = []
 
     /// Tries to consume one session flag; false when `name` is not one. The session options only
     /// a render takes (`SessionOptionSpec.isRenderOnly`) are flags only with `renderOptions`.
@@ -55,6 +57,12 @@ struct SessionOptions {
                     throw .usage("\(name) \(text): a second pitch map for \(map.track.map { "track \($0 + 1)" } ?? "every track")")
                 }
                 pitchMaps.append(map)
+            case .timemap:
+                let map = try TimeMapFile.parse(text, flag: name)
+                if timeMaps.contains(where: { $0.track == map.track }) {
+                    throw .usage("\(name) \(text): a second time map for \(map.track.map { "track \($0 + 1)" } ?? "every track")")
+                }
+                timeMaps.append(map)
             }
             return true
         }
@@ -376,6 +384,10 @@ struct ResolvedSession {
         }
         engine.mainMixer.outputVolume = masterVolume
         engine.masterLimiter = limitDBTP.map { LimiterNode(ceilingDBTP: $0) }
+        if limitDBTP == nil, let l = lanes.first(where: { $0.id == .limiterCeilingDBTP }) {
+            let option = SessionOption.limitDBTP.spec
+            throw .usage("\(l.name) lane: the ceiling moves only on a master limiter, and the session has none (allowed: with \(SettingFlags.name(SessionOption.limitDBTP.rawValue)) [\(option.valueName)], or \"\(option.presetPath.joined(separator: "."))\" in a preset)")
+        }
         for l in lanes {
             switch l.target {
             case .track(let i): made[i].automation[l.id] = l.lane
@@ -438,9 +450,9 @@ struct ResolvedSession {
 extension SessionOptions {
     /// The files the session is read from besides its tracks, which nothing mixfx writes may
     /// replace: the preset, if it is a file (a path, or a name found in the preset search
-    /// path), and the pitch maps.
+    /// path), and the pitch and time maps.
     var presetFiles: [String] {
-        let maps = pitchMaps.map(\.path)
+        let maps = pitchMaps.map(\.path) + timeMaps.map(\.path)
         guard inlinePreset == nil, let p = presetName else { return maps }
         if p.contains("/") || p.hasSuffix(".json") { return (RegularFile.exists(p) ? [p] : []) + maps }
         return (PresetLibrary().searchDirectories.map { $0 + "/" + p + ".json" }.first(where: RegularFile.exists).map { [$0] } ?? []) + maps
@@ -450,8 +462,8 @@ extension SessionOptions {
 extension SessionOptions {
     /// Every track's and the master's lanes: the preset's, then `--automate`'s (a lane for one
     /// track wins over one for every track, the command line over the preset), then the pitch
-    /// maps (`PitchMapFile`: they need the tracks' files' rates and lengths, read from their
-    /// headers here). Each on one track or the master.
+    /// and time maps (`PitchMapFile`, `TimeMapFile`: they need the tracks' files' rates and
+    /// lengths, read from their headers here). Each on one track or the master.
     func resolveLanes(preset: Preset, tracks: [[ParameterID: Double]], warnings: inout [String]) throws(CLIError) -> [PresetLane] {
         var byPlace: [PlaceKey: PresetLane] = [:]
         func add(_ l: PresetLane, from: String) {
@@ -474,23 +486,33 @@ extension SessionOptions {
             }
             add(l, from: "--automate")
         }
+        // a map's track: a file whose rate and length can be read, given no lane for the same
+        // parameter by --automate
+        func mapTarget(_ i: Int, flag: String, path: String, id: ParameterID) throws(CLIError) -> SourceFormat {
+            guard i < inputs.count else {
+                throw .usage("\(flag) \(i + 1):\(PathBytes.shown(path)): there are \(inputs.count) track(s); track numbers go from 1 to \(inputs.count)")
+            }
+            if lanes.contains(where: { $0.id == id && ($0.target == .track(i) || $0.target == .everyTrack) }) {
+                throw .usage("\(flag) \(PathBytes.shown(path)) and --automate \(id.spec.key) both give track \(i + 1) a \(id.spec.key) lane: give one")
+            }
+            guard inputs[i] != StandardInput.path else {
+                throw .usage("\(flag): track \(i + 1) is standard input, whose sample rate is not known before it is read: give the track as a file")
+            }
+            do { return try SoundFileReader(path: inputs[i]).format } catch { throw .failure(SettingFlags.text(error)) }
+        }
         for map in pitchMaps.sorted(by: { ($0.track ?? -1) < ($1.track ?? -1) }) {
-            let targets = map.track.map { [$0] } ?? Array(inputs.indices)
-            for i in targets {
-                guard i < inputs.count else {
-                    throw .usage("--pitchmap \(i + 1):\(PathBytes.shown(map.path)): there are \(inputs.count) track(s); track numbers go from 1 to \(inputs.count)")
-                }
-                if lanes.contains(where: { $0.id == .pitchCents && ($0.target == .track(i) || $0.target == .everyTrack) }) {
-                    throw .usage("--pitchmap \(PathBytes.shown(map.path)) and --automate \(ParameterID.pitchCents.spec.key) both give track \(i + 1) a pitch lane: give one")
-                }
-                guard inputs[i] != StandardInput.path else {
-                    throw .usage("--pitchmap: track \(i + 1) is standard input, whose sample rate is not known before it is read: give the track as a file")
-                }
-                let format: SourceFormat
-                do { format = try SoundFileReader(path: inputs[i]).format } catch { throw .failure(SettingFlags.text(error)) }
+            for i in map.track.map({ [$0] }) ?? Array(inputs.indices) {
+                let format = try mapTarget(i, flag: "--pitchmap", path: map.path, id: .pitchCents)
                 let lane = try map.lane(sampleRate: format.sampleRate, frameCount: format.frameCount, values: tracks[i],
                                         laneName: "track \(i + 1) (\(inputs[i]))")
                 byPlace[PlaceKey(track: i, id: .pitchCents)] = PresetLane(target: .track(i), id: .pitchCents, lane: lane)
+            }
+        }
+        for map in timeMaps.sorted(by: { ($0.track ?? -1) < ($1.track ?? -1) }) {
+            for i in map.track.map({ [$0] }) ?? Array(inputs.indices) {
+                let format = try mapTarget(i, flag: TimeMapFile.flag, path: map.path, id: .tempo)
+                let lane = try map.lane(sampleRate: format.sampleRate, frameCount: format.frameCount, values: tracks[i])
+                byPlace[PlaceKey(track: i, id: .tempo)] = PresetLane(target: .track(i), id: .tempo, lane: lane)
             }
         }
         let order = Dictionary(uniqueKeysWithValues: ParameterID.allCases.enumerated().map { ($1, $0) })

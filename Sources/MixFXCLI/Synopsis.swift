@@ -87,9 +87,9 @@ enum Synopsis {
 
 extension SessionOptions {
     /// The session's flags besides the registries' (`--preset`, `--track`, `--bpm`, `--trim`,
-    /// `--automate`, `--pitchmap`).
+    /// `--automate`, `--pitchmap`, `--timemap`).
     enum Flag: CommandFlag {
-        case preset, track, bpm, trim, automate, pitchmap
+        case preset, track, bpm, trim, automate, pitchmap, timemap
 
         var syntax: FlagSyntax {
             switch self {
@@ -99,6 +99,7 @@ extension SessionOptions {
             case .trim: FlagSyntax(names: ["--trim"], value: "IN..OUT")
             case .automate: FlagSyntax(names: ["--automate"], value: "[N:]KEY=VALUE@TIME,...", repeats: true)
             case .pitchmap: FlagSyntax(names: ["--pitchmap"], value: "[N:]FILE", repeats: true)
+            case .timemap: FlagSyntax(names: ["--timemap"], value: "[N:]FILE", repeats: true)
             }
         }
     }
@@ -137,7 +138,7 @@ extension SessionOptions {
     /// Every flag `parse` takes, in the order a synopsis lists them: the preset and per-track
     /// settings, the settings for every track, the session options.
     static func flagSyntaxes(renderOptions: Bool) -> [FlagSyntax] {
-        [Flag.preset.syntax, Flag.track.syntax] + parameterFlags.map(syntax) + [Flag.bpm.syntax, Flag.trim.syntax, Flag.automate.syntax, Flag.pitchmap.syntax]
+        [Flag.preset.syntax, Flag.track.syntax] + parameterFlags.map(syntax) + [Flag.bpm.syntax, Flag.trim.syntax, Flag.automate.syntax, Flag.pitchmap.syntax, Flag.timemap.syntax]
             + options(renderOptions: renderOptions).map(syntax)
     }
 }

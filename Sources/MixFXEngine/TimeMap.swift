@@ -91,14 +91,15 @@ public struct TimeMap: Sendable, Equatable {
     }
 
     /// The tempo lane of a track playing a file of `frameCount` frames at `sampleRate` Hz,
-    /// placed by `placement`: a step at each point's mix time (see the type's notes). A source
-    /// frame past the file's end is an error naming its line.
-    public func tempoLane(sampleRate: Int, frameCount: Int, placement: Placement) throws(TimeMapError) -> AutomationLane {
+    /// placed by `placement` and played at `speed`: a step at each point's mix time (see the
+    /// type's notes), point (S, T) at start + (T − T(I))/(R·v). A source frame past the file's
+    /// end is an error naming its line.
+    public func tempoLane(sampleRate: Int, frameCount: Int, placement: Placement, speed: Double = 1) throws(TimeMapError) -> AutomationLane {
         if let p = points.first(where: { $0.source > frameCount }) {
             throw TimeMapError(file: name, line: p.line, problem: "source frame \(p.source) is past the end of the file (\(frameCount) frames)",
                                allowed: "source frames from 0 to \(frameCount)")
         }
-        let rate = Double(sampleRate)
+        let rate = Double(sampleRate) * speed
         let trimIn = Double(placement.frames(sampleRate: sampleRate, frameCount: frameCount).trimIn)
         let origin = target(ofSource: trimIn)
         // the segment holding the trim-in frame, and the points after it
@@ -124,10 +125,11 @@ public struct TimeMapError: Error, Equatable, CustomStringConvertible {
 }
 
 extension Track {
-    /// Sets this track's tempo lane from `map` (`TimeMap.tempoLane`) for its file and its
-    /// placement as they are now (set the placement first). Control side.
+    /// Sets this track's tempo lane from `map` (`TimeMap.tempoLane`) for its file, its
+    /// placement and its speed as they are now (set those first). Control side.
     public func setTimeMap(_ map: TimeMap) throws(TimeMapError) {
         let f = AudioEngine.unplacedFormat(player.source)
-        automation[.tempo] = try map.tempoLane(sampleRate: f.sampleRate, frameCount: f.frameCount, placement: player.placement)
+        automation[.tempo] = try map.tempoLane(sampleRate: f.sampleRate, frameCount: f.frameCount, placement: player.placement,
+                                               speed: player.speed)
     }
 }

@@ -338,6 +338,10 @@ import TestSupport
         let x = try Data(contentsOf: URL(fileURLWithPath: dir.file("map.wav"))), y = try Data(contentsOf: URL(fileURLWithPath: dir.file("lane.wav")))
         #expect(x == y && x.count > 72_000 * 4)
         let p = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--automate", "tempo=1@0,2@1"])
+        // a ceiling lane with no limiter: the flag that adds one is named
+        let noLimit = try MixFXBinary.run(["render", a, "--automate", "limit=-1@0,-6@1", "-o", dir.file("nolimit.wav")])
+        #expect(noLimit.status == 2 && noLimit.stderr == "mixfx: error: limit lane: the ceiling moves only on a master limiter, and the session has none (allowed: with --limit [CEILING], or \"master.limitDBTP\" in a preset)\n", "\(noLimit.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("nolimit.wav")))
         #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: tempo lanes are not played live yet (allowed: live: lanes for volume, pan, master-volume, the EQ and pitch; tempo lanes in offline renders (mixfx render))\n", "\(p.stderr)")
     }
 

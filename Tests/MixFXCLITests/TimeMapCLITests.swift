@@ -88,22 +88,94 @@ import TestSupport
             let mapFile = dir.file("bad\(i).txt"), out = dir.file("out\(i).wav")
             try text.write(toFile: mapFile, atomically: true, encoding: .utf8)
             let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", out])
-            #expect(r.status == 1 && r.stderr.contains("--timemap \(mapFile)\(message)"), "\(text): \(r.stderr)")
+            #expect(r.status == 2 && r.stderr.contains("--timemap \(mapFile)\(message)"), "\(text): \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out))
         }
         let missing = try MixFXBinary.run(["render", input, "--timemap", dir.file("none.txt"), "-o", dir.file("x.wav")])
-        #expect(missing.status == 1 && missing.stderr.contains("none.txt: cannot be read as text (no such file)"), "\(missing.stderr)")
+        #expect(missing.status == 2 && missing.stderr.contains("--timemap: \(dir.file("none.txt")): no such file"), "\(missing.stderr)")
         // a map file is opened once and checked on the descriptor: a FIFO is refused, never read
         // (nothing writes to it, so reading it would wait for ever), and so is one for --pitchmap
         let fifo = dir.file("map.fifo")
         try #require(mkfifo(fifo, 0o600) == 0)
         let timeFIFO = try MixFXBinary.run(["render", input, "--timemap", fifo, "-o", dir.file("x.wav")])
-        #expect(timeFIFO.status == 1 && timeFIFO.stderr.contains("map.fifo: cannot be read as text (it is a FIFO"), "\(timeFIFO.stderr)")
+        #expect(timeFIFO.status == 2 && timeFIFO.stderr.contains("--timemap: \(fifo): it is a FIFO"), "\(timeFIFO.stderr)")
         let pitchFIFO = try MixFXBinary.run(["render", input, "--pitchmap", fifo, "-o", dir.file("x.wav")])
         #expect(pitchFIFO.status == 2 && pitchFIFO.stderr.contains("--pitchmap: \(fifo): it is a FIFO"), "\(pitchFIFO.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")))
-        let track = try MixFXBinary.run(["render", input, "--timemap", "3:" + dir.file("bad0.txt"), "-o", dir.file("x.wav")])
-        #expect(track.status == 2 && track.stderr.contains("there is no track 3 (allowed: tracks 1 to 1)"), "\(track.stderr)")
+        let good = try Self.writeMap(dir)
+        let track = try MixFXBinary.run(["render", input, "--timemap", "3:" + good, "-o", dir.file("x.wav")])
+        #expect(track.status == 2 && track.stderr.contains("--timemap 3:\(good): there are 1 track(s); track numbers go from 1 to 1"), "\(track.stderr)")
+        // one lane per parameter: a time map and a tempo lane on the same track are refused
+        let both = try MixFXBinary.run(["render", input, "--timemap", good, "--automate", "1:tempo=1@0,2@1", "-o", dir.file("x.wav")])
+        #expect(both.status == 2 && both.stderr.contains("and --automate tempo both give track 1 a tempo lane: give one"), "\(both.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")))
+    }
+
+    static func writeMap(_ dir: TempDir) throws -> String {
+        let path = dir.file("good-map.txt")
+        try mapText.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A time map is a session option, as `--pitchmap` is: `--print-preset` writes it as the
+    /// track's tempo lane (steps), and the printed preset renders the very bytes of the flag;
+    /// a batch job takes it, its path from the manifest's folder, with the same bytes again;
+    /// `--dry-run` lists it; the map file counts as an input (never written over).
+    @Test func aTimeMapTravelsInPresetsAndBatch() throws {
+        let dir = TempDir("mixfx-timemap-preset")
+        defer { dir.remove() }
+        let input = try clicks(dir), mapFile = try Self.writeMap(dir), flagged = dir.file("flag.wav")
+        let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", flagged, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let printed = try MixFXBinary.run(["render", input, "--timemap", mapFile, "--print-preset"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let preset = try JSONSerialization.jsonObject(with: Data(printed.stdout.utf8)) as! [String: Any]
+        let lanes = try #require(preset["automation"] as? [[String: Any]])
+        #expect(lanes.count == 1 && lanes[0]["parameter"] as? String == "tempo" && lanes[0]["track"] as? Int == 1, "\(printed.stdout)")
+        // a step at each line's target time, the segment's tempo ΔSOURCE/ΔTARGET
+        let points = try #require(lanes[0]["breakpoints"] as? [[String: Any]])
+        let expected = zip(Self.map, Self.map.dropFirst()).map { (a, b) in
+            (Double(a.1) / Double(Self.rate), Double(b.0 - a.0) / Double(b.1 - a.1)) }
+        #expect(points.count == expected.count + 1, "\(points)")
+        for (p, e) in zip(points, expected) {
+            #expect(abs((p["seconds"] as? Double ?? -1) - e.0) < 1e-12 && abs((p["value"] as? Double ?? -1) - e.1) < 1e-12, "\(p) against \(e)")
+        }
+        let presetFile = dir.file("p.json"), fromPreset = dir.file("preset.wav")
+        try printed.stdout.write(toFile: presetFile, atomically: true, encoding: .utf8)
+        let q = try MixFXBinary.run(["render", input, "--preset", presetFile, "-o", fromPreset, "--quiet"])
+        #expect(q.status == 0, "\(q.stderr)")
+        let a = try Data(contentsOf: URL(fileURLWithPath: flagged)), b = try Data(contentsOf: URL(fileURLWithPath: fromPreset))
+        #expect(a == b && a.count > 220_000 * 2)
+        // batch: the map's path from the manifest's folder, the job's output the same bytes
+        try FileManager.default.createDirectory(atPath: dir.file("maps"), withIntermediateDirectories: true)
+        try Self.mapText.write(toFile: dir.file("maps/m.txt"), atomically: true, encoding: .utf8)
+        let manifest = dir.file("jobs.jsonl")
+        try #"{"tracks": ["clicks.wav"], "output": "batch.wav", "args": ["--timemap", "1:maps/m.txt"]}"#
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let job = try MixFXBinary.run(["batch", manifest], cwd: NSTemporaryDirectory())
+        #expect(job.status == 0, "\(job.stderr)")
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: dir.file("batch.wav")))) == a)
+        // the dry run lists the lane
+        let dry = try MixFXBinary.run(["render", input, "--timemap", mapFile, "--dry-run"])
+        #expect(dry.stdout.contains("lane     track 1 tempo: "), "\(dry.stdout)")
+        // the map is an input: never the output
+        let over = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", mapFile, "--type", "wav", "--force"])
+        let kept = try String(contentsOfFile: mapFile, encoding: .utf8)
+        #expect(over.status == 2 && kept == Self.mapText, "\(over.stderr)")
+    }
+
+    /// With `--speed v` the map's times are the speed's too: file frame F lands on T(F)/v of
+    /// the mix, and the length is the last target over v.
+    @Test func aTimeMapFollowsTheSpeed() throws {
+        let dir = TempDir("mixfx-timemap-speed")
+        defer { dir.remove() }
+        let input = try clicks(dir), mapFile = try Self.writeMap(dir), out = dir.file("out.wav")
+        let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "--speed", "2", "-o", out, "--sample-format", "f32", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (y, format) = try AudioFiles.read(out)
+        #expect(format.frameCount == 110_000)
+        let worst = Self.worstLanding(y[0], Self.onsets.map { Self.mapped(Double($0)) / 2 })
+        #expect(worst <= Double(Self.rate) / 1000, "a click lands \(worst) frames from its mapped frame")
     }
 
     /// The same clicks and map through `rubberband --timemap FILE -D` (the map's duration):
