@@ -183,10 +183,10 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
 
     /// Reads the next frames (see `AudioSource.read`); throws on a read error. One thread at a time.
     ///
-    /// A read of fewer than `readAheadFrames` frames is served from frames read ahead, one
+    /// A read of fewer than `readAheadBelowFrames` frames is served from frames read ahead, one
     /// libsndfile read of `readAheadFrames` at a time (a track whose shifter pulls its input in
-    /// chunks of 256 frames, as a lane's does, made a system call per chunk); larger reads go to
-    /// the file as they are. The samples are the same either way.
+    /// small chunks, as a lane's does, made a system call per chunk); larger reads go to the
+    /// file as they are. The samples are the same either way.
     public func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) throws -> Int {
         let ch = format.channelCount
         var done = 0
@@ -204,7 +204,9 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
                 throw error
             }
             let rest = frameCount - done
-            if rest >= Self.readAheadFrames {
+            // (small reads, one after another: a shifter's pulls, not a render's odd first block)
+            smallReads = rest < Self.readAheadBelowFrames ? smallReads + 1 : 0
+            if rest >= Self.readAheadBelowFrames || (heldCapacity == 0 && smallReads <= Self.smallReadsBeforeReadingAhead) {
                 if interleavedCapacity < rest * ch {
                     // Grows once to the block size on first use (control side of the first render).
                     interleaved.deallocate()
@@ -239,8 +241,13 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         return done
     }
 
-    /// Frames read ahead at a time for small reads (`read`).
-    static let readAheadFrames = 4096
+    /// Reads of fewer frames than this are served from frames read ahead, `readAheadFrames` at
+    /// a time (`read`; a render's blocks, 2048 frames, are not: they read as they are).
+    static let readAheadBelowFrames = 1024, readAheadFrames = 4096
+    /// Small reads in a row before the read-ahead buffer is made (a render's pre-roll and last
+    /// block are one or two: it would only add memory), and how many there were.
+    static let smallReadsBeforeReadingAhead = 8
+    private var smallReads = 0
     /// The frames read ahead (interleaved, `heldCapacity` frames), the next one's index and how
     /// many are left; a read error met while reading ahead.
     private var held = UnsafeMutablePointer<Float>.allocate(capacity: 1)
