@@ -27,7 +27,7 @@ extension AudioEngine {
     }
 
     /// What this version renders of the lanes (the model's validation is `validate`'s): live,
-    /// every lane but tempo and ceiling lanes, on sessions whose tracks play at tempo 1 (the
+    /// every lane but tempo lanes, on sessions whose tracks play at tempo 1 (the
     /// lanes follow the played frames, `RenderKernel.timelineFrame`). A moving tempo lane, or a moving
     /// pitch lane on a track at a steady tempo ≠ 1, renders through a streaming shifter reading
     /// the track's `TempoMap`, whose buffers hold the live tempos: its tempos must lie in
@@ -50,9 +50,9 @@ extension AudioEngine {
             if mode == .live {
                 // (live: the lanes whose rendering is the offline one on the mix's frames;
                 // the timeline is then the played frames, so every track at tempo 1)
-                if p.id == .tempo || p.id == .limiterCeilingDBTP {
+                if p.id == .tempo {
                     throw refuse("\(p.id.spec.key) lanes are not played live yet",
-                                 "live: lanes for volume, pan, master-volume, the EQ and pitch; \(p.id.spec.key) lanes in offline renders (mixfx render)")
+                                 "live: lanes for volume, pan, master-volume, the limiter's ceiling, the EQ and pitch; \(p.id.spec.key) lanes in offline renders (mixfx render)")
                 }
                 if let t = layout.tracks.first(where: { $0.tempo != 1 }) {
                     throw refuse("lanes are not played live with a tempo (\(t.player.name) plays at \(format(t.tempo)))",

@@ -11,8 +11,9 @@ import MixFXDSP
 /// - **master gain**: `gain`, linear (1: none). Offline it is the loudness normalisation's gain,
 ///   which must come before the limiter so the limiter catches what it pushes over the ceiling;
 ///   live it stays 1 (the mixer's volume is in each track's gains, see `RenderKernel`).
-/// - **limiter**: the engine's `LimiterNode` (`Limiter`, a look-ahead true-peak limiter). Live,
-///   its ceiling follows the node's parameter, read once per block.
+/// - **limiter**: the engine's `LimiterNode` (`Limiter`, a look-ahead true-peak limiter). Its
+///   ceiling follows a moving ceiling lane per sample, offline and live; otherwise, live, the
+///   node's parameter, read once per block.
 /// - **meters** (live): short-term loudness, true peak and the limiter's gain, published in
 ///   `MasterMeter` for the terminal mixer.
 ///
@@ -52,19 +53,23 @@ public final class OutputStage {
     private var drainLeft = 0
     private var inputEnded = false
 
-    /// Offline, a moving ceiling lane (`ceilingLane`): per input frame k of the timeline, the
-    /// ceiling c(k − D) of the input the limiter's detector sees then (D its delay), linear;
-    /// the lane's dB values go through `ceilingDB` first. The input frames taken since `reset`.
+    /// A moving ceiling lane (`ceilingLane`): per input frame k of the timeline, the ceiling
+    /// c(k − D) of the input the limiter's detector sees then (D its delay), linear; the lane's
+    /// dB values go through `ceilingDB` first. `inputFrames`: the timeline frame of the next
+    /// input frame (`reset(timelineFrame:)` sets it; it counts on from there).
     private let ceilingLane: PreparedLane?
     private let ceilingDB: UnsafeMutablePointer<Double>
     private let ceilings: UnsafeMutablePointer<Float>
     private var inputFrames = 0
+    /// Live, looping: the session's length in frames; the ceiling lane's frames are the
+    /// timeline's modulo it, so each pass plays the lane from its start (0: no loop).
+    public var loopFrames = 0
 
     /// A stage for blocks of up to `spec.maximumFrameCount` frames. `limiter`: the limiter's
     /// settings (nil: none); `ceilingNode`: a node whose ceiling it follows (live); `meter`:
-    /// where the live meters are published (nil: no meters); `ceilingLane`: offline, the
+    /// where the live meters are published (nil: no meters); `ceilingLane`: the
     /// ceiling's lane on the mix's timeline (a moving one is followed per sample, see
-    /// `Limiter.process`). Control side.
+    /// `Limiter.process`; it takes over from `ceilingNode`'s parameter). Control side.
     public init(_ spec: ProcessSpec, limiter settings: LimiterSettings?, ceilingNode: LimiterNode? = nil,
                 meter: MasterMeter? = nil, ceilingLane: AutomationLane? = nil) {
         let moving = settings != nil && ceilingLane.map { $0.constantValue == nil && !$0.breakpoints.isEmpty } == true
@@ -97,14 +102,15 @@ public final class OutputStage {
     }
 
     /// Silence in the limiter and its statistics cleared; the next `render` pre-rolls again.
-    /// (A start, a seek, another pass over the same mix.)
-    public func reset() {
+    /// (A start, a seek, another pass over the same mix.) `timelineFrame`: the frame of the
+    /// mix's timeline the next input frame is (a ceiling lane is read from there).
+    public func reset(timelineFrame: Int = 0) {
         limiter?.reset()
         if limiter != nil { limiter!.statisticsStartFrame = latencyFrames }
         preRollLeft = latencyFrames
         drainLeft = latencyFrames
         inputEnded = false
-        inputFrames = 0
+        inputFrames = timelineFrame
     }
 
     /// Renders the next up to `frameCount` (≤ the spec's maximum) frames of output, pulling
@@ -148,8 +154,20 @@ public final class OutputStage {
     @inline(__always)
     private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
         if let ceilingLane {
-            // (the pre-roll's frames are the timeline's first: input frame k is timeline frame k)
-            ceilingLane.fill(ceilingDB, fromFrame: inputFrames - TruePeakMeter.detectorDelayFrames, count: n)
+            // (the pre-roll's frames are the timeline's first: input frame k is timeline frame
+            // `inputFrames` + k; looping, modulo the length, cut at the seam)
+            let first = inputFrames - TruePeakMeter.detectorDelayFrames
+            if loopFrames > 0 {
+                var done = 0
+                while done < n {
+                    let at = ((first + done) % loopFrames + loopFrames) % loopFrames
+                    let m = min(n - done, loopFrames - at)
+                    ceilingLane.fill(ceilingDB + done, fromFrame: at, count: m)
+                    done += m
+                }
+            } else {
+                ceilingLane.fill(ceilingDB, fromFrame: first, count: n)
+            }
             for i in 0..<n { ceilings[i] = Float(Glibc.pow(10, ceilingDB[i] / 20)) }
             limit(block, frameCount: n, ceilings: ceilings)
         } else {

@@ -46,10 +46,18 @@ public final class RenderKernel: @unchecked Sendable {
     private let rampFrames: Int
     /// Frames of the mix rendered since `start` or the last `seek`.
     public private(set) var framesRendered = 0
+    /// The frame of the mix (before the output stage) that `mix` makes next: `framesRendered`
+    /// offline; live, ahead of it by what the output stage has pulled for its latency (the
+    /// stage's output frame f is the mix's frame f, so lanes and schedules are read at the
+    /// mix's frames).
+    private var mixFrame = 0
     /// The sources loop the session (live): `render` has no end and `framesRendered` goes on
     /// past `layout.frameCount` (the position in the session is it modulo the length).
     public var loops = false {
-        didSet { for t in tracks { t.setLoop(frames: loops ? layout.frameCount : 0) } }
+        didSet {
+            for t in tracks { t.setLoop(frames: loops ? layout.frameCount : 0) }
+            stage?.loopFrames = loops ? layout.frameCount : 0
+        }
     }
 
     /// The lanes' frame for frame `f` of the mix: `f`, or live when looping, `f` modulo the
@@ -139,7 +147,8 @@ public final class RenderKernel: @unchecked Sendable {
         stage = mode == .live
             ? OutputStage(ProcessSpec(sampleRate: Double(layout.sampleRate), maximumFrameCount: maximumFrameCount,
                                       channelCount: layout.channelCount),
-                          limiter: layout.masterLimiter?.settings, ceilingNode: layout.masterLimiter, meter: masterLevels)
+                          limiter: layout.masterLimiter?.settings, ceilingNode: layout.masterLimiter, meter: masterLevels,
+                          ceilingLane: layout.masterLimiter?.ceilingParameter.automation)
             : nil
     }
 
@@ -173,7 +182,8 @@ public final class RenderKernel: @unchecked Sendable {
         pipeline = nil
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
-        stage?.reset()
+        mixFrame = target
+        stage?.reset(timelineFrame: target)
         for s in schedules { s?.reset(toFrame: target) }
         for t in tracks {
             let sourceFrame = t.sourceFrame(atTimelineFrame: target)
@@ -212,7 +222,7 @@ public final class RenderKernel: @unchecked Sendable {
     /// player keeps them silent). Render side: no allocation, no lock, no file access.
     public func restartSignal(atFrame frame: Int) {
         let solo = anySolo()
-        stage?.reset()
+        stage?.reset(timelineFrame: frame - largestLatencyFrames)
         for s in schedules { s?.reset(toFrame: frame) }
         for t in tracks {
             t.resetSignalState()
@@ -220,6 +230,7 @@ public final class RenderKernel: @unchecked Sendable {
             t.setGains(targetGains(t, anySolo: solo))
         }
         framesRendered = frame - largestLatencyFrames
+        mixFrame = framesRendered
     }
 
     /// Renders up to `frameCount` (≤ `maximumFrameCount`) frames of the mix into `output`; returns
@@ -231,10 +242,13 @@ public final class RenderKernel: @unchecked Sendable {
         guard let stage else {
             let n = mix(frameCount: min(asked, framesToEnd))
             framesRendered += n
+            mixFrame += n
             return n
         }
         let (block, n) = stage.render(frameCount: asked) { (m: Int) -> (AudioBuffer, Int) in
-            (output, mix(frameCount: loops ? m : min(m, framesToEnd)))
+            let mixed = mix(frameCount: loops ? m : min(m, framesToEnd))
+            mixFrame += mixed
+            return (output, mixed)
         }
         if block !== output {
             for c in 0..<output.channelCount { output.channel(c).update(from: block.channel(c), count: n) }
@@ -269,7 +283,7 @@ public final class RenderKernel: @unchecked Sendable {
                     let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                     var peak = trackPeak[k], sum = trackSum[k]
                     if gainsMove[k] || scheduled[k] {
-                        mixLaned(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: framesRendered + done,
+                        mixLaned(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: mixFrame + done,
                                  anySolo: solo, &peak, &sum)
                     } else {
                         trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
@@ -296,13 +310,13 @@ public final class RenderKernel: @unchecked Sendable {
             var peak: Float = 0, sum: Float = 0
             if scheduled[k] {
                 // a schedule: per sample, and the gains where it left them (live: no ramp after)
-                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
+                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: mixFrame, anySolo: solo, &peak, &sum)
                 t.setGains(scheduledGains(t, last: n - 1, anySolo: solo))
             } else if gainsMove[k] {
                 // lanes: per sample at their frames (live too; the gains left where the lanes
                 // end the block, so a lane taken away resumes from there)
-                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: framesRendered, anySolo: solo, &peak, &sum)
-                if mode == .live { t.setGains(laneGains(t, atFrame: framesRendered + n - 1, anySolo: solo)) }
+                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: mixFrame, anySolo: solo, &peak, &sum)
+                if mode == .live { t.setGains(laneGains(t, atFrame: mixFrame + n - 1, anySolo: solo)) }
             } else if t.left.stepsLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.
                 let m = min(n, t.left.stepsLeft)
@@ -400,7 +414,7 @@ public final class RenderKernel: @unchecked Sendable {
         // pan); what does not move is one value
         let volumes = laneValues, masters = laneValues + maximumFrameCount, pans = laneValues + 2 * maximumFrameCount
         // (a schedule's values for these frames replace the lane's or parameter's)
-        let offset = first - framesRendered, masterSlot = 2 * tracks.count
+        let offset = first - mixFrame, masterSlot = 2 * tracks.count
         if scheduleActive[2 * k] {
             volumes.update(from: scheduleValues + 2 * k * maximumFrameCount + offset, count: n)
         } else {
@@ -455,16 +469,16 @@ public final class RenderKernel: @unchecked Sendable {
         for slot in 0..<schedules.count {
             guard let s = schedules[slot], !s.isIdle else { scheduleActive[slot] = false; continue }
             s.take()
-            let active = s.isActive(fromFrame: framesRendered, count: n)
+            let active = s.isActive(fromFrame: mixFrame, count: n)
             scheduleActive[slot] = active
             guard active else { continue }
             let base: Double
             if slot == masterSlot {
-                base = masterVolume.value(atFrame: framesRendered)
+                base = masterVolume.value(atFrame: mixFrame)
             } else {
-                base = slot % 2 == 0 ? gainLanes[slot / 2].volume.value(atFrame: framesRendered) : gainLanes[slot / 2].pan.value(atFrame: framesRendered)
+                base = slot % 2 == 0 ? gainLanes[slot / 2].volume.value(atFrame: mixFrame) : gainLanes[slot / 2].pan.value(atFrame: mixFrame)
             }
-            s.render(into: scheduleValues + slot * maximumFrameCount, fromFrame: framesRendered, count: n, base: base)
+            s.render(into: scheduleValues + slot * maximumFrameCount, fromFrame: mixFrame, count: n, base: base)
         }
         let master = scheduleActive[masterSlot]
         for k in 0..<tracks.count { trackScheduled[k] = master || scheduleActive[2 * k] || scheduleActive[2 * k + 1] }
@@ -476,7 +490,7 @@ public final class RenderKernel: @unchecked Sendable {
     private func scheduledGains(_ t: TrackKernel, last: Int, anySolo: Bool) -> (left: Float, right: Float) {
         let player = t.layout.player
         guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return (0, 0) }
-        let k = t.index, masterSlot = 2 * tracks.count, frame = framesRendered + last
+        let k = t.index, masterSlot = 2 * tracks.count, frame = mixFrame + last
         func value(_ slot: Int, _ otherwise: AutomatedValue) -> Double {
             scheduleActive[slot] ? scheduleValues[slot * maximumFrameCount + last] : otherwise.value(atFrame: frame)
         }
@@ -497,7 +511,7 @@ public final class RenderKernel: @unchecked Sendable {
         let player = t.layout.player
         let audible = player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0)
         guard audible else { return (0, 0) }
-        return laneGains(t, atFrame: framesRendered, anySolo: anySolo)
+        return laneGains(t, atFrame: mixFrame, anySolo: anySolo)
     }
 
     /// The mixer gains of a track's volume and pan (parameters or lanes) and the master volume

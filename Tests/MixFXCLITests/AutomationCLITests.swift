@@ -342,7 +342,7 @@ import TestSupport
         let noLimit = try MixFXBinary.run(["render", a, "--automate", "limit=-1@0,-6@1", "-o", dir.file("nolimit.wav")])
         #expect(noLimit.status == 2 && noLimit.stderr == "mixfx: error: limit lane: the ceiling moves only on a master limiter, and the session has none (allowed: with --limit [CEILING], or \"master.limitDBTP\" in a preset)\n", "\(noLimit.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("nolimit.wav")))
-        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: tempo lanes are not played live yet (allowed: live: lanes for volume, pan, master-volume, the EQ and pitch; tempo lanes in offline renders (mixfx render))\n", "\(p.stderr)")
+        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: tempo lanes are not played live yet (allowed: live: lanes for volume, pan, master-volume, the limiter's ceiling, the EQ and pitch; tempo lanes in offline renders (mixfx render))\n", "\(p.stderr)")
     }
 
     // MARK: the report

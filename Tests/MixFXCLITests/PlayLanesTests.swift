@@ -12,12 +12,14 @@ import TestSupport
     /// Interleaved s16 of a render's planar floats (as the existing tap tests compare).
     func s16(_ x: Float) -> Int16 { Int16((x * 32768).rounded()) }
 
-    /// Volume, pan, master volume, EQ and pitch lanes, on a mono 44.1 kHz track and a stereo
-    /// one: what reaches ALSA is bit-exact the offline render with the same lanes (as the static
+    /// Volume, pan, master volume, EQ, pitch and ceiling lanes, on a mono 44.1 kHz track and a
+    /// stereo one: what reaches ALSA is bit-exact the offline render with the same lanes (as the static
     /// settings are: `PlayTests.whatReachesALSAIsBitExactTheOfflineRender`).
     @Test(arguments: [["--automate", "1:volume=1@0,0.2@0.5", "--automate", "2:pan=-1@0,scurve,1@0.8"],
                       ["--automate", "1:volume=1@0,0.2@0.5", "--automate", "2:pan=-1@0,scurve,1@0.8", "--automate", "master-volume=1@0,step,0.6@0.3",
-                       "--automate", "2:bass=0@0,9@0.6", "--automate", "1:pitch=0@0,400@0.5", "--automate", "2:pitch=-300@0.1,200@0.7"]])
+                       "--automate", "2:bass=0@0,9@0.6", "--automate", "1:pitch=0@0,400@0.5", "--automate", "2:pitch=-300@0.1,200@0.7"],
+                      // the limiter's ceiling moving from 0 to -14 dBTP over noise peaking near -14 dBFS
+                      ["--volume", "1.5", "--limit", "0", "--automate", "limit=0@0,-14@0.6,step,-8@0.7", "--automate", "1:volume=1@0,0.5@0.5"]])
     func lanesThroughALSAAreBitExactTheOfflineRender(lanes: [String]) throws {
         defer { dir.remove() }
         let a = dir.file("a.wav"), b = dir.file("b.flac")
@@ -37,7 +39,10 @@ import TestSupport
         #expect(format.frameCount == 40_000 && captured.count == format.frameCount * 2)
         // (the lanes do move the sound: the render differs from one without them)
         let plain = dir.file("plain.wav")
-        #expect(try MixFXBinary.run(["render", a, b, "-o", plain, "--quiet", "--dither", "none", "--treble", "2", "--sample-format", "s16"]).status == 0)
+        var unlanedSettings: [String] = []
+        var k = 0
+        while k < settings.count { if settings[k] == "--automate" { k += 2 } else { unlanedSettings.append(settings[k]); k += 1 } }
+        #expect(try MixFXBinary.run(["render", a, b, "-o", plain, "--quiet", "--dither", "none"] + unlanedSettings).status == 0)
         let (unlaned, _) = try AudioFiles.read(plain)
         #expect(unlaned[0].count == ref[0].count && unlaned[0] != ref[0])
         var firstDifference: Int?

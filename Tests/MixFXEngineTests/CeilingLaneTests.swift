@@ -121,4 +121,52 @@ import TestSupport
         #expect(y[0][..<(Self.rate / 2 - 300)].contains { abs($0) > limit * 1.5 })
         #expect(y[0][(Self.rate / 2)...].allSatisfy { abs($0) <= limit })
     }
+
+    /// Live (`mixfx play`), the stage reads the lane at the mix's timeline frames: after a seek
+    /// (`reset(timelineFrame:)`) from the seek's frame, and looping (`loopFrames`) from the
+    /// lane's start again at each pass. Loud noise between silences, so the limiter is at rest
+    /// at the seek's frame and at the seam: the output from a seek to 0.2 s is the whole run's
+    /// from there and the second pass of a loop is the first, bit for bit (a lane read from the
+    /// wrong frame gives other ceilings: checked against a stage that is not told).
+    @Test func aLiveStageReadsTheLaneAtTheSeekAndEachPass() throws {
+        let n = Self.rate, quiet = Self.rate / 5
+        var x = [Signals.noise(frames: n, amplitude: 2, seed: 31)]
+        for i in 0..<n where i < 2 * quiet || i >= n - quiet { x[0][i] = 0 }
+        let lane = AutomationLane([(0, -1), (0.5, -12), (1, -2)])
+        // (releases short enough that the silences bring the limiter back to rest)
+        let settings = LimiterSettings(ceilingDBTP: 0, fastReleaseMs: 5, slowReleaseMs: 10)
+        let whole = run(x, settings: settings, lane: lane)[0]
+        // a seek to frame `quiet` (still silence): the rest of the run
+        func stage(from first: Int, passes: Int, told: Bool) -> [Float] {
+            let spec = ProcessSpec(sampleRate: Double(Self.rate), maximumFrameCount: 1024, channelCount: 1)
+            let stage = OutputStage(spec, limiter: settings, ceilingLane: lane)
+            if passes > 1 && told { stage.loopFrames = n }
+            stage.reset(timelineFrame: told ? first : 0)
+            let input = Array(x[0][first...]) + (1..<max(1, passes)).flatMap { _ in x[0] }
+            let buffer = AudioBuffer(channelCount: 1, capacityFrames: 1024)
+            var position = 0, out: [Float] = []
+            while true {
+                let (b, got) = stage.render(frameCount: 700) { (asked: Int) -> (AudioBuffer, Int) in
+                    let m = min(asked, input.count - position)
+                    input.withUnsafeBufferPointer { buffer.channel(0).update(from: $0.baseAddress! + position, count: m) }
+                    position += m
+                    return (buffer, m)
+                }
+                if got == 0 { break }
+                out += UnsafeBufferPointer(start: b.channel(0), count: got)
+            }
+            return out
+        }
+        func largestDifference(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Float {
+            a.count == b.count ? zip(a, b).map { abs($0 - $1) }.max() ?? 0 : .infinity
+        }
+        let seeked = stage(from: quiet, passes: 1, told: true)
+        #expect(largestDifference(seeked[...], whole[quiet...]) == 0, "after a seek the lane is not read from the seek's frame")
+        #expect(largestDifference(stage(from: quiet, passes: 1, told: false)[...], whole[quiet...]) > 0.01)
+        let looped = stage(from: 0, passes: 2, told: true)
+        #expect(looped.count == 2 * n)
+        let loopError = largestDifference(looped[n...], whole[...])
+        #expect(loopError == 0, "the second pass of a loop differs from the first by \(loopError)")
+        #expect(largestDifference(stage(from: 0, passes: 2, told: false)[n...], whole[...]) > 0.1)
+    }
 }
