@@ -83,7 +83,10 @@ enum BatchManifest {
         if let manifestPath { read[FileIdentity(path: manifestPath)] = "the manifest" }
         for j in jobs {
             for i in j.resolved.inputs { read[FileIdentity(path: i)] = read[FileIdentity(path: i)] ?? "line \(j.line)'s track '\(i)'" }
-            for p in j.command.presetFiles { read[FileIdentity(path: p)] = read[FileIdentity(path: p)] ?? "line \(j.line)'s preset '\(p)'" }
+            let maps = Set(j.command.session.pitchMaps.map(\.path) + j.command.session.timeMaps.map(\.path))
+            for p in j.command.presetFiles {
+                read[FileIdentity(path: p)] = read[FileIdentity(path: p)] ?? "line \(j.line)'s \(maps.contains(p) ? "map" : "preset") '\(p)'"
+            }
         }
         var written: [FileIdentity: String] = [:]
         for j in jobs {

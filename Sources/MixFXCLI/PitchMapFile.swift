@@ -64,7 +64,8 @@ struct PitchMapFile: Equatable {
     static func entries(_ data: Data, name: String) throws(CLIError) -> [(frame: Int, semitones: Double, line: Int)] {
         var byFrame: [Int: (Double, Int)] = [:]
         let text = String(decoding: data, as: UTF8.self)
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // (`isNewline`: "\r\n" is one Character, so a split on "\n" alone would not cut CRLF lines)
+        for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = i + 1
             let fields = raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
             if fields.isEmpty { continue }

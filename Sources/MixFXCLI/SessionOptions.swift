@@ -511,7 +511,8 @@ extension SessionOptions {
         for map in timeMaps.sorted(by: { ($0.track ?? -1) < ($1.track ?? -1) }) {
             for i in map.track.map({ [$0] }) ?? Array(inputs.indices) {
                 let format = try mapTarget(i, flag: TimeMapFile.flag, path: map.path, id: .tempo)
-                let lane = try map.lane(sampleRate: format.sampleRate, frameCount: format.frameCount, values: tracks[i])
+                let lane = try map.lane(sampleRate: format.sampleRate, frameCount: format.frameCount, values: tracks[i],
+                                        trackName: "track \(i + 1) (\(PathBytes.shown(inputs[i])))")
                 byPlace[PlaceKey(track: i, id: .tempo)] = PresetLane(target: .track(i), id: .tempo, lane: lane)
             }
         }

@@ -30,13 +30,15 @@ struct TimeMapFile: Equatable {
 
     /// The map as the tempo lane of a track whose file has `frameCount` frames at `sampleRate`,
     /// placed and sped by `values` (the track's resolved settings).
-    func lane(sampleRate: Int, frameCount: Int, values: [ParameterID: Double]) throws(CLIError) -> AutomationLane {
+    /// `trackName` ("track 2 (b.wav)") says in errors which track's file the map was read against.
+    func lane(sampleRate: Int, frameCount: Int, values: [ParameterID: Double], trackName: String) throws(CLIError) -> AutomationLane {
         let placement = Placement(startSeconds: values[.startSeconds] ?? 0, trimInSeconds: values[.trimInSeconds] ?? 0,
                                   trimOutSeconds: values[.trimOutSeconds] ?? 0)
         do throws(TimeMapError) {
             return try map.tempoLane(sampleRate: sampleRate, frameCount: frameCount, placement: placement, speed: values[.speed] ?? 1)
         } catch {
-            throw .usage("\(Self.flag) \(error.description)")
+            // (the engine's message says "the file": the map is checked against this track's)
+            throw .usage("\(Self.flag) " + error.description.replacingOccurrences(of: "past the end of the file", with: "past the end of \(trackName)"))
         }
     }
 }

@@ -83,7 +83,10 @@ public final class OutputStage {
             limiter = l
         }
         latencyFrames = limiter?.latencyFrames ?? 0
-        self.ceilingNode = settings == nil ? nil : ceilingNode
+        // (a lane, moving or not, takes over from the node's parameter: a constant one is the
+        // ceiling `settings` start at, a moving one is followed per sample)
+        let laned = ceilingLane.map { !$0.breakpoints.isEmpty } == true
+        self.ceilingNode = settings == nil || laned ? nil : ceilingNode
         ceilingParameter = self.ceilingNode.map { Unmanaged.passUnretained($0.ceilingParameter) }
         self.meter = meter
         if meter != nil {

@@ -42,7 +42,8 @@ public struct TimeMap: Sendable, Equatable {
         self.name = name
         var points = [Point(source: 0, target: 0, line: 0)]
         var lineNumber = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // (`isNewline`: "\r\n" is one Character, so a split on "\n" alone would not cut CRLF lines)
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
             let line = String(raw.drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
             if line.isEmpty || line.hasPrefix("#") { continue }

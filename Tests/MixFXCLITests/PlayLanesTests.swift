@@ -19,7 +19,9 @@ import TestSupport
                       ["--automate", "1:volume=1@0,0.2@0.5", "--automate", "2:pan=-1@0,scurve,1@0.8", "--automate", "master-volume=1@0,step,0.6@0.3",
                        "--automate", "2:bass=0@0,9@0.6", "--automate", "1:pitch=0@0,400@0.5", "--automate", "2:pitch=-300@0.1,200@0.7"],
                       // the limiter's ceiling moving from 0 to -14 dBTP over noise peaking near -14 dBFS
-                      ["--volume", "1.5", "--limit", "0", "--automate", "limit=0@0,-14@0.6,step,-8@0.7", "--automate", "1:volume=1@0,0.5@0.5"]])
+                      ["--volume", "1.5", "--limit", "0", "--automate", "limit=0@0,-14@0.6,step,-8@0.7", "--automate", "1:volume=1@0,0.5@0.5"],
+                      // a lane that does not move is the ceiling, not the --limit it replaces
+                      ["--volume", "1.5", "--limit", "-1", "--automate", "limit=-9@0,-9@0.5"]])
     func lanesThroughALSAAreBitExactTheOfflineRender(lanes: [String]) throws {
         defer { dir.remove() }
         let a = dir.file("a.wav"), b = dir.file("b.flac")

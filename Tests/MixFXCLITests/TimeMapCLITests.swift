@@ -81,7 +81,7 @@ import TestSupport
             ("48000 72000\n40000 96000\n", ":2: source frame 40000 is not after line 1 (48000 72000)"),
             ("\n48000 72000\n96000 72000\n", ":3: target frame 72000 is not after line 2 (48000 72000)"),
             ("48000 4800\n", ":1: from the start to here 48000 source frames take 4800 target frames, a tempo of 10 (allowed: tempos ΔSOURCE/ΔTARGET from 0.25 to 4)"),
-            ("48000 72000\n200000 240000\n", ":2: source frame 200000 is past the end of the file (192000 frames) (allowed: source frames from 0 to 192000)"),
+            ("48000 72000\n200000 240000\n", ":2: source frame 200000 is past the end of track 1 (\(input)) (192000 frames) (allowed: source frames from 0 to 192000)"),
             ("# nothing\n", ": no points"),
         ]
         for (i, (text, message)) in cases.enumerated() {
@@ -109,6 +109,27 @@ import TestSupport
         let both = try MixFXBinary.run(["render", input, "--timemap", good, "--automate", "1:tempo=1@0,2@1", "-o", dir.file("x.wav")])
         #expect(both.status == 2 && both.stderr.contains("and --automate tempo both give track 1 a tempo lane: give one"), "\(both.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")))
+        // play names the flag it refuses, not the tempo lane the map became
+        let play = try MixFXBinary.run(["play", input, "--timemap", good, "--device", "null", "--no-ui"])
+        #expect(play.status == 2 && play.stderr == "mixfx: error: --timemap \(good): time maps are not played live yet (allowed: --timemap in mixfx render and batch)\n", "\(play.stderr)")
+    }
+
+    /// Maps written on Windows (CRLF line ends) read as the same map: the same bytes as the LF
+    /// file's render, for --timemap and --pitchmap.
+    @Test func mapsWithCRLFLineEndsRead() throws {
+        let dir = TempDir("mixfx-timemap-crlf")
+        defer { dir.remove() }
+        let input = try clicks(dir)
+        for (flag, text) in [("--timemap", "48000 72000\n96000 96000\n"), ("--pitchmap", "0 0\n48000 3\n96000 -2\n")] {
+            let lf = dir.file("lf.txt"), crlf = dir.file("crlf.txt")
+            try text.write(toFile: lf, atomically: true, encoding: .utf8)
+            try text.replacingOccurrences(of: "\n", with: "\r\n").write(toFile: crlf, atomically: true, encoding: .utf8)
+            let a = dir.file("lf.wav"), b = dir.file("crlf.wav")
+            let r1 = try MixFXBinary.run(["render", input, flag, lf, "-o", a, "--quiet", "--force"])
+            let r2 = try MixFXBinary.run(["render", input, flag, crlf, "-o", b, "--quiet", "--force"])
+            #expect(r1.status == 0 && r2.status == 0, "\(flag): \(r1.stderr) \(r2.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)), "\(flag)")
+        }
     }
 
     static func writeMap(_ dir: TempDir) throws -> String {
@@ -155,6 +176,13 @@ import TestSupport
         let job = try MixFXBinary.run(["batch", manifest], cwd: NSTemporaryDirectory())
         #expect(job.status == 0, "\(job.stderr)")
         #expect((try? Data(contentsOf: URL(fileURLWithPath: dir.file("batch.wav")))) == a)
+        // a job whose output is another job's map is refused, the map named as one
+        let clash = dir.file("clash.jsonl")
+        try (#"{"tracks": ["clicks.wav"], "output": "b2.wav", "args": ["--timemap", "maps/m.txt"]}"# + "\n"
+             + #"{"tracks": ["clicks.wav"], "output": "maps/m.txt", "args": ["--type", "wav"]}"#).write(toFile: clash, atomically: true, encoding: .utf8)
+        let refused = try MixFXBinary.run(["batch", clash], cwd: NSTemporaryDirectory())
+        #expect(refused.status == 2 && refused.stderr.contains("is line 1's map '"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: dir.file("maps/m.txt"), encoding: .utf8) == Self.mapText)
         // the dry run lists the lane
         let dry = try MixFXBinary.run(["render", input, "--timemap", mapFile, "--dry-run"])
         #expect(dry.stdout.contains("lane     track 1 tempo: "), "\(dry.stdout)")
