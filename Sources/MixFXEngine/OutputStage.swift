@@ -45,7 +45,11 @@ public final class OutputStage {
     private let ceilingParameter: Unmanaged<AudioParameter>?
     private var loudness: LoudnessMeter?
     private var truePeak: TruePeakMeter?
+    /// Whether it has the loudness and true-peak meters (with a `MasterMeter` to publish to).
+    private let metered: Bool
     private let meter: MasterMeter?
+    /// `meter`, held unretained (`meter` keeps it) for the checked `process`.
+    private let meterRef: Unmanaged<MasterMeter>?
     /// Where the stage's own blocks go: the drain's silence.
     private let silence: AudioBuffer
     private var preRollLeft = 0
@@ -56,6 +60,11 @@ public final class OutputStage {
     /// ceiling c(k − D) of the input the limiter's detector sees then (D its delay), linear;
     /// the lane's dB values go through `ceilingDB` first. The input frames taken since `reset`.
     private let ceilingLane: PreparedLane?
+    /// `ceilingLane`, held unretained (`ceilingLane` keeps it) for the checked `process`.
+    private let ceilingLaneRef: Unmanaged<PreparedLane>?
+    /// `TruePeakMeter.detectorDelayFrames`, read here (another module's global is not read on
+    /// the checked path).
+    private let detectorDelayFrames = TruePeakMeter.detectorDelayFrames
     private let ceilingDB: UnsafeMutablePointer<Double>
     private let ceilings: UnsafeMutablePointer<Float>
     private var inputFrames = 0
@@ -69,6 +78,7 @@ public final class OutputStage {
                 meter: MasterMeter? = nil, ceilingLane: AutomationLane? = nil) {
         let moving = settings != nil && ceilingLane.map { $0.constantValue == nil && !$0.breakpoints.isEmpty } == true
         self.ceilingLane = moving ? ceilingLane.map { PreparedLane($0, scale: .decibels, sampleRate: spec.sampleRate) } : nil
+        ceilingLaneRef = self.ceilingLane.map { Unmanaged.passUnretained($0) }
         ceilingDB = .allocate(capacity: moving ? spec.maximumFrameCount : 0)
         ceilings = .allocate(capacity: moving ? spec.maximumFrameCount : 0)
         if let settings {
@@ -81,6 +91,8 @@ public final class OutputStage {
         self.ceilingNode = settings == nil ? nil : ceilingNode
         ceilingParameter = self.ceilingNode.map { Unmanaged.passUnretained($0.ceilingParameter) }
         self.meter = meter
+        meterRef = meter.map { Unmanaged.passUnretained($0) }
+        metered = meter != nil
         if meter != nil {
             loudness = LoudnessMeter(sampleRate: spec.sampleRate, channelCount: spec.channelCount, keepingSteps: 30)
             truePeak = TruePeakMeter(channelCount: spec.channelCount, maximumFrameCount: spec.maximumFrameCount)
@@ -144,32 +156,34 @@ public final class OutputStage {
         return (silence, padding)
     }
 
-    /// gain → limiter → meters, in place.
-    @inline(__always)
+    /// gain → limiter → meters, in place. The compiler checks that this allocates nothing and
+    /// takes no lock (`@_noAllocation`/`@_noLocks`, down through `Limiter`, `LoudnessMeter`,
+    /// `TruePeakMeter` and `MasterMeter`): the live output stage's whole block.
+    @inline(__always) @_noAllocation @_noLocks
     private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
-        if let ceilingLane {
+        if let lane = ceilingLaneRef {
             // (the pre-roll's frames are the timeline's first: input frame k is timeline frame k)
-            ceilingLane.fill(ceilingDB, fromFrame: inputFrames - TruePeakMeter.detectorDelayFrames, count: n)
-            for i in 0..<n { ceilings[i] = Float(Glibc.pow(10, ceilingDB[i] / 20)) }
-            limit(block, frameCount: n, ceilings: ceilings)
+            let dB = ceilingDB, linear = ceilings, first = inputFrames - detectorDelayFrames
+            lane._withUnsafeGuaranteedRef { $0.fill(dB, fromFrame: first, count: n) }
+            for i in 0..<n { linear[i] = Float(Libm.pow(10, dB[i] / 20)) }
+            limit(block, frameCount: n, ceilings: linear)
         } else {
             limit(block, frameCount: n, ceilings: nil)
         }
         inputFrames += n
-        guard metering, let meter, loudness != nil, truePeak != nil else { return }
+        guard metering, let meter = meterRef else { return }
+        guard metered else { return }
         // (a closure handed to a checked function is checked too: it captures the channels'
         // pointers, not the buffer)
         let planes = block.planes
-        loudness!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
+        let lufs = loudness!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
         truePeak!.restartPeaks()
         truePeak!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
-        meter.record(shortTermLUFS: loudness!.shortTermLUFS, truePeak: truePeak!.peak, limiterGain: limiter?.currentGain ?? 1)
+        let peak = truePeak!.peak, gain = limiter?.currentGain ?? 1
+        meter._withUnsafeGuaranteedRef { $0.record(shortTermLUFS: lufs, truePeak: peak, limiterGain: gain) }
     }
 
-    /// gain → limiter, in place. The compiler checks that this allocates nothing and takes no
-    /// lock (`@_noAllocation`/`@_noLocks`, down through `Limiter` and its true-peak detector);
-    /// the live meters after it are not checked (`LoudnessMeter` keeps its steps in an array),
-    /// see docs/realtime.md.
+    /// gain → limiter, in place (checked, as `process`).
     @inline(__always) @_noAllocation @_noLocks
     private func limit(_ block: AudioBuffer, frameCount n: Int, ceilings: UnsafePointer<Float>?) {
         block.scale(frameCount: n, by: gain)

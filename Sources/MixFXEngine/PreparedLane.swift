@@ -66,6 +66,9 @@ final class PreparedLane: @unchecked Sendable {
 
     /// The value at `t` seconds (the model's `value(at:scale:)`, to the bit). Render side.
     func value(at t: Double) -> Double {
+        // (locals: the right side of `&&` is a closure, and one capturing `self` is refused by
+        // the realtime check)
+        let seconds = seconds, values = values, count = count
         if t <= seconds[0] { return values[0] }
         var i = min(segment, count - 1)
         while i > 0 && seconds[i] > t { i -= 1 }
