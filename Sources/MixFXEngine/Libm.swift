@@ -25,6 +25,10 @@ enum Libm {
     @_semantics("no_performance_analysis") @inline(__always)
     static func squareRoot(_ x: Float) -> Float { x.squareRoot() }
 
+    /// ⌊x⌋ (as `roundedUp`).
+    @_semantics("no_performance_analysis") @inline(__always)
+    static func roundedDown(_ x: Double) -> Double { x.rounded(.down) }
+
     /// ⌈x⌉ (`x.rounded(.up)`: the rounding rule is an enum the check counts as metadata).
     @_semantics("no_performance_analysis") @inline(__always)
     static func roundedUp(_ x: Double) -> Double { x.rounded(.up) }

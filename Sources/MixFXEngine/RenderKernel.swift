@@ -130,6 +130,7 @@ public final class RenderKernel: @unchecked Sendable {
         for (k, t) in tracks.enumerated() { t.index = k }
         trackMeters = tracks.map(\.meter)
         workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
+        for t in tracks { t.use(workspace) }
         let channelCounts = Set(tracks.map(\.channelCount))
         trackBuffers = (0...2).map { channelCounts.contains($0) ? AudioBuffer(channelCount: $0, capacityFrames: maximumFrameCount) : nil }
         largestLatencyFrames = tracks.map(\.latencyFrames).max() ?? 0
@@ -171,6 +172,8 @@ public final class RenderKernel: @unchecked Sendable {
     public func seek(toFrame frame: Int) throws {
         pipeline?.stop()
         pipeline = nil
+        // (a pipeline's threads gave the shifters theirs)
+        for t in tracks { t.use(workspace) }
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
         stage?.reset()
@@ -183,7 +186,7 @@ public final class RenderKernel: @unchecked Sendable {
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
-                t.render(frameCount: n, into: trackBuffers[t.channelCount]!, workspace: workspace)
+                t.render(frameCount: n, into: trackBuffers[t.channelCount]!)
                 left -= n
             }
             t.setGains(targetGains(t, anySolo: anySolo()))
@@ -288,7 +291,7 @@ public final class RenderKernel: @unchecked Sendable {
         // One track after another: render it, mix it.
         for (k, t) in tracks.enumerated() {
             let buffer = trackBuffers[t.channelCount]!
-            t.render(frameCount: n, into: buffer, workspace: workspace)
+            t.render(frameCount: n, into: buffer)
             let target = targetGains(t, anySolo: solo)
             if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
             let inL = buffer.channel(0)
