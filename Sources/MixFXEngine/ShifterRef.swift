@@ -23,6 +23,26 @@ enum ShifterRef {
         }
     }
 
+    /// `PitchShifter.inputTime`.
+    var inputTime: Double {
+        @inline(__always) get {
+            switch self {
+            case .baseline(let s): s._withUnsafeGuaranteedRef { $0.inputTime }
+            case .avx2(let s): s._withUnsafeGuaranteedRef { $0.inputTime }
+            }
+        }
+    }
+
+    /// `PitchShifter.currentTempo`.
+    var currentTempo: Double {
+        @inline(__always) get {
+            switch self {
+            case .baseline(let s): s._withUnsafeGuaranteedRef { $0.currentTempo }
+            case .avx2(let s): s._withUnsafeGuaranteedRef { $0.currentTempo }
+            }
+        }
+    }
+
     /// `PitchShifter.setPitchCents`.
     @inline(__always)
     func setPitchCents(_ cents: Double) {

@@ -209,6 +209,9 @@ final class TrackKernel: @unchecked Sendable {
     /// The track's channels from the downmix on: 1 for a mono source, else the mix's.
     let channelCount: Int
     let meter = Meter()
+    /// `meter`, and the player's mute and solo, as the mix reads them (see `Unretained`).
+    let meterRef: Unretained<Meter>
+    let mute: ParameterRef, solo: ParameterRef
     /// Samples of the source replaced by 0 because they were NaN, ±∞ or beyond ±10⁶
     /// (`SampleGuard`). Written by the rendering thread, read by any.
     let replacedSamples = Atomic<Int>(0)
@@ -266,7 +269,10 @@ final class TrackKernel: @unchecked Sendable {
     /// Heads for `gains` over `frames` frames from wherever the gains are now, unless already
     /// heading there.
     func rampGains(to gains: (left: Float, right: Float), frames: Int) {
-        guard gains != (left.target, right.target) || (left.stepsLeft == 0 && (gainLeft, gainRight) != gains) else { return }
+        // (values first: the right side of `||` is a closure, and one capturing `self` is refused
+        // by the realtime check)
+        let heading = (left.target, right.target), ramping = left.stepsLeft != 0, now = (gainLeft, gainRight)
+        guard gains != heading || (!ramping && now != gains) else { return }
         left.ramp(to: gains.left, steps: frames)
         right.ramp(to: gains.right, steps: frames)
     }
@@ -299,6 +305,9 @@ final class TrackKernel: @unchecked Sendable {
          failures: RenderFailures, timelineFrames: Int = 0) {
         self.failures = failures
         self.layout = layout
+        meterRef = Unretained(meter)
+        mute = ParameterRef(layout.player.muteParameter)
+        solo = ParameterRef(layout.player.soloParameter)
         // the placement is read where the source is read: inside a read-ahead source's feeder,
         // else by a `PlacedSource` in front of the source
         let placement = layout.player.placement
@@ -435,23 +444,27 @@ final class TrackKernel: @unchecked Sendable {
     var songBase = 0
     private var framesSinceReset = 0
 
-    /// Live: the live shifter, whose input time is the track's own time.
-    private var liveShifter: (any PitchShifting)? {
-        guard let k = tempoEffect, case .pitch(_, let s, _) = effects[k], s.mode != .offline else { return nil }
-        return s
-    }
-
     /// Live: where the track is in its own (song) time, frames of the mix at tempo 1: at tempo 1
     /// the mix's position; a tempo R moves it R frames per frame of the mix.
     var songFrame: Double {
         // (a pitch lane's shifter renders chunks ahead: the frames of its chunk not yet given
         // out are ahead of the track, at tempo 1, as lanes play live)
-        if let s = liveShifter { return Double(songBase) + s.inputTime - Double(chunk == nil ? 0 : chunkAvailable) }
+        if let s = liveShifterRef { return Double(songBase) + s.inputTime - Double(chunkRef == nil ? 0 : chunkAvailable) }
         return Double(songBase + framesSinceReset - latencyFrames)
     }
 
     /// Live: the tempo the track plays at now (1 without a shifter).
-    var tempoNow: Double { liveShifter?.currentTempo ?? 1 }
+    var tempoNow: Double {
+        guard let s = liveShifterRef else { return 1 }
+        return s.currentTempo
+    }
+
+    /// Live: the live shifter, whose input time is the track's own time.
+    private var liveShifterRef: ShifterRef? {
+        guard let k = tempoEffect else { return nil }
+        let step = steps[k]
+        return step.streaming ? step.shifter : nil
+    }
 
     /// Back to `frame` of the source with clear filter state and the current settings.
     func reset(toFrame frame: Int = 0) throws {
@@ -520,8 +533,14 @@ final class TrackKernel: @unchecked Sendable {
     /// vouched for).
     @_noAllocation @_noLocks
     func render(frameCount: Int, into buffer: AudioBuffer) {
-        let left = buffer.channel(0)
-        let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
+        render(frameCount: frameCount, into: BufferRef(buffer))
+    }
+
+    /// `render(frameCount:into:)` into a buffer held unretained (the mix's: `RenderKernel`).
+    @_noAllocation @_noLocks
+    func render(frameCount: Int, into buffer: BufferRef) {
+        let left = buffer.planes[0]
+        let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.planes[1] : nil
         framesSinceReset += frameCount
         if let k = tempoEffect, let input = tempoInputRef, let shifter = steps[k].shifter {
             // A tempo (or live, where one may come): the shifter asks for its input as it needs
@@ -577,7 +596,7 @@ final class TrackKernel: @unchecked Sendable {
             runEffects((k + 1)..<effectCount, left: left, right: right, frameCount: frameCount)
             return
         }
-        pull(frameCount: frameCount, into: BufferRef(buffer))
+        pull(frameCount: frameCount, into: buffer)
         runEffects(0..<effectCount, left: left, right: right, frameCount: frameCount)
     }
 
@@ -685,4 +704,37 @@ final class TrackKernel: @unchecked Sendable {
         for c in 0..<channels { replaced += dspCopy.sanitize(planes[c] + offset, count: count) }
         if replaced > 0 { replacedSamples.add(replaced, ordering: .relaxed) }
     }
+}
+
+/// A track kernel as the mix uses it (`RenderKernel`): its members read and called through
+/// the unretained reference, so that the checked mix counts no references.
+extension Unretained where Object == TrackKernel {
+    var index: Int { @inline(__always) get { self { $0.index } } }
+    var channelCount: Int { @inline(__always) get { self { $0.channelCount } } }
+    var gainLeft: Float { @inline(__always) get { self { $0.gainLeft } } }
+    var gainRight: Float { @inline(__always) get { self { $0.gainRight } } }
+    /// The mixer gains' ramps (`TrackKernel.left`, `right`).
+    var left: LinearRamp {
+        @inline(__always) get { self { $0.left } }
+        @inline(__always) nonmutating set { self { $0.left = newValue } }
+    }
+    var right: LinearRamp {
+        @inline(__always) get { self { $0.right } }
+        @inline(__always) nonmutating set { self { $0.right = newValue } }
+    }
+    /// The player's mute and solo parameters' values.
+    var muteValue: Double { @inline(__always) get { self { $0.mute.value } } }
+    var soloValue: Double { @inline(__always) get { self { $0.solo.value } } }
+    var songFrame: Double { @inline(__always) get { self { $0.songFrame } } }
+    var tempoNow: Double { @inline(__always) get { self { $0.tempoNow } } }
+
+    @inline(__always)
+    func setGains(_ gains: (left: Float, right: Float)) { self { $0.setGains(gains) } }
+    @inline(__always)
+    func rampGains(to gains: (left: Float, right: Float), frames: Int) { self { $0.rampGains(to: gains, frames: frames) } }
+    @inline(__always)
+    func render(frameCount: Int, into buffer: BufferRef) { self { $0.render(frameCount: frameCount, into: buffer) } }
+    /// `meter.record`.
+    @inline(__always)
+    func recordMeter(peak: Float, rms: Float) { self { $0.meterRef { $0.record(peak: peak, rms: rms) } } }
 }
