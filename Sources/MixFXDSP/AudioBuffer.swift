@@ -30,8 +30,10 @@ public final class AudioBuffer: @unchecked Sendable {
 
     /// The channels as a value that holds no reference to the buffer: what a closure on the
     /// render path captures (capturing the buffer itself retains and releases it).
-    @inline(__always)
-    public var planes: Planes { Planes(base: storage, stride: capacityFrames) }
+    public var planes: Planes {
+        @inline(__always) @_noAllocation @_noLocks
+        get { Planes(base: storage, stride: capacityFrames) }
+    }
 
     /// Where each channel of an `AudioBuffer` starts (see `planes`).
     public struct Planes {

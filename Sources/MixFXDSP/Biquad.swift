@@ -62,13 +62,14 @@ extension BiquadCoefficients {
     ///
     /// SoX's `bass`/`treble` effects use the same equations (with `s` widths), which makes SoX a
     /// numeric oracle in the tests.
+    @_noAllocation @_noLocks
     public static func shelf(_ kind: ShelfKind, frequencyHz: Double, gainDB: Double, slope: Double,
                              sampleRate: Double) -> BiquadCoefficients {
-        let A = pow(10, gainDB / 40)
+        let A = Libm.pow(10, gainDB / 40)
         let w0 = 2 * Double.pi * frequencyHz / sampleRate
-        let cw = cos(w0)
-        let alpha = sin(w0) / 2 * sqrt((A + 1 / A) * (1 / slope - 1) + 2)
-        let twoSqrtAAlpha = 2 * sqrt(A) * alpha
+        let cw = Libm.cos(w0)
+        let alpha = Libm.sin(w0) / 2 * Libm.sqrt((A + 1 / A) * (1 / slope - 1) + 2)
+        let twoSqrtAAlpha = 2 * Libm.sqrt(A) * alpha
         switch kind {
         case .low:
             return BiquadCoefficients(

@@ -35,6 +35,9 @@ enum Libm {
 
     /// ⌈x⌉ (`x.rounded(.up)`: the rounding rule is an enum the check counts as metadata).
     @_semantics("no_performance_analysis") @inline(__always)
+    static func sqrt(_ x: Double) -> Double { Glibc.sqrt(x) }
+
+    @_semantics("no_performance_analysis") @inline(__always)
     static func roundedUp(_ x: Double) -> Double { x.rounded(.up) }
 
     @_semantics("no_performance_analysis") @inline(__always)

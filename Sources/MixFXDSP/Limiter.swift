@@ -164,10 +164,16 @@ public struct Limiter {
     /// moves to it with the limiter's own attack (the look-ahead's ramp) and release.
     @_noAllocation @_noLocks
     public mutating func process(_ buffer: AudioBuffer, frameCount: Int, ceilings: UnsafePointer<Float>? = nil) {
+        process(buffer.planes, frameCount: frameCount, ceilings: ceilings)
+    }
+
+    /// `process(_:frameCount:ceilings:)` on a buffer's channels (`AudioBuffer.planes`): what a
+    /// checked caller holding the buffer unretained passes.
+    @_noAllocation @_noLocks
+    public mutating func process(_ planes: AudioBuffer.Planes, frameCount: Int, ceilings: UnsafePointer<Float>?) {
         guard let peaks, let delay, let dequeFrames, let dequeGains, let box else { return }
         // no state may hold a NaN: hostile samples (NaN, ±∞, beyond ±10⁶) count as silence
-        for c in 0..<channelCount { _ = SampleGuard.sanitize(buffer.channel(c), count: frameCount) }
-        let planes = buffer.planes
+        for c in 0..<channelCount { _ = SampleGuard.sanitize(planes[c], count: frameCount) }
         detector!.framePeaks({ UnsafePointer(planes[$0]) }, frameCount: frameCount, into: peaks)
         let latency = latencyFrames
         for i in 0..<frameCount {
@@ -212,7 +218,7 @@ public struct Limiter {
             // 5: the delayed sample, scaled
             for c in 0..<channelCount {
                 let line = delay + c * latency
-                let x = buffer.channel(c)
+                let x = planes[c]
                 let out = line[delayPosition]
                 line[delayPosition] = x[i]
                 x[i] = out * applied

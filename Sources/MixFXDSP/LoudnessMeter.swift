@@ -21,19 +21,33 @@ import Glibc
 /// f0 = 1681.97 Hz, G = +4.00 dB, Q = 0.7072; stage 2 a high-pass at f0 = 38.135 Hz, Q = 0.5003.
 /// See `KWeighting` for how each rate is designed; `sampleRateRange` is where it is defined.
 ///
-/// Memory: one Double per 100 ms of signal (29 KB an hour), for the gating at the end. Not
-/// thread-safe: one thread at a time.
+/// Memory: one Double per 100 ms of signal (29 KB an hour) when it keeps every step, for the
+/// gating at the end. Not thread-safe: one thread at a time.
+///
+/// Two ways in: `process` measures into a ring of the last `ringSteps` steps (the momentary and
+/// short-term windows, the display series) and nothing else, so the compiler checks that it
+/// allocates nothing and takes no lock (`@_noAllocation`/`@_noLocks`): the live meter's path
+/// (`keepingSteps`). `measure` does the same and copies every finished step into the history
+/// that integrated loudness and range are gated over (offline analysis; it may allocate).
 public struct LoudnessMeter {
-    /// Channels measured (1 or 2 here: mixfx's mixes).
+    /// Channels measured (1 or 2 here: mixfx's mixes; at most `maximumChannelCount`).
     public let channelCount: Int
     /// Frames per second.
     public let sampleRate: Double
     private let stepFrames: Int
-    private var filters: [KWeighting]
+    /// One K-weighting filter per channel (the first `channelCount`).
+    private var filters: InlineArray<8, KWeighting>
+    /// The most channels a meter measures (a 7.1 source).
+    public static let maximumChannelCount = 8
     private var stepEnergy = 0.0            // Σ weighted squares in the current 100 ms step
     private var stepFill = 0
-    /// Mean-square energy of each finished 100 ms step (summed over channels).
-    private var steps: [Double] = []
+    /// Mean-square energy of the last `ringSteps` finished 100 ms steps (summed over channels):
+    /// step k (counting from 0) is at k mod `ringSteps`.
+    private var ring: InlineArray<32, Double> = .init(repeating: 0)
+    /// Steps the ring holds: the short-term window (30) and the one leaving it.
+    public static let ringSteps = 32
+    /// A meter that keeps every step (`measure`): all of them, in order.
+    private var history: [Double] = []
     /// Largest momentary and short-term loudness so far.
     public private(set) var momentaryMaxLUFS = -Double.infinity
     public private(set) var shortTermMaxLUFS = -Double.infinity
@@ -42,18 +56,23 @@ public struct LoudnessMeter {
 
     /// A meter for `channelCount` channels at `sampleRate`. Control side (allocates).
     /// `keepingSteps`: keep only the last that many 100 ms steps (a live meter: 30 for the
-    /// short-term loudness), so `process` never allocates; integrated loudness and range then
-    /// cover only those.
+    /// short-term loudness; at most `ringSteps`), measured with `process`, which never
+    /// allocates; integrated loudness and range then cover only those. Nil: every step, measured
+    /// with `measure`.
     public init(sampleRate: Double, channelCount: Int, keepingSteps: Int? = nil) {
         precondition(Double(LoudnessMeter.sampleRateRange.lowerBound) <= sampleRate
                      && sampleRate <= Double(LoudnessMeter.sampleRateRange.upperBound),
                      "LoudnessMeter: \(sampleRate) Hz is outside \(LoudnessMeter.sampleRateRange)")
+        precondition(channelCount >= 1 && channelCount <= LoudnessMeter.maximumChannelCount,
+                     "LoudnessMeter: \(channelCount) channels (1 to \(LoudnessMeter.maximumChannelCount))")
+        precondition(keepingSteps.map { $0 >= 1 && $0 <= LoudnessMeter.ringSteps } ?? true,
+                     "LoudnessMeter: keeps 1 to \(LoudnessMeter.ringSteps) steps, or all")
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         stepFrames = max(1, Int((sampleRate / 10).rounded()))
-        filters = (0..<channelCount).map { _ in KWeighting(sampleRate: sampleRate) }
+        filters = .init(repeating: KWeighting(sampleRate: sampleRate))
         keptSteps = keepingSteps
-        steps.reserveCapacity(keepingSteps.map { $0 + 1 } ?? 36_000)
+        if keepingSteps == nil { history.reserveCapacity(36_000) }
     }
     private let keptSteps: Int?
 
@@ -63,12 +82,27 @@ public struct LoudnessMeter {
     public static let sampleRateRange = 1000...768_000
 
     /// Loudness of a mean-square energy, LUFS.
-    @inline(__always)
-    public static func lufs(energy z: Double) -> Double { z > 0 ? -0.691 + 10 * log10(z) : -.infinity }
+    @inline(__always) @_noAllocation @_noLocks
+    public static func lufs(energy z: Double) -> Double { z > 0 ? -0.691 + 10 * Libm.log10(z) : -.infinity }
 
-    /// Measures `frameCount` frames of planar `channels`.
-    public mutating func process(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int) {
+    /// Measures `frameCount` frames of planar `channels` into the ring (a meter made with
+    /// `keepingSteps`; one that keeps every step is fed through `measure`). Render side.
+    /// Returns `shortTermLUFS` after the block: what a live display shows (read here, as a
+    /// checked caller cannot copy the meter out of where it keeps it).
+    @_noAllocation @_noLocks @discardableResult
+    public mutating func process(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int) -> Double {
+        let bounded = keptSteps != nil
+        precondition(bounded, "LoudnessMeter.process is for a meter keeping some steps; measure keeps every step")
+        run(channels, frameCount: frameCount)
+        return shortTermLUFS
+    }
+
+    /// What `process` and `measure` run. (`measure` hands it a closure of its own, which a
+    /// checked function would refuse: one calling a closure it was given.)
+    @inline(__always)
+    private mutating func run(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int) {
         var done = 0
+        let stepFrames = stepFrames, channelCount = channelCount
         while done < frameCount {
             let n = min(frameCount - done, stepFrames - stepFill)
             for c in 0..<channelCount {
@@ -80,29 +114,67 @@ public struct LoudnessMeter {
         }
     }
 
-    private mutating func finishStep() {
-        steps.append(stepEnergy / Double(stepFrames))
-        // the display series (`shortTermSeriesLUFS`), summed exactly as it is there
-        seriesSum += steps[steps.count - 1]
-        if finishedSteps >= 30 && steps.count >= 31 { seriesSum -= steps[steps.count - 31] }
-        lastSeriesEnergy = max(0, seriesSum) / Double(min(finishedSteps + 1, 30))
-        finishedSteps += 1
-        if let keptSteps, steps.count > keptSteps { steps.removeFirst() }   // (no allocation)
-        stepEnergy = 0
-        stepFill = 0
-        if let m = window(steps: 4) { momentaryMaxLUFS = max(momentaryMaxLUFS, LoudnessMeter.lufs(energy: m)) }
-        if let s = window(steps: 30) {
-            shortTermLUFS = LoudnessMeter.lufs(energy: s)
-            shortTermMaxLUFS = max(shortTermMaxLUFS, shortTermLUFS)
+    /// `process`, keeping every finished step for integrated loudness and range (offline
+    /// analysis: the history grows by one Double per 100 ms).
+    public mutating func measure(_ channels: (Int) -> UnsafePointer<Float>, frameCount: Int) {
+        // (in pieces that finish fewer steps than the ring holds, copied out after each)
+        let most = stepFrames * (LoudnessMeter.ringSteps - 1)
+        var done = 0
+        while done < frameCount {
+            let n = min(frameCount - done, most)
+            let before = finishedSteps
+            let offset = done
+            run({ channels($0) + offset }, frameCount: n)
+            if keptSteps == nil {
+                for k in before..<finishedSteps { history.append(ring[k % LoudnessMeter.ringSteps]) }
+            }
+            done += n
         }
     }
 
-    /// Mean energy of the last `steps` finished steps (nil until there are that many).
-    private func window(steps count: Int) -> Double? {
-        guard steps.count >= count else { return nil }
+    @inline(__always) @_noAllocation @_noLocks
+    private mutating func finishStep() {
+        let size = LoudnessMeter.ringSteps
+        let k = finishedSteps
+        ring[k % size] = stepEnergy / Double(stepFrames)
+        // the display series (`shortTermSeriesLUFS`), summed exactly as it is there
+        seriesSum += ring[k % size]
+        if k >= 30 { seriesSum -= ring[(k - 30) % size] }
+        let sum = seriesSum, count = Double(min(k + 1, 30))
+        lastSeriesEnergy = Swift.max(0, sum) / count
+        finishedSteps = k + 1
+        stepEnergy = 0
+        stepFill = 0
+        if let m = window(steps: 4) {
+            let l = LoudnessMeter.lufs(energy: m), most = momentaryMaxLUFS
+            momentaryMaxLUFS = Swift.max(most, l)
+        }
+        if let s = window(steps: 30) {
+            let l = LoudnessMeter.lufs(energy: s), most = shortTermMaxLUFS
+            shortTermLUFS = l
+            shortTermMaxLUFS = Swift.max(most, l)
+        }
+    }
+
+    /// Mean energy of the last `count` finished steps kept (nil until there are that many).
+    /// (`mutating` though it only reads: a method not mutating would be given a copy of the
+    /// meter from `finishStep`, retaining its history.)
+    @inline(__always) @_noAllocation @_noLocks
+    private mutating func window(steps count: Int) -> Double? {
+        let finished = finishedSteps
+        let kept = keptSteps.map { Swift.min(finished, $0) } ?? finished
+        guard kept >= count else { return nil }
+        let size = LoudnessMeter.ringSteps, end = finishedSteps
         var sum = 0.0
-        for z in steps[(steps.count - count)...] { sum += z }
+        for k in (end - count)..<end { sum += ring[k % size] }
         return sum / Double(count)
+    }
+
+    /// The steps kept, oldest first (control side).
+    private var steps: [Double] {
+        guard let keptSteps else { return history }
+        let n = Swift.min(finishedSteps, keptSteps)
+        return ((finishedSteps - n)..<finishedSteps).map { ring[$0 % LoudnessMeter.ringSteps] }
     }
 
     private var seriesSum = 0.0

@@ -12,13 +12,15 @@ import Glibc
 /// - A mono source into a mono output ignores pan (gain 1).
 public enum PanLaw {
     /// (left gain, right gain) for a mono source.
+    @_noAllocation @_noLocks
     public static func monoGains(pan: Double) -> (left: Double, right: Double) {
         let p = min(max(pan, -1), 1)
         let theta = (p + 1) * Double.pi / 4
-        return (cos(theta), cos(Double.pi / 2 - theta))   // sin θ, written so centre is exactly symmetric
+        return (Libm.cos(theta), Libm.cos(Double.pi / 2 - theta))   // sin θ, written so centre is exactly symmetric
     }
 
     /// (left gain, right gain) for a stereo source.
+    @_noAllocation @_noLocks
     public static func balanceGains(pan: Double) -> (left: Double, right: Double) {
         let p = min(max(pan, -1), 1)
         return (p > 0 ? 1 - p : 1, p < 0 ? 1 + p : 1)

@@ -130,7 +130,13 @@ public final class PitchShifter: @unchecked Sendable {
     /// reads it as the track's position in its own time.
     public private(set) var inputTime = 0.0
     /// Streaming: the tempo the frames run now have glided to (1 until a tempo is set).
-    public var currentTempo: Double { parts?.vocoder.object.tempo ?? 1 }
+    public var currentTempo: Double {
+        @_noAllocation @_noLocks
+        get {
+            guard let parts else { return 1 }
+            return parts.vocoder { $0.tempo }
+        }
+    }
 
     /// An unprepared shifter; call `prepare` (control side) before `process`.
     public init() {}

@@ -29,6 +29,12 @@ public struct ShelfBandSettings: Sendable, Equatable {
     }
 
     /// True when the band changes nothing (bypassed, or exactly 0 dB).
+    /// Field by field (written out: another module's realtime check cannot see a synthesized `==`).
+    @_noAllocation @_noLocks
+    public static func == (a: ShelfBandSettings, b: ShelfBandSettings) -> Bool {
+        a.frequencyHz == b.frequencyHz && a.gainDB == b.gainDB && a.slope == b.slope && a.bypass == b.bypass
+    }
+
     public var isNeutral: Bool { bypass || gainDB == 0 }
 }
 
@@ -51,6 +57,12 @@ public struct ShelfEQSettings: Sendable, Equatable {
     }
 
     /// True when the EQ changes nothing (it is then skipped: bit-exact).
+    /// Field by field (as `ShelfBandSettings.==`).
+    @_noAllocation @_noLocks
+    public static func == (a: ShelfEQSettings, b: ShelfEQSettings) -> Bool {
+        a.bass == b.bass && a.treble == b.treble && a.globalGainDB == b.globalGainDB
+    }
+
     public var isNeutral: Bool { bass.isNeutral && treble.isNeutral && globalGainDB == 0 }
 
     /// The EQ's gain at `frequencyHz`, dB: |H_low(f)|·|H_high(f)|·global, each shelf the RBJ
@@ -101,6 +113,7 @@ public struct ShelfEQ: Sendable {
 
     /// Recomputes the coefficients for new settings; the filter state is kept, so a small change
     /// between blocks does not click. Call on the render side only.
+    @_noAllocation @_noLocks
     public mutating func update(_ newSettings: ShelfEQSettings) {
         settings = newSettings
         let nyquistGuard = sampleRate * 0.499
@@ -110,7 +123,7 @@ public struct ShelfEQ: Sendable {
         high.coefficients = .shelf(.high, frequencyHz: min(settings.treble.frequencyHz, nyquistGuard),
                                    gainDB: settings.treble.gainDB, slope: settings.treble.slope,
                                    sampleRate: sampleRate)
-        globalGain = Float(pow(10, settings.globalGainDB / 20))
+        globalGain = Float(Libm.pow(10, settings.globalGainDB / 20))
     }
 
     /// Filters `frameCount` frames in place. `right` may equal `left` for a mono signal.

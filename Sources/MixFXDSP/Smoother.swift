@@ -47,6 +47,7 @@ public struct LinearRamp: Sendable {
     public init(_ value: Float) { self.value = value; target = value }
 
     /// Jumps to `value` (ends any ramp).
+    @_noAllocation @_noLocks
     public mutating func jump(to value: Float) {
         self.value = value
         target = value
@@ -54,6 +55,7 @@ public struct LinearRamp: Sendable {
     }
 
     /// Heads for `target` in `steps` steps from the value now (`steps` ≥ 1).
+    @_noAllocation @_noLocks
     public mutating func ramp(to target: Float, steps: Int) {
         self.target = target
         stepsLeft = steps
@@ -61,14 +63,14 @@ public struct LinearRamp: Sendable {
     }
 
     /// One step (while `stepsLeft` > 0; call `finish(steps:)` after a run of them).
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public mutating func next() -> Float {
         value += step
         return value
     }
 
     /// Counts `steps` steps taken by `next`; at the end the value is the target exactly.
-    @inline(__always)
+    @inline(__always) @_noAllocation @_noLocks
     public mutating func finish(steps: Int) {
         stepsLeft -= steps
         if stepsLeft == 0 { jump(to: target) }

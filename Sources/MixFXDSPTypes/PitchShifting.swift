@@ -1,9 +1,11 @@
 /// What the engine asks of a time-pitch processor: `PitchShifter`'s API, as a protocol so the
 /// engine can hold either compiled copy of the DSP kernels (`MixFXDSP`, built for any x86-64,
 /// or `MixFXDSPAVX2`, the same sources built for AVX2/FMA-class CPUs; see `DSPCopy` in the
-/// engine). Both copies' `PitchShifter` conform to it, so a call goes through the witness table
-/// once per block and everything under it runs in the chosen copy. The types it mentions live
-/// here, below both copies, so the copies share them.
+/// engine). Both copies' `PitchShifter` conform to it: the engine's control side (prepare,
+/// latencies, workspace) calls through it, and its render path calls the chosen copy's
+/// `PitchShifter` directly (`ShifterRef` in the engine: a witness table is a call the compiler's
+/// realtime check cannot follow), once per block, everything under it running in that copy.
+/// The types it mentions live here, below both copies, so the copies share them.
 public protocol PitchShifting: AnyObject, Sendable {
     /// The settings of the last `prepare` (pitch and tempo updated by the setters).
     var settings: PitchShifterSettings { get }

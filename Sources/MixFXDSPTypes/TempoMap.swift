@@ -131,6 +131,7 @@ public final class TempoMap: @unchecked Sendable {
     public func tempo(atPosition x: Double) -> Double { slope(cell: cell(atPosition: x)) }
 
     /// s⁻¹(x): the output frame (fractional) at which the input reaches `x`.
+    @_noAllocation @_noLocks
     public func frame(atPosition x: Double) -> Double {
         let j = cell(atPosition: x)
         if j < 0 { return x / slope(cell: 0) }

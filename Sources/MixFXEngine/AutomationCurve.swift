@@ -57,7 +57,7 @@ public enum AutomationCurve: String, CaseIterable, Sendable {
         case 4: return v0 + (v1 - v0) * (u * u * (3 - 2 * u))   // scurve
         default:
             // (a geometric segment whose ends are equal is that value, exactly)
-            return geometric ? (v0 == v1 ? v0 : v0 * Glibc.exp(u * Glibc.log(v1 / v0))) : v0 + (v1 - v0) * u
+            return geometric ? (v0 == v1 ? v0 : v0 * Libm.exp(u * Libm.log(v1 / v0))) : v0 + (v1 - v0) * u
         }
     }
 

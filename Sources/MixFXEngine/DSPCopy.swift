@@ -10,8 +10,10 @@ import Glibc
 /// haswell`, the FFT's eight-lane stages), chosen once per process from cpuid (and the OS's
 /// support for the wide registers), as FFTW and SoundTouch choose their kernels. Both give the
 /// same output bytes (tested); the wide copy is faster. The time-pitch processor is the
-/// boundary: it is most of the work, and the engine holds it as `any PitchShifting`, so each
-/// block crosses once and everything below runs in the chosen copy. The integer output's
+/// boundary: it is most of the work, and the engine holds it as `any PitchShifting` and calls
+/// it through `ShifterRef` (a `switch` over the two copies' concrete `PitchShifter`s, which the
+/// compiler's realtime check can follow), so each block crosses once and everything below runs
+/// in the chosen copy. The integer output's
 /// conversion, the meters' levels and the sample guard cross too, one call a channel and block.
 ///
 /// `MIXFX_DSP=baseline` or `MIXFX_DSP=avx2` forces a copy (tests; `avx2` where the CPU lacks it

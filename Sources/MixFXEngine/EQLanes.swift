@@ -18,11 +18,16 @@ struct EQLanes {
         moves = v.contains { $0.moves }
     }
 
+    /// Gives up the lanes (the owner's `deinit`; see `AutomatedValue.release`).
+    func release() {
+        for a in [bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain] { a.release() }
+    }
+
     /// `base` (the node's settings) with each laned setting's value at timeline frame `frame`.
     func settings(_ base: ShelfEQSettings, atFrame frame: Int) -> ShelfEQSettings {
         var s = base
         func set(_ x: inout Double, _ a: AutomatedValue) {
-            if case .parameter = a { return }
+            if a.isParameter { return }
             x = a.value(atFrame: frame)
         }
         set(&s.bass.gainDB, bassGain)

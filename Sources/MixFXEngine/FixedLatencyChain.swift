@@ -111,7 +111,7 @@ public final class FixedLatencyChain: @unchecked Sendable {
     /// Clears all signal state and jumps to `settings` (audio thread; no allocation).
     public func reset(_ settings: Settings) {
         target = settings
-        eq.eq.update(EQKernel.effective(settings.eq))
+        eq.eq.update(eq.effective(settings.eq))
         eq.eq.reset()
         shifter.setPitchCents(settings.pitchCents)
         shifter.setTempo(1)

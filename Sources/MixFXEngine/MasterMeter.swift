@@ -25,7 +25,8 @@ public final class MasterMeter: Sendable {
         return g < 1 ? 20 * log10(Double(g)) : 0
     }
 
-    @inline(__always)
+    /// Render side (checked: `@_noAllocation`/`@_noLocks`).
+    @inline(__always) @_noAllocation @_noLocks
     func record(shortTermLUFS: Double, truePeak: Float, limiterGain: Float) {
         shortTermBits.store(shortTermLUFS.bitPattern, ordering: .relaxed)
         truePeakBits.max(truePeak.bitPattern, ordering: .relaxed)   // non-negative floats order as their bits

@@ -11,8 +11,8 @@ public final class Meter: Sendable {
     /// A meter at silence.
     public init() {}
 
-    /// Render side.
-    @inline(__always)
+    /// Render side (checked: `@_noAllocation`/`@_noLocks`).
+    @inline(__always) @_noAllocation @_noLocks
     func record(peak: Float, rms: Float) {
         // one atomic max (a load and a store could lose a peak to a concurrent `takePeak`); the
         // bit patterns of non-negative floats order as the floats do

@@ -46,9 +46,15 @@ public final class OutputStage {
     private let ceilingParameter: Unmanaged<AudioParameter>?
     private var loudness: LoudnessMeter?
     private var truePeak: TruePeakMeter?
+    /// Whether it has the loudness and true-peak meters (with a `MasterMeter` to publish to).
+    private let metered: Bool
     private let meter: MasterMeter?
+    /// `meter`, held unretained (`meter` keeps it) for the checked `process`.
+    private let meterRef: Unmanaged<MasterMeter>?
     /// Where the stage's own blocks go: the drain's silence.
     private let silence: AudioBuffer
+    /// Its frames (the spec's maximum).
+    private let capacityFrames: Int
     private var preRollLeft = 0
     private var drainLeft = 0
     private var inputEnded = false
@@ -58,6 +64,11 @@ public final class OutputStage {
     /// dB values go through `ceilingDB` first. `inputFrames`: the timeline frame of the next
     /// input frame (`reset(timelineFrame:)` sets it; it counts on from there).
     private let ceilingLane: PreparedLane?
+    /// `ceilingLane`, held unretained (`ceilingLane` keeps it) for the checked `process`.
+    private let ceilingLaneRef: Unmanaged<PreparedLane>?
+    /// `TruePeakMeter.detectorDelayFrames`, read here (another module's global is not read on
+    /// the checked path).
+    private let detectorDelayFrames = TruePeakMeter.detectorDelayFrames
     private let ceilingDB: UnsafeMutablePointer<Double>
     private let ceilings: UnsafeMutablePointer<Float>
     private var inputFrames = 0
@@ -74,6 +85,7 @@ public final class OutputStage {
                 meter: MasterMeter? = nil, ceilingLane: AutomationLane? = nil) {
         let moving = settings != nil && ceilingLane.map { $0.constantValue == nil && !$0.breakpoints.isEmpty } == true
         self.ceilingLane = moving ? ceilingLane.map { PreparedLane($0, scale: .decibels, sampleRate: spec.sampleRate) } : nil
+        ceilingLaneRef = self.ceilingLane.map { Unmanaged.passUnretained($0) }
         ceilingDB = .allocate(capacity: moving ? spec.maximumFrameCount : 0)
         ceilings = .allocate(capacity: moving ? spec.maximumFrameCount : 0)
         if let settings {
@@ -89,11 +101,14 @@ public final class OutputStage {
         self.ceilingNode = settings == nil || laned ? nil : ceilingNode
         ceilingParameter = self.ceilingNode.map { Unmanaged.passUnretained($0.ceilingParameter) }
         self.meter = meter
+        meterRef = meter.map { Unmanaged.passUnretained($0) }
+        metered = meter != nil
         if meter != nil {
             loudness = LoudnessMeter(sampleRate: spec.sampleRate, channelCount: spec.channelCount, keepingSteps: 30)
             truePeak = TruePeakMeter(channelCount: spec.channelCount, maximumFrameCount: spec.maximumFrameCount)
         }
         silence = AudioBuffer(channelCount: spec.channelCount, capacityFrames: spec.maximumFrameCount)
+        capacityFrames = spec.maximumFrameCount
         reset()
     }
 
@@ -130,12 +145,51 @@ public final class OutputStage {
         while preRollLeft > 0 {
             let (block, n) = try pull(min(preRollLeft, silence.capacityFrames), source)
             guard n > 0 else { preRollLeft = 0; break }
-            process(block, frameCount: n, metering: false)
+            process(block.planes, channelCount: block.channelCount, frameCount: n, metering: false)
             preRollLeft -= n
         }
         let (block, n) = try pull(frameCount, source)
-        if n > 0 { process(block, frameCount: n, metering: true) }
+        if n > 0 { process(block.planes, channelCount: block.channelCount, frameCount: n, metering: true) }
         return (block, n)
+    }
+
+    /// `render(frameCount:from:)` for a source that always mixes into the same buffer, whose
+    /// channels are `block` (`channelCount` of them): the live kernel's mix. `source(n)` writes
+    /// up to n frames there and returns how many; the output is left there too (the drain's
+    /// silence as well, in place of the stage's own buffer: the same samples). Returns its
+    /// frames. The compiler checks it (`@_noAllocation`/`@_noLocks`), with the caller's
+    /// `source`.
+    @_noAllocation @_noLocks
+    func render(frameCount: Int, into block: AudioBuffer.Planes, channelCount: Int, from source: (Int) -> Int) -> Int {
+        // (`pull`'s steps written out here: a checked function may call the closure it is
+        // given, not hand it on)
+        var preRolling = preRollLeft > 0
+        while true {
+            let wanted = preRolling ? min(preRollLeft, capacityFrames) : frameCount
+            var got = 0
+            if !inputEnded {
+                got = source(wanted)
+                if got == 0 { inputEnded = true }
+            }
+            if got == 0 {
+                got = min(wanted, drainLeft)
+                for c in 0..<channelCount { block[c].update(repeating: 0, count: got) }
+                drainLeft -= got
+            }
+            if preRolling {
+                // the pre-roll, as `render(frameCount:from:)`'s
+                if got == 0 {
+                    preRollLeft = 0
+                } else {
+                    process(block, channelCount: channelCount, frameCount: got, metering: false)
+                    preRollLeft -= got
+                }
+                preRolling = preRollLeft > 0
+                continue
+            }
+            if got > 0 { process(block, channelCount: channelCount, frameCount: got, metering: true) }
+            return got
+        }
     }
 
     /// Up to `frameCount` frames of input: the source's, then (once it gave none) the drain's
@@ -153,50 +207,57 @@ public final class OutputStage {
         return (silence, padding)
     }
 
-    /// gain → limiter → meters, in place.
-    @inline(__always)
-    private func process(_ block: AudioBuffer, frameCount n: Int, metering: Bool) {
-        if let ceilingLane {
+    /// gain → limiter → meters, in place. The compiler checks that this allocates nothing and
+    /// takes no lock (`@_noAllocation`/`@_noLocks`, down through `Limiter`, `LoudnessMeter`,
+    /// `TruePeakMeter` and `MasterMeter`): the live output stage's whole block.
+    @inline(__always) @_noAllocation @_noLocks
+    private func process(_ planes: AudioBuffer.Planes, channelCount: Int, frameCount n: Int, metering: Bool) {
+        if let lane = ceilingLaneRef {
             // (the pre-roll's frames are the timeline's first: input frame k is timeline frame
             // `inputFrames` + k; looping, modulo the length, cut at the seam)
-            let first = inputFrames - TruePeakMeter.detectorDelayFrames
-            if loopFrames > 0 {
+            let dB = ceilingDB, linear = ceilings, first = inputFrames - detectorDelayFrames, period = loopFrames
+            if period > 0 {
                 var done = 0
                 while done < n {
-                    let at = ((first + done) % loopFrames + loopFrames) % loopFrames
-                    let m = min(n - done, loopFrames - at)
-                    ceilingLane.fill(ceilingDB + done, fromFrame: at, count: m)
+                    let at = ((first + done) % period + period) % period
+                    let m = min(n - done, period - at)
+                    lane._withUnsafeGuaranteedRef { $0.fill(dB + done, fromFrame: at, count: m) }
                     done += m
                 }
             } else {
-                ceilingLane.fill(ceilingDB, fromFrame: first, count: n)
+                lane._withUnsafeGuaranteedRef { $0.fill(dB, fromFrame: first, count: n) }
             }
-            for i in 0..<n { ceilings[i] = Float(Glibc.pow(10, ceilingDB[i] / 20)) }
-            limit(block, frameCount: n, ceilings: ceilings)
+            for i in 0..<n { linear[i] = Float(Libm.pow(10, dB[i] / 20)) }
+            limit(planes, channelCount: channelCount, frameCount: n, ceilings: linear)
         } else {
-            limit(block, frameCount: n, ceilings: nil)
+            limit(planes, channelCount: channelCount, frameCount: n, ceilings: nil)
         }
         inputFrames += n
-        guard metering, let meter, loudness != nil, truePeak != nil else { return }
+        guard metering, let meter = meterRef else { return }
+        guard metered else { return }
         // (a closure handed to a checked function is checked too: it captures the channels'
         // pointers, not the buffer)
-        let planes = block.planes
-        loudness!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
+        let lufs = loudness!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
         truePeak!.restartPeaks()
         truePeak!.process({ UnsafePointer(planes[$0]) }, frameCount: n)
-        meter.record(shortTermLUFS: loudness!.shortTermLUFS, truePeak: truePeak!.peak, limiterGain: limiter?.currentGain ?? 1)
+        let peak = truePeak!.peak, gain = limiter?.currentGain ?? 1
+        meter._withUnsafeGuaranteedRef { $0.record(shortTermLUFS: lufs, truePeak: peak, limiterGain: gain) }
     }
 
-    /// gain → limiter, in place. The compiler checks that this allocates nothing and takes no
-    /// lock (`@_noAllocation`/`@_noLocks`, down through `Limiter` and its true-peak detector);
-    /// the live meters after it are not checked (`LoudnessMeter` keeps its steps in an array),
-    /// see docs/realtime.md.
+    /// gain → limiter, in place (checked, as `process`).
     @inline(__always) @_noAllocation @_noLocks
-    private func limit(_ block: AudioBuffer, frameCount n: Int, ceilings: UnsafePointer<Float>?) {
-        block.scale(frameCount: n, by: gain)
+    private func limit(_ planes: AudioBuffer.Planes, channelCount: Int, frameCount n: Int, ceilings: UnsafePointer<Float>?) {
+        // (`AudioBuffer.scale`'s loop)
+        let gain = gain
+        if gain != 1 {
+            for c in 0..<channelCount {
+                let p = planes[c]
+                for i in 0..<n { p[i] *= gain }
+            }
+        }
         if limiter != nil {
             if let ceilingParameter { limiter!.setCeiling(dBTP: ceilingParameter._withUnsafeGuaranteedRef { $0.clampedValue }) }
-            limiter!.process(block, frameCount: n, ceilings: ceilings)
+            limiter!.process(planes, frameCount: n, ceilings: ceilings)
         }
     }
 }

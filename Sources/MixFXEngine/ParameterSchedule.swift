@@ -141,35 +141,51 @@ final class ScheduledValue {
     /// The value before the first event kept started (nil: none started yet).
     private var initialValue: Double?
 
+    /// `parameter` and `queue` as the render side reads them (see `Unretained`).
+    private let parameterRef: ParameterRef
+    private let queueRef: Unretained<ParameterEventQueue>
+
     init?(_ parameter: AudioParameter) {
         guard let queue = parameter.events else { return nil }
         self.parameter = parameter
         self.queue = queue
+        parameterRef = ParameterRef(parameter)
+        queueRef = Unretained(queue)
         events = .allocate(capacity: capacity)
     }
 
     deinit { events.deallocate() }
 
     /// Nothing queued, waiting or running (render side).
+    /// (Conditions on locals here: the right side of `&&` is a closure, and one capturing `self`
+    /// is refused by the realtime check.)
     @inline(__always)
-    var isIdle: Bool { length == 0 && next == eventCount && queue.isEmpty }
+    var isIdle: Bool {
+        if length != 0 { return false }
+        if next != eventCount { return false }
+        return queueRef.unmanaged._withUnsafeGuaranteedRef { $0.isEmpty }
+    }
 
     /// Takes the queued events (render side, once per block; no allocation). An event for a
     /// frame already rendered goes first among those not started (it starts at the next frame
     /// rendered). When the list is full, the started events make room; events beyond that
     /// wait in the queue.
     func take() {
-        while !queue.isEmpty {
+        let queue = queueRef.unmanaged
+        while !queue._withUnsafeGuaranteedRef({ $0.isEmpty }) {
             if eventCount == capacity {
                 guard next > 0 else { return }
-                events.update(from: events + next, count: eventCount - next)
+                // (a memmove: `update(from:count:)` is refused by the realtime check)
+                UnsafeMutableRawPointer(events).copyMemory(from: events + next,
+                                                           byteCount: (eventCount - next) * MemoryLayout<ParameterEventQueue.Event>.stride)
                 eventCount -= next
                 next = 0
                 initialValue = nil
             }
-            guard let e = queue.pop() else { return }
+            guard let e = queue._withUnsafeGuaranteedRef({ $0.pop() }) else { return }
             var i = eventCount
-            while i > next && events[i - 1].frame > e.frame { events[i] = events[i - 1]; i -= 1 }
+            let events = events, first = next
+            while i > first && events[i - 1].frame > e.frame { events[i] = events[i - 1]; i -= 1 }
             events[i] = e
             eventCount += 1
         }
@@ -178,7 +194,9 @@ final class ScheduledValue {
     /// Whether frames `first ..< first + count` are the schedule's (a ramp runs, or an event
     /// starts within them).
     func isActive(fromFrame first: Int, count: Int) -> Bool {
-        length > 0 || (next < eventCount && events[next].frame < first + count)
+        if length > 0 { return true }
+        let next = next, eventCount = eventCount, events = events
+        return next < eventCount && events[next].frame < first + count
     }
 
     /// The values of frames `first ..< first + count` into `out` (`base`: the value before any
@@ -187,12 +205,15 @@ final class ScheduledValue {
     func render(into out: UnsafeMutablePointer<Double>, fromFrame first: Int, count: Int, base: Double) {
         // (no ramp running: from the value the gain has now)
         var value = length > 0 ? last : base
+        let events = events, eventCount = eventCount
         for i in 0..<count {
             let f = first + i
-            while next < eventCount && events[next].frame <= f {
-                let e = events[next]
-                if next == 0 && initialValue == nil { initialValue = value }
-                next += 1
+            var n = next
+            while n < eventCount && events[n].frame <= f {
+                let e = events[n]
+                if n == 0 { if initialValue == nil { initialValue = value } }
+                n += 1
+                next = n
                 from = value; to = e.value; start = f; length = max(1, e.rampFrames)
             }
             if length > 0 {
@@ -200,7 +221,8 @@ final class ScheduledValue {
                 if k >= length {
                     value = to
                     length = 0
-                    parameter.value = to
+                    let v = to
+                    parameterRef { $0.value = v }
                 } else {
                     value = from + (to - from) * Double(k) / Double(length)
                 }

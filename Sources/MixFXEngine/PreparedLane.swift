@@ -66,6 +66,9 @@ final class PreparedLane: @unchecked Sendable {
 
     /// The value at `t` seconds (the model's `value(at:scale:)`, to the bit). Render side.
     func value(at t: Double) -> Double {
+        // (locals: the right side of `&&` is a closure, and one capturing `self` is refused by
+        // the realtime check)
+        let seconds = seconds, values = values, count = count
         if t <= seconds[0] { return values[0] }
         var i = min(segment, count - 1)
         while i > 0 && seconds[i] > t { i -= 1 }
@@ -80,41 +83,65 @@ final class PreparedLane: @unchecked Sendable {
 /// What the render side reads for one parameter: the parameter itself (no lane: its value, read
 /// once per block, may change live), the one value of a constant lane (which so renders exactly
 /// as that static setting), or a lane that moves.
-enum AutomatedValue {
-    case parameter(AudioParameter)
-    case constant(Double)
-    case lane(PreparedLane)
+///
+/// A plain value (the parameter and the lane held as `Unmanaged`), so that the checked render
+/// path reads it without reference counting (see `Unretained`): the parameter is kept alive by
+/// its node, the prepared lane by this value's owner, which calls `release()` once (its
+/// `deinit`).
+struct AutomatedValue {
+    private enum Kind { case parameter, constant, lane }
+    private let kind: Kind
+    private let parameter: Unmanaged<AudioParameter>?
+    private let constant: Double
+    private let prepared: Unmanaged<PreparedLane>?
 
     /// Reads `parameter`'s lane (control side: when a kernel is made).
     init(_ parameter: AudioParameter, sampleRate: Double) {
         guard let lane = parameter.automation, let scale = parameter.id.spec.automation, !lane.breakpoints.isEmpty else {
-            self = .parameter(parameter)
+            kind = .parameter
+            self.parameter = .passUnretained(parameter)
+            constant = 0
+            prepared = nil
             return
         }
+        self.parameter = nil
         if let v = lane.constantValue {
-            self = .constant(v)
+            kind = .constant
+            constant = v
+            prepared = nil
         } else {
-            self = .lane(PreparedLane(lane, scale: scale, sampleRate: sampleRate))
+            kind = .lane
+            constant = 0
+            prepared = .passRetained(PreparedLane(lane, scale: scale, sampleRate: sampleRate))
         }
     }
 
+    /// Gives up the prepared lane (once, by the owner, when done).
+    func release() { prepared?.release() }
+
     /// Whether it moves over the timeline (a lane of more than one value).
-    var moves: Bool { if case .lane = self { true } else { false } }
+    var moves: Bool { if case .lane = kind { true } else { false } }
+
+    /// Whether it is the parameter (no lane).
+    var isParameter: Bool { if case .parameter = kind { true } else { false } }
+
+    /// The lane that moves (control side), nil for the others.
+    var lane: PreparedLane? { prepared?.takeUnretainedValue() }
 
     /// `value(atFrame:)` of frames `first ..< first + count` into `out`.
     @inline(__always)
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
-        if case .lane(let l) = self { l.fill(out, fromFrame: first, count: n) } else { out.update(repeating: value(atFrame: first), count: n) }
+        if let prepared { prepared._withUnsafeGuaranteedRef { $0.fill(out, fromFrame: first, count: n) } } else { out.update(repeating: value(atFrame: first), count: n) }
     }
 
     /// The value for a whole block: the parameter's now, or the constant (a moving lane: its
     /// value at `frame`).
     @inline(__always)
     func value(atFrame frame: Int) -> Double {
-        switch self {
-        case .parameter(let p): p.clampedValue
-        case .constant(let v): v
-        case .lane(let l): l.value(atFrame: frame)
+        switch kind {
+        case .parameter: parameter!._withUnsafeGuaranteedRef { $0.clampedValue }
+        case .constant: constant
+        case .lane: prepared!._withUnsafeGuaranteedRef { $0.value(atFrame: frame) }
         }
     }
 }

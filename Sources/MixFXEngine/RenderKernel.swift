@@ -43,6 +43,14 @@ public final class RenderKernel: @unchecked Sendable {
     public var failure: (any Error)? { failures.first }
     private let failures = RenderFailures()
     private let tracks: [TrackKernel]
+    // The render side's view (see `Unretained`): what `render` reads, without reference
+    // counting, so that the compiler can check it (`@_noAllocation`/`@_noLocks`).
+    /// `tracks`, `trackCount` of them.
+    private let trackRefs: UnsafeMutablePointer<TrackHandle>
+    private let trackCount: Int
+    private let outputRef: BufferRef
+    private let masterMeterRef: Unretained<Meter>
+    private let stageRef: Unretained<OutputStage>?
     private let rampFrames: Int
     /// Frames of the mix rendered since `start` or the last `seek`.
     public private(set) var framesRendered = 0
@@ -70,7 +78,11 @@ public final class RenderKernel: @unchecked Sendable {
     /// Offline: render the tracks on all the cores the process may use, ahead of the mix
     /// (default true; read by `start` and `seek`).
     public var parallelTracks = true
-    private var pipeline: TrackPipeline?
+    private var pipeline: TrackPipeline? {
+        didSet { pipelined = pipeline != nil }
+    }
+    /// `pipeline != nil`, as the render path reads it.
+    private var pipelined = false
     /// True when the tracks render ahead on worker threads (offline, `parallelTracks`, more
     /// than one track and core; decided by `start`/`seek`).
     public var rendersTracksInParallel: Bool { pipeline != nil }
@@ -78,21 +90,28 @@ public final class RenderKernel: @unchecked Sendable {
     /// the mix (its effects' output, left and right — the same pointer for a mono track — and
     /// the mixer gains it is mixed with). Set before `start`. Not called for live gain ramps.
     public var trackTap: ((_ track: Int, _ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>,
-                           _ gains: (left: Float, right: Float), _ frameCount: Int) -> Void)?
+                           _ gains: (left: Float, right: Float), _ frameCount: Int) -> Void)? {
+        didSet { tapped = trackTap != nil }
+    }
+    /// `trackTap != nil`, as the render path reads it.
+    private var tapped = false
     private var trackPeak: [Float], trackSum: [Float]
     /// Per track, its volume and pan (parameters, constant lanes or moving ones); the master
     /// volume; whether a track's gains move (then applied per sample, `mixAutomated`); and
     /// where its gained samples go then.
-    private let gainLanes: [(volume: AutomatedValue, pan: AutomatedValue)]
+    private let gainLanes: UnsafeMutablePointer<(volume: AutomatedValue, pan: AutomatedValue)>
     private let masterVolume: AutomatedValue
-    private let gainsMove: [Bool]
+    private let gainsMove: UnsafeMutablePointer<Bool>
     private let gained: AudioBuffer?
+    private let gainedRef: BufferRef?
     /// Room for three blocks of lane values (`mixAutomated`).
     private let laneValues: UnsafeMutablePointer<Double>
     /// The gains' schedules (`AudioParameter.schedule`): per track its volume's and pan's
     /// (slots 2k and 2k + 1), then the master volume's (slot 2·tracks); for the block being
     /// mixed, whether each is active and its values (`scheduleValues`, a block per slot).
     private let schedules: [ScheduledValue?]
+    /// `schedules`, as the render path reads them.
+    private let scheduleRefs: UnsafeMutablePointer<Unretained<ScheduledValue>?>
     private let scheduleActive: UnsafeMutablePointer<Bool>
     private let scheduleValues: UnsafeMutablePointer<Double>
     /// Per track, whether its gains are scheduled in the block being mixed.
@@ -104,6 +123,8 @@ public final class RenderKernel: @unchecked Sendable {
     /// What a track renders into on this thread (one track at a time), indexed by its channel
     /// count (1 or 2).
     private let trackBuffers: [AudioBuffer?]
+    /// `trackBuffers`, as the render path reads them.
+    private let trackBufferRefs: UnsafeMutablePointer<BufferRef?>
 
     init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
         self.layout = layout
@@ -121,15 +142,20 @@ public final class RenderKernel: @unchecked Sendable {
         }
         let master = AutomatedValue(layout.mixer.outputVolumeParameter, sampleRate: rate)
         let moving = lanes.map { $0.volume.moves || $0.pan.moves || master.moves }
-        gainLanes = lanes
+        gainLanes = .allocate(capacity: max(1, lanes.count))
+        gainLanes.initialize(from: lanes, count: lanes.count)
         masterVolume = master
-        gainsMove = moving
+        gainsMove = .allocate(capacity: max(1, moving.count))
+        gainsMove.initialize(from: moving, count: moving.count)
         // (a schedule may make any track's gains move)
         gained = AudioBuffer(channelCount: 2, capacityFrames: maximumFrameCount)
+        gainedRef = gained.map { BufferRef($0) }
         laneValues = .allocate(capacity: 3 * maximumFrameCount)
         let scheduled = layout.tracks.flatMap { [ScheduledValue($0.player.volumeParameter), ScheduledValue($0.player.panParameter)] }
             + [ScheduledValue(layout.mixer.outputVolumeParameter)]
         schedules = scheduled
+        scheduleRefs = .allocate(capacity: scheduled.count)
+        scheduleRefs.initialize(from: scheduled.map { $0.map { Unretained($0) } }, count: scheduled.count)
         scheduleActive = .allocate(capacity: scheduled.count)
         scheduleActive.initialize(repeating: false, count: scheduled.count)
         scheduleValues = .allocate(capacity: scheduled.count * maximumFrameCount)
@@ -138,8 +164,16 @@ public final class RenderKernel: @unchecked Sendable {
         for (k, t) in tracks.enumerated() { t.index = k }
         trackMeters = tracks.map(\.meter)
         workspace = PitchShifterWorkspace(byteCount: tracks.map(\.workspaceByteCount).max() ?? 0)
+        for t in tracks { t.use(workspace) }
         let channelCounts = Set(tracks.map(\.channelCount))
         trackBuffers = (0...2).map { channelCounts.contains($0) ? AudioBuffer(channelCount: $0, capacityFrames: maximumFrameCount) : nil }
+        trackBufferRefs = .allocate(capacity: 3)
+        trackBufferRefs.initialize(from: trackBuffers.map { $0.map { BufferRef($0) } }, count: 3)
+        trackCount = tracks.count
+        trackRefs = .allocate(capacity: max(1, tracks.count))
+        trackRefs.initialize(from: tracks.map { TrackHandle($0) }, count: tracks.count)
+        outputRef = BufferRef(output)
+        masterMeterRef = Unretained(masterMeter)
         largestLatencyFrames = tracks.map(\.latencyFrames).max() ?? 0
         rampFrames = max(1, layout.sampleRate / 100)
         trackPeak = [Float](repeating: 0, count: tracks.count)
@@ -150,6 +184,7 @@ public final class RenderKernel: @unchecked Sendable {
                           limiter: layout.masterLimiter?.settings, ceilingNode: layout.masterLimiter, meter: masterLevels,
                           ceilingLane: layout.masterLimiter?.ceilingParameter.automation)
             : nil
+        stageRef = stage.map { Unretained($0) }
     }
 
     deinit {
@@ -157,6 +192,14 @@ public final class RenderKernel: @unchecked Sendable {
         scheduleActive.deallocate()
         scheduleValues.deallocate()
         trackScheduled.deallocate()
+        for k in 0..<trackCount { gainLanes[k].volume.release(); gainLanes[k].pan.release() }
+        masterVolume.release()
+        gainLanes.deinitialize(count: trackCount)
+        gainLanes.deallocate()
+        gainsMove.deallocate()
+        scheduleRefs.deallocate()
+        trackBufferRefs.deallocate()
+        trackRefs.deallocate()
         pipeline?.stop()
     }
 
@@ -180,6 +223,8 @@ public final class RenderKernel: @unchecked Sendable {
     public func seek(toFrame frame: Int) throws {
         pipeline?.stop()
         pipeline = nil
+        // (a pipeline's threads gave the shifters theirs)
+        for t in tracks { t.use(workspace) }
         let target = min(max(0, frame), layout.frameCount)
         framesRendered = target
         mixFrame = target
@@ -193,10 +238,10 @@ public final class RenderKernel: @unchecked Sendable {
             var left = t.latencyFrames
             while left > 0 {
                 let n = min(left, maximumFrameCount)
-                t.render(frameCount: n, into: trackBuffers[t.channelCount]!, workspace: workspace)
+                t.render(frameCount: n, into: trackBuffers[t.channelCount]!)
                 left -= n
             }
-            t.setGains(targetGains(t, anySolo: anySolo()))
+            t.setGains(targetGains(TrackHandle(t), anySolo: anySolo()))
         }
         let cores = TrackPipeline.availableCores()
         if mode == .offline && parallelTracks && tracks.count > 1 && cores > 1 && target < layout.frameCount {
@@ -227,7 +272,7 @@ public final class RenderKernel: @unchecked Sendable {
         for t in tracks {
             t.resetSignalState()
             t.songBase = frame - largestLatencyFrames + t.latencyFrames
-            t.setGains(targetGains(t, anySolo: solo))
+            t.setGains(targetGains(TrackHandle(t), anySolo: solo))
         }
         framesRendered = frame - largestLatencyFrames
         mixFrame = framesRendered
@@ -236,25 +281,32 @@ public final class RenderKernel: @unchecked Sendable {
     /// Renders up to `frameCount` (≤ `maximumFrameCount`) frames of the mix into `output`; returns
     /// the frames rendered, fewer at the end of the mix and 0 after it (never fewer when
     /// `loops`: the sources then loop, see `StreamingSource.setLoop`). Live, through the output
-    /// stage. Render thread; does not allocate, lock or throw (see `failure`).
+    /// stage. Render thread; does not allocate, lock or throw (see `failure`): the compiler
+    /// checks it (`@_noAllocation`/`@_noLocks`), down through the tracks, their effects and the
+    /// output stage, to the three boundaries vouched for (the sources' reads, and offline only,
+    /// the report's tap and the multi-core pipeline: see docs/realtime.md).
+    @_noAllocation @_noLocks
     public func render(frameCount: Int) -> Int {
         let asked = min(frameCount, maximumFrameCount)
-        guard let stage else {
+        guard let stage = stageRef else {
             let n = mix(frameCount: min(asked, framesToEnd))
             framesRendered += n
             mixFrame += n
             return n
         }
-        let (block, n) = stage.render(frameCount: asked) { (m: Int) -> (AudioBuffer, Int) in
-            let mixed = mix(frameCount: loops ? m : min(m, framesToEnd))
-            mixFrame += mixed
-            return (output, mixed)
-        }
-        if block !== output {
-            for c in 0..<output.channelCount { output.channel(c).update(from: block.channel(c), count: n) }
-        }
+        // (the mix in place in `output`; the closure captures values only: the kernel unretained)
+        let me = Unretained(self), planes = outputRef.planes, channels = layout.channelCount
+        let n = stage { $0.render(frameCount: asked, into: planes, channelCount: channels, from: { m in me { $0.mixLive(m) } }) }
         framesRendered += n
         return n
+    }
+
+    /// The live mix of up to `m` frames (fewer at the end, unless looping).
+    @inline(__always)
+    private func mixLive(_ m: Int) -> Int {
+        let mixed = mix(frameCount: loops ? m : min(m, framesToEnd))
+        mixFrame += mixed
+        return mixed
     }
 
     /// Mixes the next `n` frames of every track into `output` (the mix before the output stage)
@@ -262,51 +314,23 @@ public final class RenderKernel: @unchecked Sendable {
     private func mix(frameCount n: Int) -> Int {
         guard n > 0 else { return 0 }
         let outChannels = layout.channelCount
-        output.clear(frameCount: n)
-        let outL = output.channel(0)
-        let outR = outChannels > 1 ? output.channel(1) : outL
+        let out = outputRef.planes
+        for c in 0..<outChannels { out[c].update(repeating: 0, count: n) }   // (`AudioBuffer.clear`)
+        let outL = out[0]
+        let outR = outChannels > 1 ? out[1] : outL
         let solo = anySolo()
         let scheduled = runSchedules(frameCount: n)
-        if let pipeline {
-            // Offline on several cores: the tracks were rendered ahead (`TrackPipeline`); mix
-            // them block by block, in track order, so the result is the same as sequential.
-            for (k, t) in tracks.enumerated() {
-                t.setGains(targetGains(t, anySolo: solo))
-                trackPeak[k] = 0; trackSum[k] = 0
-            }
-            var done = 0
-            while done < n {
-                let (offset, frames) = pipeline.acquire()
-                let m = min(n - done, frames - offset)
-                for (k, t) in tracks.enumerated() {
-                    let b = pipeline.buffer(track: k)
-                    let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
-                    var peak = trackPeak[k], sum = trackSum[k]
-                    if gainsMove[k] || scheduled[k] {
-                        mixLaned(k, t, inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: mixFrame + done,
-                                 anySolo: solo, &peak, &sum)
-                    } else {
-                        trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
-                        mix(t, inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
-                    }
-                    trackPeak[k] = peak; trackSum[k] = sum
-                }
-                pipeline.release(frames: m)
-                done += m
-            }
-            for (k, t) in tracks.enumerated() {
-                t.meter.record(peak: trackPeak[k], rms: (trackSum[k] / Float(n * outChannels)).squareRoot())
-            }
-            return finish(n, outChannels)
-        }
+        if pipelined { return mixPipelined(frameCount: n, outL, outR, outChannels, anySolo: solo, scheduled: scheduled) }
         // One track after another: render it, mix it.
-        for (k, t) in tracks.enumerated() {
-            let buffer = trackBuffers[t.channelCount]!
-            t.render(frameCount: n, into: buffer, workspace: workspace)
+        for k in 0..<trackCount {
+            let t = trackRefs[k]
+            let buffer = trackBufferRefs[t.channelCount]!
+            t.render(frameCount: n, into: buffer)
             let target = targetGains(t, anySolo: solo)
             if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
-            let inL = buffer.channel(0)
-            let inR = t.channelCount > 1 ? buffer.channel(1) : inL
+            let planes = buffer.planes
+            let inL = planes[0]
+            let inR = t.channelCount > 1 ? planes[1] : inL
             var peak: Float = 0, sum: Float = 0
             if scheduled[k] {
                 // a schedule: per sample, and the gains where it left them (live: no ramp after)
@@ -324,18 +348,70 @@ public final class RenderKernel: @unchecked Sendable {
                     let l = t.left.next() * inL[i], r = t.right.next() * inR[i]
                     outL[i] += l
                     if outChannels > 1 { outR[i] += r }
-                    peak = max(peak, abs(l), abs(r)); sum += l * l + (outChannels > 1 ? r * r : 0)
+                    peak = max(max(peak, abs(l)), abs(r)); sum += l * l + (outChannels > 1 ? r * r : 0)
                 }
                 t.left.finish(steps: m)
                 t.right.finish(steps: m)
                 if m < n { mix(t, inL + m, inR + m, count: n - m, outL + m, outR + m, outChannels, &peak, &sum) }
             } else {
-                trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), n)
+                if tapped { tap(k, inL, inR, (t.gainLeft, t.gainRight), n) }
                 mix(t, inL, inR, count: n, outL, outR, outChannels, &peak, &sum)
             }
-            t.meter.record(peak: peak, rms: (sum / Float(n * outChannels)).squareRoot())
+            t.recordMeter(peak: peak, rms: Libm.squareRoot(sum / Float(n * outChannels)))
         }
         return finish(n, outChannels)
+    }
+
+    /// Offline on several cores: the tracks were rendered ahead (`TrackPipeline`); mixes them
+    /// block by block, in track order, so the result is the same as sequential.
+    ///
+    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): the
+    /// pipeline waits on a mutex and condition variables for the workers' blocks. Offline
+    /// only: `seek` makes a pipeline for offline kernels alone, so a live kernel never comes
+    /// here.
+    @_semantics("no_performance_analysis")
+    private func mixPipelined(frameCount n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
+                              _ outChannels: Int, anySolo solo: Bool, scheduled: UnsafeMutablePointer<Bool>) -> Int {
+        guard let pipeline else { return 0 }
+        for (k, t) in tracks.enumerated() {
+            t.setGains(targetGains(TrackHandle(t), anySolo: solo))
+            trackPeak[k] = 0; trackSum[k] = 0
+        }
+        var done = 0
+        while done < n {
+            let (offset, frames) = pipeline.acquire()
+            let m = min(n - done, frames - offset)
+            for (k, t) in tracks.enumerated() {
+                let b = pipeline.buffer(track: k)
+                let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
+                var peak = trackPeak[k], sum = trackSum[k]
+                if gainsMove[k] || scheduled[k] {
+                    mixLaned(k, TrackHandle(t), inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: mixFrame + done,
+                             anySolo: solo, &peak, &sum)
+                } else {
+                    trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
+                    mix(TrackHandle(t), inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
+                }
+                trackPeak[k] = peak; trackSum[k] = sum
+            }
+            pipeline.release(frames: m)
+            done += m
+        }
+        for (k, t) in tracks.enumerated() {
+            t.meter.record(peak: trackPeak[k], rms: (trackSum[k] / Float(n * outChannels)).squareRoot())
+        }
+        return finish(n, outChannels)
+    }
+
+    /// Hands a track's block to `trackTap`.
+    ///
+    /// Vouched for (`no_performance_analysis`): the tap is the offline report's
+    /// (`MixFXIO.TrackMeasures`), a closure from above the engine that the check cannot see;
+    /// live kernels never set one, and `mix` comes here only when one is set (`tapped`).
+    @_semantics("no_performance_analysis")
+    private func tap(_ k: Int, _ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, _ gains: (left: Float, right: Float),
+                     _ frameCount: Int) {
+        trackTap?(k, left, right, gains, frameCount)
     }
 
     /// Frames of the mix until its end: offline, `layout.frameCount − framesRendered`; live, until
@@ -344,8 +420,11 @@ public final class RenderKernel: @unchecked Sendable {
     private var framesToEnd: Int {
         guard mode == .live else { return layout.frameCount - framesRendered }
         var most = 0.0
-        for t in tracks { most = max(most, (Double(layout.frameCount) - t.songFrame) / t.tempoNow) }
-        return Int(most.rounded(.up))
+        for k in 0..<trackCount {
+            let t = trackRefs[k]
+            most = max(most, (Double(layout.frameCount) - t.songFrame) / t.tempoNow)
+        }
+        return Int(Libm.roundedUp(most))
     }
 
     /// Live: where the mix is in song time (frames at the output rate, tempo 1; `layout.frameCount`
@@ -361,13 +440,15 @@ public final class RenderKernel: @unchecked Sendable {
     /// The mix's meter.
     private func finish(_ n: Int, _ outChannels: Int) -> Int {
         var peak: Float = 0, sumL: Float = 0, sumR: Float = 0
-        dspCopy.levels(output.channel(0), outChannels > 1 ? output.channel(1) : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
-        masterMeter.record(peak: peak, rms: ((sumL + sumR) / Float(n * outChannels)).squareRoot())
+        let out = outputRef.planes
+        dspCopy.levels(out[0], outChannels > 1 ? out[1] : nil, count: n, peak: &peak, sumA: &sumL, sumB: &sumR)
+        let rms = Libm.squareRoot((sumL + sumR) / Float(n * outChannels))
+        masterMeterRef { $0.record(peak: peak, rms: rms) }
         return n
     }
 
     @inline(__always)
-    private func mix(_ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+    private func mix(_ t: TrackHandle, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
                      count: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
                      _ outChannels: Int, _ peak: inout Float, _ sum: inout Float) {
         accumulate(inL, into: outL, gain: t.gainLeft, count: count)
@@ -383,13 +464,14 @@ public final class RenderKernel: @unchecked Sendable {
 
     /// `mixAutomated` cut at the loop's seams (live, looping: the lanes' frames start again
     /// there).
-    private func mixLaned(_ k: Int, _ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+    private func mixLaned(_ k: Int, _ t: TrackHandle, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
                           count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
                           _ outChannels: Int, atFrame first: Int, anySolo: Bool, _ peak: inout Float, _ sum: inout Float) {
         var done = 0
+        let length = layout.frameCount, cut = loops && length > 0   // (values: the right side of `&&` is a closure)
         while done < n {
             let frame = timelineFrame(first + done)
-            let m = loops && layout.frameCount > 0 ? min(n - done, layout.frameCount - frame) : n - done
+            let m = cut ? min(n - done, layout.frameCount - frame) : n - done
             mixAutomated(k, t, inL + done, inR + done, count: m, outL + done, outR + done, outChannels, atFrame: first + done,
                          timeline: frame, anySolo: anySolo, &peak, &sum)
             done += m
@@ -400,23 +482,23 @@ public final class RenderKernel: @unchecked Sendable {
     /// frame from the lanes' values at its timeline frame (`atFrame` + i), by the same formula
     /// as `targetGains`, applied per sample into `gained`, which is then summed into the mix
     /// (and tapped, with gains 1). `timeline`: the lanes' frame of `first` (`timelineFrame`).
-    private func mixAutomated(_ k: Int, _ t: TrackKernel, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+    private func mixAutomated(_ k: Int, _ t: TrackHandle, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
                               count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
                               _ outChannels: Int, atFrame first: Int, timeline: Int, anySolo: Bool,
                               _ peak: inout Float, _ sum: inout Float) {
-        guard let gained else { return }
-        let player = t.layout.player
-        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return }
-        let gL = gained.channel(0), gR = gained.channel(1)
+        guard let gained = gainedRef else { return }
+        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) else { return }
+        let gL = gained.planes[0], gR = gained.planes[1]
         let (volume, pan) = gainLanes[k]
         let mono = t.channelCount == 1
         // the lanes' values for the block, a segment at a time (`laneValues`: volume, master,
         // pan); what does not move is one value
         let volumes = laneValues, masters = laneValues + maximumFrameCount, pans = laneValues + 2 * maximumFrameCount
         // (a schedule's values for these frames replace the lane's or parameter's)
-        let offset = first - mixFrame, masterSlot = 2 * tracks.count
+        let offset = first - mixFrame, masterSlot = 2 * trackCount
+        let panScheduled = scheduleActive[2 * k + 1]   // (a value: the right side of `||` is a closure)
         if scheduleActive[2 * k] {
-            volumes.update(from: scheduleValues + 2 * k * maximumFrameCount + offset, count: n)
+            copyValues(scheduleValues + 2 * k * maximumFrameCount + offset, into: volumes, count: n)
         } else {
             volume.fill(volumes, fromFrame: timeline, count: n)
         }
@@ -432,9 +514,9 @@ public final class RenderKernel: @unchecked Sendable {
         }
         if outChannels == 1 {
             for i in 0..<n { gL[i] = Float(volumes[i]) * inL[i] }
-        } else if pan.moves || scheduleActive[2 * k + 1] {
-            if scheduleActive[2 * k + 1] {
-                pans.update(from: scheduleValues + (2 * k + 1) * maximumFrameCount + offset, count: n)
+        } else if pan.moves || panScheduled {
+            if panScheduled {
+                copyValues(scheduleValues + (2 * k + 1) * maximumFrameCount + offset, into: pans, count: n)
             } else {
                 pan.fill(pans, fromFrame: timeline, count: n)
             }
@@ -453,7 +535,7 @@ public final class RenderKernel: @unchecked Sendable {
         }
         accumulate(gL, into: outL, gain: 1, count: n)
         if outChannels > 1 { accumulate(gR, into: outR, gain: 1, count: n) }
-        trackTap?(k, gL, outChannels > 1 ? gR : gL, (1, 1), n)
+        if tapped { tap(k, gL, outChannels > 1 ? gR : gL, (1, 1), n) }
         var p: Float = 0, sa: Float = 0, sb: Float = 0
         dspCopy.levels(gL, outChannels > 1 ? gR : nil, count: n, peak: &p, sumA: &sa, sumB: &sb)
         peak = max(peak, p)
@@ -465,32 +547,33 @@ public final class RenderKernel: @unchecked Sendable {
     /// its gains are scheduled in this block (its volume, pan or the master volume). Render
     /// side; no allocation (the result is a pointer into `scheduleActive`'s room).
     private func runSchedules(frameCount n: Int) -> UnsafeMutablePointer<Bool> {
-        let masterSlot = 2 * tracks.count
-        for slot in 0..<schedules.count {
-            guard let s = schedules[slot], !s.isIdle else { scheduleActive[slot] = false; continue }
-            s.take()
-            let active = s.isActive(fromFrame: mixFrame, count: n)
-            scheduleActive[slot] = active
-            guard active else { continue }
+        let masterSlot = 2 * trackCount, first = mixFrame, active = scheduleActive
+        for slot in 0...masterSlot {
+            guard let s = scheduleRefs[slot], !s({ $0.isIdle }) else { active[slot] = false; continue }
+            s { $0.take() }
+            let isActive = s { $0.isActive(fromFrame: first, count: n) }
+            active[slot] = isActive
+            guard isActive else { continue }
             let base: Double
             if slot == masterSlot {
-                base = masterVolume.value(atFrame: mixFrame)
+                base = masterVolume.value(atFrame: first)
             } else {
-                base = slot % 2 == 0 ? gainLanes[slot / 2].volume.value(atFrame: mixFrame) : gainLanes[slot / 2].pan.value(atFrame: mixFrame)
+                base = slot % 2 == 0 ? gainLanes[slot / 2].volume.value(atFrame: first) : gainLanes[slot / 2].pan.value(atFrame: first)
             }
-            s.render(into: scheduleValues + slot * maximumFrameCount, fromFrame: mixFrame, count: n, base: base)
+            let values = scheduleValues + slot * maximumFrameCount
+            s { $0.render(into: values, fromFrame: first, count: n, base: base) }
         }
-        let master = scheduleActive[masterSlot]
-        for k in 0..<tracks.count { trackScheduled[k] = master || scheduleActive[2 * k] || scheduleActive[2 * k + 1] }
+        let master = active[masterSlot]
+        for k in 0..<trackCount { trackScheduled[k] = master || active[2 * k] || active[2 * k + 1] }
         return trackScheduled
     }
 
     /// The gains a scheduled track ends the block at: its schedules' values at the block's
     /// frame `last` (or the lanes' and parameters'), by `targetGains`' formula.
-    private func scheduledGains(_ t: TrackKernel, last: Int, anySolo: Bool) -> (left: Float, right: Float) {
-        let player = t.layout.player
-        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return (0, 0) }
-        let k = t.index, masterSlot = 2 * tracks.count, frame = mixFrame + last
+    private func scheduledGains(_ t: TrackHandle, last: Int, anySolo: Bool) -> (left: Float, right: Float) {
+        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) else { return (0, 0) }
+        let k = t.index, masterSlot = 2 * trackCount, frame = mixFrame + last
+        let scheduleActive = scheduleActive, scheduleValues = scheduleValues, maximumFrameCount = maximumFrameCount
         func value(_ slot: Int, _ otherwise: AutomatedValue) -> Double {
             scheduleActive[slot] ? scheduleValues[slot * maximumFrameCount + last] : otherwise.value(atFrame: frame)
         }
@@ -503,13 +586,13 @@ public final class RenderKernel: @unchecked Sendable {
 
     /// Whether any track is soloed (read once per block).
     private func anySolo() -> Bool {
-        tracks.contains { $0.layout.player.soloParameter.value != 0 }
+        for k in 0..<trackCount where trackRefs[k].soloValue != 0 { return true }
+        return false
     }
 
     /// The mixer gains a track's settings ask for now: volume, pan law, mute/solo, master.
-    private func targetGains(_ t: TrackKernel, anySolo: Bool) -> (left: Float, right: Float) {
-        let player = t.layout.player
-        let audible = player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0)
+    private func targetGains(_ t: TrackHandle, anySolo: Bool) -> (left: Float, right: Float) {
+        let audible = t.muteValue == 0 && (!anySolo || t.soloValue != 0)
         guard audible else { return (0, 0) }
         return laneGains(t, atFrame: mixFrame, anySolo: anySolo)
     }
@@ -517,9 +600,8 @@ public final class RenderKernel: @unchecked Sendable {
     /// The mixer gains of a track's volume and pan (parameters or lanes) and the master volume
     /// at frame `frame` of the mix (the lanes' `timelineFrame` of it), by `targetGains`'
     /// formula.
-    private func laneGains(_ t: TrackKernel, atFrame frame: Int, anySolo: Bool) -> (left: Float, right: Float) {
-        let player = t.layout.player
-        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return (0, 0) }
+    private func laneGains(_ t: TrackHandle, atFrame frame: Int, anySolo: Bool) -> (left: Float, right: Float) {
+        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) else { return (0, 0) }
         let k = t.index, at = timelineFrame(frame)
         let volume = gainLanes[k].volume.value(atFrame: at) * masterVolume.value(atFrame: at)
         let pan = gainLanes[k].pan.value(atFrame: at)
@@ -537,4 +619,11 @@ func accumulate(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>
     } else if gain != 0 {
         for i in 0..<count { out[i] += gain * x[i] }
     }
+}
+
+/// out[i] = x[i] for `count` values: a memmove (`update(from:count:)` assigns element by element,
+/// which the realtime check counts as a possible release).
+@inline(__always) @_noAllocation @_noLocks
+func copyValues(_ x: UnsafePointer<Double>, into out: UnsafeMutablePointer<Double>, count: Int) {
+    UnsafeMutableRawPointer(out).copyMemory(from: x, byteCount: count * MemoryLayout<Double>.stride)
 }

@@ -22,6 +22,8 @@ enum EffectKernel {
 }
 
 /// A `ShelfEQ` with render-side smoothing toward the node's settings.
+/// Render side (`process`) it reads the node's parameters through `ParameterRef`s (the node is
+/// kept alive by the track's layout), so that the checked render path counts no references.
 final class EQKernel {
     var eq = ShelfEQ()
     let smooth: Bool
@@ -31,47 +33,90 @@ final class EQKernel {
     /// The node's lanes (nil: none), and the timeline frame of the next input frame (before a
     /// shifter that changes the tempo: the input position, which `inputMap`/`inputTempo` take
     /// to the timeline, `TrackTempo.inputToTimeline`).
-    var lanes: EQLanes?
+    var lanes: EQLanes? {
+        didSet { oldValue?.release() }
+    }
     var position = 0
-    var inputMap: TempoMap?
+    var inputMap: TempoMap? {
+        didSet { inputMapRef = inputMap.map { Unretained($0) } }
+    }
+    /// `inputMap`, as the render path reads it.
+    private var inputMapRef: Unretained<TempoMap>?
     var inputTempo = 1.0
     var readsInput = false
     /// Live looped playback: the timeline's length (0: no loop); position p is then the
     /// timeline's frame p mod `loopFrames`, so the lanes start again at every seam.
     var loopFrames = 0
+    /// The node's parameters (nil: no node, the settings are given to `process(target:…)`).
+    private let parameters: NodeParameters?
+    private struct NodeParameters {
+        let bassFrequency, bassGain, bassSlope, bassBypass: ParameterRef
+        let trebleFrequency, trebleGain, trebleSlope, trebleBypass, globalGain: ParameterRef
+    }
 
     /// The timeline frame of position `p`.
     @inline(__always)
     func timelineFrame(_ p: Int) -> Int {
         if loopFrames > 0 { return ((p % loopFrames) + loopFrames) % loopFrames }
-        return readsInput ? TrackTempo.inputToTimeline(p, map: inputMap, tempo: inputTempo) : p
+        return readsInput ? TrackTempo.inputToTimeline(p, map: inputMapRef, tempo: inputTempo) : p
     }
 
-    init(smooth: Bool, sampleRate: Double) {
+    /// `node`: whose parameters it follows (nil: none, see `parameters`).
+    init(node: ShelfEQNode? = nil, smooth: Bool, sampleRate: Double) {
         self.smooth = smooth
         self.sampleRate = sampleRate
+        parameters = node.map {
+            NodeParameters(bassFrequency: ParameterRef($0.bassFrequency), bassGain: ParameterRef($0.bassGain),
+                           bassSlope: ParameterRef($0.bassSlopeParameter), bassBypass: ParameterRef($0.bassBypassParameter),
+                           trebleFrequency: ParameterRef($0.trebleFrequency), trebleGain: ParameterRef($0.trebleGain),
+                           trebleSlope: ParameterRef($0.trebleSlopeParameter), trebleBypass: ParameterRef($0.trebleBypassParameter),
+                           globalGain: ParameterRef($0.globalGain))
+        }
+    }
+
+    deinit { lanes?.release() }
+
+    /// The node's settings now (`ShelfEQNode.settings`, field by field into the ones held).
+    @inline(__always)
+    private var nodeSettings: ShelfEQSettings {
+        var s = eq.settings
+        guard let p = parameters else { return s }
+        s.bass.frequencyHz = p.bassFrequency.clampedValue
+        s.bass.gainDB = p.bassGain.clampedValue
+        s.bass.slope = p.bassSlope.clampedValue
+        s.bass.bypass = p.bassBypass.value != 0
+        s.treble.frequencyHz = p.trebleFrequency.clampedValue
+        s.treble.gainDB = p.trebleGain.clampedValue
+        s.treble.slope = p.trebleSlope.clampedValue
+        s.treble.bypass = p.trebleBypass.value != 0
+        s.globalGainDB = p.globalGain.clampedValue
+        return s
     }
 
     /// A bypassed band is a 0 dB band: both are skipped, and smoothing then fades a bypass.
-    static func effective(_ s: ShelfEQSettings) -> ShelfEQSettings {
+    /// (An instance method: a class's static one is refused on the checked path.)
+    @inline(__always)
+    func effective(_ s: ShelfEQSettings) -> ShelfEQSettings {
         var e = s
         if e.bass.bypass { e.bass.gainDB = 0; e.bass.bypass = false }
         if e.treble.bypass { e.treble.gainDB = 0; e.treble.bypass = false }
         return e
     }
 
-    /// The settings `node` asks for at the next input frame: its parameters', with its lanes'
+    /// The settings the node asks for at the next input frame: its parameters', with its lanes'
     /// values there.
-    func target(_ node: ShelfEQNode) -> ShelfEQSettings {
-        lanes.map { $0.settings(node.settings, atFrame: timelineFrame(position)) } ?? node.settings
+    func target() -> ShelfEQSettings {
+        let base = nodeSettings
+        guard let lanes else { return base }
+        return lanes.settings(base, atFrame: timelineFrame(position))
     }
 
-    /// Runs `frameCount` frames in place with `node`'s settings (and lanes).
-    func process(node: ShelfEQNode, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
+    /// Runs `frameCount` frames in place with the node's settings (and lanes).
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int) {
         if let lanes, lanes.moves {
-            processAutomated(node, lanes, left: left, right: right, frameCount: frameCount)
+            processAutomated(lanes, left: left, right: right, frameCount: frameCount)
         } else {
-            process(target: target(node), left: left, right: right, frameCount: frameCount)
+            process(target: target(), left: left, right: right, frameCount: frameCount)
         }
         position += frameCount
     }
@@ -80,9 +125,9 @@ final class EQKernel {
     /// whatever the blocks) a step of the smoothing toward the lanes' values there (one-pole,
     /// τ = 10 ms, as live changes), and the coefficients recomputed; so EQ lanes move at
     /// 48000/32 = 1500 updates a second at 48 kHz.
-    private func processAutomated(_ node: ShelfEQNode, _ lanes: EQLanes, left: UnsafeMutablePointer<Float>,
+    private func processAutomated(_ lanes: EQLanes, left: UnsafeMutablePointer<Float>,
                                   right: UnsafeMutablePointer<Float>?, frameCount: Int) {
-        let base = node.settings
+        let base = nodeSettings
         let cell = EQKernel.subBlock
         var done = 0
         while done < frameCount {
@@ -91,21 +136,24 @@ final class EQKernel {
             let phase = ((p % cell) + cell) % cell
             if phase == 0 {
                 var s = eq.settings
-                EQKernel.approach(&s, EQKernel.effective(lanes.settings(base, atFrame: timelineFrame(p))), alpha: smoothingAlpha)
+                approach(&s, effective(lanes.settings(base, atFrame: timelineFrame(p))), alpha: smoothingAlpha)
                 eq.update(s)
             }
-            let n = min(cell - phase, frameCount - done, loopFrames > 0 ? loopFrames - p : Int.max)
-            eq.process(left: left + done, right: right.map { $0 + done }, frameCount: n)
+            // (two-argument `min`s: the variadic one allocates)
+            let n = min(min(cell - phase, frameCount - done), loopFrames > 0 ? loopFrames - p : Int.max)
+            let d = done
+            eq.process(left: left + d, right: right.map { $0 + d }, frameCount: n)
             done += n
         }
     }
 
     /// The one-pole's coefficient per `subBlock` frames (τ = 10 ms).
-    private var smoothingAlpha: Double { 1 - exp(-Double(EQKernel.subBlock) / (0.01 * sampleRate)) }
+    private var smoothingAlpha: Double { 1 - Libm.exp(-Double(EQKernel.subBlock) / (0.01 * sampleRate)) }
 
     /// One smoothing step of every setting toward `target` (gains and slopes linearly, corners
     /// in log frequency).
-    static func approach(_ s: inout ShelfEQSettings, _ target: ShelfEQSettings, alpha: Double) {
+    @inline(__always)
+    private func approach(_ s: inout ShelfEQSettings, _ target: ShelfEQSettings, alpha: Double) {
         func approach(_ x: inout Double, _ t: Double, _ eps: Double) {
             Smoother.onePole(&x, toward: t, coefficient: alpha, snap: eps)
         }
@@ -123,7 +171,7 @@ final class EQKernel {
 
     func process(target raw: ShelfEQSettings, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
                  frameCount: Int) {
-        let target = EQKernel.effective(raw)
+        let target = effective(raw)
         if target == eq.settings {
             eq.process(left: left, right: right, frameCount: frameCount)
             return
@@ -135,14 +183,15 @@ final class EQKernel {
         }
         // Move a step toward the target every 32 frames (one-pole, τ = 10 ms) and recompute the
         // coefficients: no zipper noise, no jump.
-        let alpha = 1 - exp(-Double(EQKernel.subBlock) / (0.01 * sampleRate))
+        let alpha = 1 - Libm.exp(-Double(EQKernel.subBlock) / (0.01 * sampleRate))
         var done = 0
         while done < frameCount {
             let n = min(EQKernel.subBlock, frameCount - done)
             var s = eq.settings
-            EQKernel.approach(&s, target, alpha: alpha)
+            approach(&s, target, alpha: alpha)
             eq.update(s)
-            eq.process(left: left + done, right: right.map { $0 + done }, frameCount: n)
+            let d = done
+            eq.process(left: left + d, right: right.map { $0 + d }, frameCount: n)
             done += n
         }
     }
@@ -160,6 +209,9 @@ final class TrackKernel: @unchecked Sendable {
     /// The track's channels from the downmix on: 1 for a mono source, else the mix's.
     let channelCount: Int
     let meter = Meter()
+    /// `meter`, and the player's mute and solo, as the mix reads them (see `Unretained`).
+    let meterRef: Unretained<Meter>
+    let mute: ParameterRef, solo: ParameterRef
     /// Samples of the source replaced by 0 because they were NaN, ±∞ or beyond ±10⁶
     /// (`SampleGuard`). Written by the rendering thread, read by any.
     let replacedSamples = Atomic<Int>(0)
@@ -181,6 +233,28 @@ final class TrackKernel: @unchecked Sendable {
     /// input is pulled into.
     private var tempoEffect: Int?
     private let tempoInput: AudioBuffer?
+
+    // The render side's view of the above (see `Unretained`): what `render` reads, without
+    // reference counting, so that the compiler can check it (`@_noAllocation`/`@_noLocks`).
+    /// The effects in order (`effects`), one `EffectStep` each; `effectCount` of them.
+    private let steps: UnsafeMutablePointer<EffectStep>
+    private let effectCount: Int
+    private let readBufferRef: BufferRef?, sourceBufferRef: BufferRef?, tempoInputRef: BufferRef?, chunkRef: BufferRef?
+    private let resamplerRef: Unretained<Resampler>?
+    private let downmixMatrix: DownmixMatrix?
+    /// `pitchChunkFrames`, read here.
+    private let chunkFrames = TrackKernel.pitchChunkFrames
+
+    /// One effect as `render` runs it: an EQ, or a shifter with the node's parameters it
+    /// follows live.
+    private struct EffectStep {
+        var eq: Unretained<EQKernel>?
+        var shifter: ShifterRef?
+        /// A streaming shifter (live, or offline following lanes): not `PitchShifterMode.offline`.
+        var streaming = false
+        var pitch, formant, rate: ParameterRef?
+    }
+
     // Mixer gains into the left and right of the mix (ramped when live).
     var left = LinearRamp(0), right = LinearRamp(0)
     var gainLeft: Float { left.value }
@@ -195,7 +269,10 @@ final class TrackKernel: @unchecked Sendable {
     /// Heads for `gains` over `frames` frames from wherever the gains are now, unless already
     /// heading there.
     func rampGains(to gains: (left: Float, right: Float), frames: Int) {
-        guard gains != (left.target, right.target) || (left.stepsLeft == 0 && (gainLeft, gainRight) != gains) else { return }
+        // (values first: the right side of `||` is a closure, and one capturing `self` is refused
+        // by the realtime check)
+        let heading = (left.target, right.target), ramping = left.stepsLeft != 0, now = (gainLeft, gainRight)
+        guard gains != heading || (!ramping && now != gains) else { return }
         left.ramp(to: gains.left, steps: frames)
         right.ramp(to: gains.right, steps: frames)
     }
@@ -228,6 +305,9 @@ final class TrackKernel: @unchecked Sendable {
          failures: RenderFailures, timelineFrames: Int = 0) {
         self.failures = failures
         self.layout = layout
+        meterRef = Unretained(meter)
+        mute = ParameterRef(layout.player.muteParameter)
+        solo = ParameterRef(layout.player.soloParameter)
         // the placement is read where the source is read: inside a read-ahead source's feeder,
         // else by a `PlacedSource` in front of the source
         let placement = layout.player.placement
@@ -259,7 +339,7 @@ final class TrackKernel: @unchecked Sendable {
         var beforeShifter = true
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
-                let k = EQKernel(smooth: mode == .live, sampleRate: rate)
+                let k = EQKernel(node: eqNode, smooth: mode == .live, sampleRate: rate)
                 k.lanes = EQLanes(eqNode, sampleRate: rate)
                 // (before the shifter its frames are the input's: lanes read s⁻¹ of them)
                 k.readsInput = mode == .offline && beforeShifter && (timeMap != nil || layout.tempo != 1)
@@ -268,7 +348,7 @@ final class TrackKernel: @unchecked Sendable {
                 // (its timeline position: an effect after a shifter sees its input that much late)
                 k.position = -latency
                 k.eq.prepare(spec)
-                k.eq.update(EQKernel.effective(k.target(eqNode)))
+                k.eq.update(k.effective(k.target()))
                 effects.append(.eq(node: eqNode, kernel: k))
             } else if let pitchNode = node as? TimePitchNode {
                 let shifter = DSPCopy.active.makePitchShifter()
@@ -281,7 +361,7 @@ final class TrackKernel: @unchecked Sendable {
                     // fixed chunks (the pitch map on the input's time: with a tempo, sample k
                     // is the lane's value at s⁻¹(k·step))
                     let step = TrackKernel.pitchMapStepFrames
-                    if case .lane(let lane) = cents {
+                    if let lane = cents.lane {
                         if let timeMap {
                             let inputEnd = Int(timeMap.position(atFrame: timelineFrames).rounded(.up))
                             map = PitchMap(stepFrames: step, count: inputEnd / step + 2) {
@@ -317,9 +397,35 @@ final class TrackKernel: @unchecked Sendable {
         chunk = chunked ? AudioBuffer(channelCount: channelCount, capacityFrames: TrackKernel.pitchChunkFrames) : nil
         tempoInput = tempoEffect == nil ? nil
             : AudioBuffer(channelCount: channelCount, capacityFrames: max(maximumFrameCount, chunked ? TrackKernel.pitchChunkFrames : 0))
+        readBufferRef = readBuffer.map { BufferRef($0) }
+        sourceBufferRef = sourceBuffer.map { BufferRef($0) }
+        tempoInputRef = tempoInput.map { BufferRef($0) }
+        chunkRef = chunk.map { BufferRef($0) }
+        resamplerRef = resampler.map { Unretained($0) }
+        downmixMatrix = downmix.map { DownmixMatrix($0) }
+        effectCount = effects.count
+        steps = .allocate(capacity: max(1, effects.count))
+        for (i, e) in effects.enumerated() {
+            switch e {
+            case .eq(_, let k):
+                (steps + i).initialize(to: EffectStep(eq: Unretained(k)))
+            case .pitch(let node, let shifter, _):
+                var streaming = false
+                if case .offline = shifter.mode {} else { streaming = true }
+                (steps + i).initialize(to: EffectStep(shifter: ShifterRef(shifter), streaming: streaming, pitch: ParameterRef(node.pitchParameter),
+                                                      formant: ParameterRef(node.formantParameter), rate: ParameterRef(node.rateParameter)))
+            }
+        }
         let tempo = mode == .live || TrackTempo.movingLane(layout) != nil ? 1 : layout.tempo
         sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * tempo
         inputFramesPerOutputRateFrame = Double(rates.inRate) / Double(rates.outRate)
+    }
+
+    deinit {
+        for e in effects { if case .pitch(_, _, let cents) = e { cents.release() } }
+        steps.deinitialize(count: effectCount)
+        steps.deallocate()
+        downmixMatrix?.deallocate()
     }
 
     /// Source frames per frame of the track's input at the output rate (the rate conversion
@@ -338,23 +444,27 @@ final class TrackKernel: @unchecked Sendable {
     var songBase = 0
     private var framesSinceReset = 0
 
-    /// Live: the live shifter, whose input time is the track's own time.
-    private var liveShifter: (any PitchShifting)? {
-        guard let k = tempoEffect, case .pitch(_, let s, _) = effects[k], s.mode != .offline else { return nil }
-        return s
-    }
-
     /// Live: where the track is in its own (song) time, frames of the mix at tempo 1: at tempo 1
     /// the mix's position; a tempo R moves it R frames per frame of the mix.
     var songFrame: Double {
         // (a pitch lane's shifter renders chunks ahead: the frames of its chunk not yet given
         // out are ahead of the track, at tempo 1, as lanes play live)
-        if let s = liveShifter { return Double(songBase) + s.inputTime - Double(chunk == nil ? 0 : chunkAvailable) }
+        if let s = liveShifterRef { return Double(songBase) + s.inputTime - Double(chunkRef == nil ? 0 : chunkAvailable) }
         return Double(songBase + framesSinceReset - latencyFrames)
     }
 
     /// Live: the tempo the track plays at now (1 without a shifter).
-    var tempoNow: Double { liveShifter?.currentTempo ?? 1 }
+    var tempoNow: Double {
+        guard let s = liveShifterRef else { return 1 }
+        return s.currentTempo
+    }
+
+    /// Live: the live shifter, whose input time is the track's own time.
+    private var liveShifterRef: ShifterRef? {
+        guard let k = tempoEffect else { return nil }
+        let step = steps[k]
+        return step.streaming ? step.shifter : nil
+    }
 
     /// Back to `frame` of the source with clear filter state and the current settings.
     func reset(toFrame frame: Int = 0) throws {
@@ -371,11 +481,11 @@ final class TrackKernel: @unchecked Sendable {
         var latency = 0
         for e in effects {
             switch e {
-            case .eq(let node, let k):
+            case .eq(_, let k):
                 // (reading the input: its position at the timeline's `songBase`)
                 k.position = !k.readsInput ? songBase - latency
                     : Int((tempoMap?.position(atFrame: songBase) ?? Double(songBase) * k.inputTempo).rounded())
-                k.eq.update(EQKernel.effective(k.target(node)))
+                k.eq.update(k.effective(k.target()))
                 k.eq.reset()
             case .pitch(let node, let s, let cents):
                 if let pitchMap, cents.moves {
@@ -408,90 +518,133 @@ final class TrackKernel: @unchecked Sendable {
         }
     }
 
-    /// Renders the next `frameCount` frames of this track into `buffer` (`channelCount`
-    /// channels; silence after the end), its shifters working in `workspace` (the rendering
-    /// thread's, of at least `workspaceByteCount` bytes). Does not throw: a source that cannot be
-    /// read is recorded in the kernel's `RenderFailures` and the track goes silent.
-    func render(frameCount: Int, into buffer: AudioBuffer, workspace: PitchShifterWorkspace) {
+    /// Gives its shifters their scratch memory from `workspace` (the rendering thread's, of at
+    /// least `workspaceByteCount` bytes): when the kernel is made, at a seek, and before each
+    /// block a pipeline's thread renders (offline). Not on the live render path.
+    func use(_ workspace: PitchShifterWorkspace) {
         for e in effects { if case .pitch(_, let s, _) = e { s.use(workspace) } }
-        let left = buffer.channel(0)
-        let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.channel(1) : nil
+    }
+
+    /// Renders the next `frameCount` frames of this track into `buffer` (`channelCount`
+    /// channels; silence after the end), its shifters working in the workspace it was last given
+    /// (`use`). Does not throw: a source that cannot be read is recorded in the kernel's
+    /// `RenderFailures` and the track goes silent. The compiler checks that it allocates nothing
+    /// and takes no lock (`@_noAllocation`/`@_noLocks`), down to the source's read (`read`,
+    /// vouched for).
+    @_noAllocation @_noLocks
+    func render(frameCount: Int, into buffer: AudioBuffer) {
+        render(frameCount: frameCount, into: BufferRef(buffer))
+    }
+
+    /// `render(frameCount:into:)` into a buffer held unretained (the mix's: `RenderKernel`).
+    @_noAllocation @_noLocks
+    func render(frameCount: Int, into buffer: BufferRef) {
+        let left = buffer.planes[0]
+        let right: UnsafeMutablePointer<Float>? = channelCount > 1 ? buffer.planes[1] : nil
         framesSinceReset += frameCount
-        if let k = tempoEffect, let input = tempoInput, case .pitch(let node, let shifter, _) = effects[k] {
+        if let k = tempoEffect, let input = tempoInputRef, let shifter = steps[k].shifter {
             // A tempo (or live, where one may come): the shifter asks for its input as it needs
             // it (R frames per output frame); the effects before it run on that input, those after
-            // it on the output.
+            // it on the output. (`pullInput` captures values only: the kernel unretained.)
+            let me = Unretained(self)
             func pullInput(_ n: Int) -> (UnsafePointer<Float>, UnsafePointer<Float>?) {
-                pull(frameCount: n, into: input)
-                let inL = input.channel(0), inR: UnsafeMutablePointer<Float>? = channelCount > 1 ? input.channel(1) : nil
-                runEffects(0..<k, left: inL, right: inR, frameCount: n)
-                return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
+                me { $0.pullEffected(n, into: input, before: k) }
             }
-            if let chunk {
+            let step = steps[k], maximumPull = input { $0.capacityFrames }
+            if let chunk = chunkRef {
                 // a moving pitch lane: the shifter renders fixed chunks (see `pitchMap`)
+                let c = chunk.planes, out = buffer.planes, capacity = chunk { $0.capacityFrames }
+                let cL = c[0], cR: UnsafeMutablePointer<Float>? = channelCount > 1 ? c[1] : nil, most = chunkFrames
                 var done = 0
                 while done < frameCount {
                     if chunkAvailable == 0 {
-                        let cL = chunk.channel(0), cR: UnsafeMutablePointer<Float>? = channelCount > 1 ? chunk.channel(1) : nil
-                        shifter.process(live: cL, cR, frameCount: chunk.capacityFrames, maximumPull: TrackKernel.pitchChunkFrames,
-                                        pull: pullInput)
+                        switch shifter {
+                        case .baseline(let s):
+                            s._withUnsafeGuaranteedRef { $0.shift(live: cL, cR, frameCount: capacity, maximumPull: most, pull: pullInput) }
+                        case .avx2(let s):
+                            s._withUnsafeGuaranteedRef { $0.shift(live: cL, cR, frameCount: capacity, maximumPull: most, pull: pullInput) }
+                        }
                         chunkPosition = 0
-                        chunkAvailable = chunk.capacityFrames
+                        chunkAvailable = capacity
                     }
                     let m = min(chunkAvailable, frameCount - done)
-                    for c in 0..<channelCount {
-                        (buffer.channel(c) + done).update(from: chunk.channel(c) + chunkPosition, count: m)
+                    for ch in 0..<channelCount {
+                        UnsafeMutableRawPointer(out[ch] + done).copyMemory(from: c[ch] + chunkPosition, byteCount: m * MemoryLayout<Float>.stride)
                     }
                     chunkPosition += m
                     chunkAvailable -= m
                     done += m
                 }
-            } else if shifter.mode != .offline {
-                shifter.setPitchCents(node.pitchParameter.clampedValue)
-                shifter.setPreserveFormants(node.formantParameter.value != 0)
-                shifter.setTempo(node.rateParameter.clampedValue)
-                shifter.process(live: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
+            } else if step.streaming {
+                shifter.setPitchCents(step.pitch!.clampedValue)
+                shifter.setPreserveFormants(step.formant!.value != 0)
+                shifter.setTempo(step.rate!.clampedValue)
+                switch shifter {
+                case .baseline(let s):
+                    s._withUnsafeGuaranteedRef { $0.shift(live: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }
+                case .avx2(let s):
+                    s._withUnsafeGuaranteedRef { $0.shift(live: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }
+                }
             } else {
-                shifter.process(into: left, right, frameCount: frameCount, maximumPull: input.capacityFrames, pull: pullInput)
+                switch shifter {
+                case .baseline(let s):
+                    s._withUnsafeGuaranteedRef { $0.shift(into: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }
+                case .avx2(let s):
+                    s._withUnsafeGuaranteedRef { $0.shift(into: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }
+                }
             }
-            runEffects((k + 1)..<effects.count, left: left, right: right, frameCount: frameCount)
+            runEffects((k + 1)..<effectCount, left: left, right: right, frameCount: frameCount)
             return
         }
         pull(frameCount: frameCount, into: buffer)
-        runEffects(effects.indices, left: left, right: right, frameCount: frameCount)
+        runEffects(0..<effectCount, left: left, right: right, frameCount: frameCount)
     }
 
-    /// Runs `effects[range]` in place on `frameCount` frames.
+    /// The next `n` frames of the shifter's input (effect `k`): pulled into `input`, and the
+    /// effects before it run on them.
+    @inline(__always)
+    private func pullEffected(_ n: Int, into input: BufferRef, before k: Int) -> (UnsafePointer<Float>, UnsafePointer<Float>?) {
+        pull(frameCount: n, into: input)
+        let planes = input.planes
+        let inL = planes[0], inR: UnsafeMutablePointer<Float>? = channelCount > 1 ? planes[1] : nil
+        runEffects(0..<k, left: inL, right: inR, frameCount: n)
+        return (UnsafePointer(inL), inR.map { UnsafePointer($0) })
+    }
+
+    /// Runs effects `range` in place on `frameCount` frames.
     @inline(__always)
     private func runEffects(_ range: Range<Int>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
                             frameCount: Int) {
-        for e in effects[range] {
-            switch e {
-            case .eq(let node, let k):
-                k.process(node: node, left: left, right: right, frameCount: frameCount)
-            case .pitch(let node, let shifter, _):
-                if shifter.mode != .offline {
-                    shifter.setPitchCents(node.pitchParameter.clampedValue)
-                    shifter.setPreserveFormants(node.formantParameter.value != 0)
+        for i in range {
+            let step = steps[i]
+            if let eq = step.eq {
+                eq { $0.process(left: left, right: right, frameCount: frameCount) }
+            } else if let shifter = step.shifter {
+                if step.streaming {
+                    shifter.setPitchCents(step.pitch!.clampedValue)
+                    shifter.setPreserveFormants(step.formant!.value != 0)
                 }
                 shifter.process(left: left, right: right, frameCount: frameCount)
             }
         }
     }
 
-    private func pull(frameCount: Int, into buffer: AudioBuffer) {
+    private func pull(frameCount: Int, into buffer: BufferRef) {
         var done = 0
-        if let resampler, let readBuffer {
+        let planes = buffer.planes
+        if let resampler = resamplerRef, let readBuffer = readBufferRef {
+            let readPlanes = readBuffer.planes, readCapacity = readBuffer { $0.capacityFrames }
             while done < frameCount {
-                done += resampler.read(into: { buffer.channel($0) }, offset: done, maxFrames: frameCount - done)
+                let d = done
+                done += resampler { $0.read(into: { planes[$0] }, offset: d, maxFrames: frameCount - d) }
                 guard done < frameCount else { break }
-                if resampler.isDrained { break }
-                if resampler.needsInput {
-                    let n = readSource(into: readBuffer, offset: 0, frameCount: readBuffer.capacityFrames)
+                if resampler({ $0.isDrained }) { break }
+                if resampler({ $0.needsInput }) {
+                    let n = readSource(into: readBuffer, offset: 0, frameCount: readCapacity)
                     if n == 0 {
-                        resampler.finish()
+                        resampler { $0.finish() }
                     } else {
-                        resampler.write(frameCount: n) { UnsafePointer(readBuffer.channel($0)) }
+                        resampler { $0.write(frameCount: n) { UnsafePointer(readPlanes[$0]) } }
                     }
                 }
             }
@@ -503,7 +656,7 @@ final class TrackKernel: @unchecked Sendable {
             }
         }
         if done < frameCount {
-            for c in 0..<channelCount { (buffer.channel(c) + done).update(repeating: 0, count: frameCount - done) }
+            for c in 0..<channelCount { (planes[c] + done).update(repeating: 0, count: frameCount - done) }
         }
     }
 
@@ -511,23 +664,32 @@ final class TrackKernel: @unchecked Sendable {
     /// downmixed when the source has more), sanitised; 0 at the end, and after a read error
     /// (recorded in `failures`).
     @inline(__always)
-    private func readSource(into out: AudioBuffer, offset: Int, frameCount: Int) -> Int {
-        guard let downmix, let sourceBuffer else {
+    private func readSource(into out: BufferRef, offset: Int, frameCount: Int) -> Int {
+        guard let downmix = downmixMatrix, let sourceBuffer = sourceBufferRef else {
             let n = read(into: out, offset: offset, frameCount: frameCount)
             guardSamples(out, offset: offset, count: n)
             return n
         }
-        let n = read(into: sourceBuffer, offset: 0, frameCount: min(frameCount, sourceBuffer.capacityFrames))
+        let capacity = sourceBuffer { $0.capacityFrames }
+        let n = read(into: sourceBuffer, offset: 0, frameCount: min(frameCount, capacity))
         guardSamples(sourceBuffer, offset: 0, count: n)
-        downmix.process(input: { UnsafePointer(sourceBuffer.channel($0)) }, output: { out.channel($0) + offset }, frameCount: n)
+        downmix.process(input: sourceBuffer.planes, output: out.planes, offset: offset, frameCount: n)
         return n
     }
 
     /// The source's next frames; 0 after a read error, which is recorded.
-    @inline(__always)
-    private func read(into buffer: AudioBuffer, offset: Int, frameCount: Int) -> Int {
+    ///
+    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): the
+    /// source is an `any AudioSource`, whose types live above the engine (`MixFXIO`) where the
+    /// check cannot follow. The live player's sources read lock-free rings its feeder thread
+    /// fills (`StreamingSource`), without allocating or locking, as the allocation-counting
+    /// play tests check; offline sources read files, outside the live contract. The error path
+    /// (`RenderFailures.record`, a lock) ends the track's sound.
+    @_semantics("no_performance_analysis")
+    private func read(into buffer: BufferRef, offset: Int, frameCount: Int) -> Int {
+        let source = source
         do {
-            return try source.read(into: buffer, offset: offset, frameCount: frameCount)
+            return try buffer { try source.read(into: $0, offset: offset, frameCount: frameCount) }
         } catch {
             failures.record(error)
             return 0
@@ -536,9 +698,43 @@ final class TrackKernel: @unchecked Sendable {
 
     /// Replaces what no node may see (NaN, ±∞, |x| > 10⁶) by 0, counting it.
     @inline(__always)
-    private func guardSamples(_ buffer: AudioBuffer, offset: Int, count: Int) {
+    private func guardSamples(_ buffer: BufferRef, offset: Int, count: Int) {
         var replaced = 0
-        for c in 0..<buffer.channelCount { replaced += dspCopy.sanitize(buffer.channel(c) + offset, count: count) }
+        let planes = buffer.planes, channels = buffer { $0.channelCount }
+        for c in 0..<channels { replaced += dspCopy.sanitize(planes[c] + offset, count: count) }
         if replaced > 0 { replacedSamples.add(replaced, ordering: .relaxed) }
     }
+}
+
+/// A track kernel as the mix uses it (`RenderKernel`): its members read and called through
+/// the unretained reference, so that the checked mix counts no references.
+extension Unretained where Object == TrackKernel {
+    var index: Int { @inline(__always) get { self { $0.index } } }
+    var channelCount: Int { @inline(__always) get { self { $0.channelCount } } }
+    var gainLeft: Float { @inline(__always) get { self { $0.gainLeft } } }
+    var gainRight: Float { @inline(__always) get { self { $0.gainRight } } }
+    /// The mixer gains' ramps (`TrackKernel.left`, `right`).
+    var left: LinearRamp {
+        @inline(__always) get { self { $0.left } }
+        @inline(__always) nonmutating set { self { $0.left = newValue } }
+    }
+    var right: LinearRamp {
+        @inline(__always) get { self { $0.right } }
+        @inline(__always) nonmutating set { self { $0.right = newValue } }
+    }
+    /// The player's mute and solo parameters' values.
+    var muteValue: Double { @inline(__always) get { self { $0.mute.value } } }
+    var soloValue: Double { @inline(__always) get { self { $0.solo.value } } }
+    var songFrame: Double { @inline(__always) get { self { $0.songFrame } } }
+    var tempoNow: Double { @inline(__always) get { self { $0.tempoNow } } }
+
+    @inline(__always)
+    func setGains(_ gains: (left: Float, right: Float)) { self { $0.setGains(gains) } }
+    @inline(__always)
+    func rampGains(to gains: (left: Float, right: Float), frames: Int) { self { $0.rampGains(to: gains, frames: frames) } }
+    @inline(__always)
+    func render(frameCount: Int, into buffer: BufferRef) { self { $0.render(frameCount: frameCount, into: buffer) } }
+    /// `meter.record`.
+    @inline(__always)
+    func recordMeter(peak: Float, rms: Float) { self { $0.meterRef { $0.record(peak: peak, rms: rms) } } }
 }

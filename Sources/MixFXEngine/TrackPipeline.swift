@@ -172,7 +172,8 @@ final class TrackPipeline: @unchecked Sendable {
         let n = min(blockFrames, totalFrames - b * blockFrames)
         // (a source's read error is recorded by the track, which renders silence: see
         // `RenderFailures`)
-        tracks[k].render(frameCount: n, into: slots[k][b % TrackPipeline.depth], workspace: workspaces[w])
+        tracks[k].use(workspaces[w])
+        tracks[k].render(frameCount: n, into: slots[k][b % TrackPipeline.depth])
         pthread_mutex_lock(lock)
         busy[k] = false
         completed[k] += 1

@@ -101,8 +101,8 @@ enum TrackTempo {
     /// The timeline frame of input position `x` of a track (for lanes read in its input's time):
     /// s⁻¹(x) with a map, x/R at a steady tempo R.
     @inline(__always)
-    static func inputToTimeline(_ x: Int, map: TempoMap?, tempo: Double) -> Int {
-        if let map { return Int(map.frame(atPosition: Double(x)).rounded(.down)) }
-        return tempo == 1 ? x : Int((Double(x) / tempo).rounded(.down))
+    static func inputToTimeline(_ x: Int, map: Unretained<TempoMap>?, tempo: Double) -> Int {
+        if let map { return Int(Libm.roundedDown(map { $0.frame(atPosition: Double(x)) })) }
+        return tempo == 1 ? x : Int(Libm.roundedDown(Double(x) / tempo))
     }
 }

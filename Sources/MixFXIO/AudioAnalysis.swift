@@ -171,7 +171,7 @@ public struct AudioAnalyzer {
         // (a closure handed to a checked function captures no reference: the channels' pointers)
         let planes = buffer.planes
         if steps == nil {
-            loudness.process({ UnsafePointer(planes[$0]) }, frameCount: n)
+            loudness.measure({ UnsafePointer(planes[$0]) }, frameCount: n)
             truePeak.process({ UnsafePointer(planes[$0]) }, frameCount: n)
         } else {
             recordSteps(buffer, frameCount: n)
@@ -206,7 +206,7 @@ public struct AudioAnalyzer {
             let m = min(n - done, stepFrames - stepFill)
             // (the loudness meter split at the same step ends: the same sums as a whole block)
             let planes = buffer.planes
-            loudness.process({ UnsafePointer(planes[$0] + done) }, frameCount: m)
+            loudness.measure({ UnsafePointer(planes[$0] + done) }, frameCount: m)
             truePeak.process({ UnsafePointer(planes[$0] + done) }, frameCount: m)
             for c in 0..<channelCount {
                 let x = buffer.channel(c) + done
@@ -281,6 +281,10 @@ public struct AudioAnalyzer {
         }
         // the rates a render takes, where the K-weighting is designed
         if let problem = AudioEngine.sourceSampleRateProblem(f.sampleRate) { throw .cannotOpen(path: path, reason: problem) }
+        // the channels a render takes (the loudness meter's filters are one per channel, at most eight)
+        guard f.channelCount >= 1 && f.channelCount <= SourceFormat.maximumChannelCount else {
+            throw .cannotOpen(path: path, reason: "\(f.channelCount) channels (allowed: 1 to \(SourceFormat.maximumChannelCount), mono to 7.1)")
+        }
         let block = 4096
         let buffer = AudioBuffer(channelCount: f.channelCount, capacityFrames: block)
         let dspCopy = DSPCopy.active   // the guard in the chosen DSP copy, as the render's tracks run it

@@ -62,7 +62,7 @@ import Testing
             while done < frames {
                 let n = min(block.count, frames - done)
                 for i in 0..<n { block[i] = Float(amplitude * sin(2 * Double.pi * hz * Double(done + i) / fs)) }
-                block.withUnsafeBufferPointer { p in meter.process({ _ in p.baseAddress! }, frameCount: n) }
+                block.withUnsafeBufferPointer { p in meter.measure({ _ in p.baseAddress! }, frameCount: n) }
                 done += n
             }
             let expected = -0.691 + 10 * log10(amplitude * amplitude / 2) + KWeighting.prototypeDB(hz: hz)

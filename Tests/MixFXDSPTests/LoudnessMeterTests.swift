@@ -20,7 +20,7 @@ import TestSupport
                 let n = min(left, block.count)
                 for i in 0..<n { block[i] = Float(amplitude * sin(phase)); phase += step }
                 phase = phase.truncatingRemainder(dividingBy: 2 * Double.pi)
-                block.withUnsafeBufferPointer { p in meter.process({ _ in p.baseAddress! }, frameCount: n) }
+                block.withUnsafeBufferPointer { p in meter.measure({ _ in p.baseAddress! }, frameCount: n) }
                 left -= n
             }
         }
@@ -67,14 +67,14 @@ import TestSupport
     @Test func silenceAndChannelWeights() {
         var silent = LoudnessMeter(sampleRate: 48_000, channelCount: 2)
         let zeros = [Float](repeating: 0, count: 48_000)
-        zeros.withUnsafeBufferPointer { p in silent.process({ _ in p.baseAddress! }, frameCount: 48_000) }
+        zeros.withUnsafeBufferPointer { p in silent.measure({ _ in p.baseAddress! }, frameCount: 48_000) }
         #expect(silent.integratedLUFS == -.infinity && silent.loudnessRangeLU == 0)
         let x = (0..<96_000).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
         var both = LoudnessMeter(sampleRate: 48_000, channelCount: 2), one = LoudnessMeter(sampleRate: 48_000, channelCount: 2)
         x.withUnsafeBufferPointer { p in
             zeros.withUnsafeBufferPointer { z in
-                both.process({ _ in p.baseAddress! }, frameCount: 48_000)
-                one.process({ $0 == 0 ? p.baseAddress! : z.baseAddress! }, frameCount: 48_000)
+                both.measure({ _ in p.baseAddress! }, frameCount: 48_000)
+                one.measure({ $0 == 0 ? p.baseAddress! : z.baseAddress! }, frameCount: 48_000)
             }
         }
         #expect(abs(both.integratedLUFS - one.integratedLUFS - 3.0103) < 0.01)
@@ -114,7 +114,7 @@ import TestSupport
             while offset < frames {
                 let n = min(4096, frames - offset)
                 let pointers = channels.map { $0.withUnsafeBufferPointer { $0.baseAddress! } }
-                meter.process({ pointers[$0] + offset }, frameCount: n)
+                meter.measure({ pointers[$0] + offset }, frameCount: n)
                 offset += n
             }
             let path = dir.file("\(name).f32")

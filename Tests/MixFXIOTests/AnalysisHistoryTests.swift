@@ -76,7 +76,7 @@ import TestSupport
         var meter = LoudnessMeter(sampleRate: Double(rate), channelCount: 1)
         x.withUnsafeBufferPointer { p in
             for start in stride(from: 0, to: x.count, by: 1000) {
-                meter.process({ _ in p.baseAddress! + start }, frameCount: min(1000, x.count - start))
+                meter.measure({ _ in p.baseAddress! + start }, frameCount: min(1000, x.count - start))
             }
         }
         #expect(h.shortTermLUFS == meter.shortTermSeriesLUFS)
