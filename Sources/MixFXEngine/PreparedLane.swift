@@ -79,11 +79,13 @@ final class PreparedLane: @unchecked Sendable {
 
 /// What the render side reads for one parameter: the parameter itself (no lane: its value, read
 /// once per block, may change live), the one value of a constant lane (which so renders exactly
-/// as that static setting), or a lane that moves.
+/// as that static setting), or a lane that moves; live, a gain a hand may take over
+/// (`TouchedValue`, which plays its lane until touched).
 enum AutomatedValue {
     case parameter(AudioParameter)
     case constant(Double)
     case lane(PreparedLane)
+    case live(TouchedValue)
 
     /// Reads `parameter`'s lane (control side: when a kernel is made).
     init(_ parameter: AudioParameter, sampleRate: Double) {
@@ -99,12 +101,22 @@ enum AutomatedValue {
     }
 
     /// Whether it moves over the timeline (a lane of more than one value).
-    var moves: Bool { if case .lane = self { true } else { false } }
+    var moves: Bool {
+        switch self {
+        case .lane: true
+        case .live(let g): g.perSample
+        default: false
+        }
+    }
 
     /// `value(atFrame:)` of frames `first ..< first + count` into `out`.
     @inline(__always)
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
-        if case .lane(let l) = self { l.fill(out, fromFrame: first, count: n) } else { out.update(repeating: value(atFrame: first), count: n) }
+        switch self {
+        case .lane(let l): l.fill(out, fromFrame: first, count: n)
+        case .live(let g): g.fill(out, fromFrame: first, count: n)
+        default: out.update(repeating: value(atFrame: first), count: n)
+        }
     }
 
     /// The value for a whole block: the parameter's now, or the constant (a moving lane: its
@@ -115,6 +127,7 @@ enum AutomatedValue {
         case .parameter(let p): p.clampedValue
         case .constant(let v): v
         case .lane(let l): l.value(atFrame: frame)
+        case .live(let g): g.value(atFrame: frame)
         }
     }
 }

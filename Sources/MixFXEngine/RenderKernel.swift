@@ -77,6 +77,8 @@ public final class RenderKernel: @unchecked Sendable {
     /// where its gained samples go then.
     private let gainLanes: [(volume: AutomatedValue, pan: AutomatedValue)]
     private let masterVolume: AutomatedValue
+    /// Live: the gains' touch and release (advanced once per block, before the mix reads them).
+    private let liveGains: LiveGains?
     private let gainsMove: [Bool]
     private let gained: AudioBuffer?
     /// Room for three blocks of lane values (`mixAutomated`).
@@ -108,10 +110,13 @@ public final class RenderKernel: @unchecked Sendable {
                         maximumFrameCount: maximumFrameCount, mode: mode, failures: failures, timelineFrames: layout.frameCount)
         }
         let rate = Double(layout.sampleRate)
-        let lanes = layout.tracks.map {
+        // (live: gains a hand may take over, `LiveGains`)
+        let live = mode == .live ? LiveGains(layout: layout, sampleRate: rate, maximumFrameCount: maximumFrameCount) : nil
+        liveGains = live
+        let lanes = live?.trackValues ?? layout.tracks.map {
             (volume: AutomatedValue($0.player.volumeParameter, sampleRate: rate), pan: AutomatedValue($0.player.panParameter, sampleRate: rate))
         }
-        let master = AutomatedValue(layout.mixer.outputVolumeParameter, sampleRate: rate)
+        let master = live.map { AutomatedValue.live($0.master) } ?? AutomatedValue(layout.mixer.outputVolumeParameter, sampleRate: rate)
         let moving = lanes.map { $0.volume.moves || $0.pan.moves || master.moves }
         gainLanes = lanes
         masterVolume = master
@@ -252,6 +257,7 @@ public final class RenderKernel: @unchecked Sendable {
         let outL = output.channel(0)
         let outR = outChannels > 1 ? output.channel(1) : outL
         let solo = anySolo()
+        liveGains?.advance(fromFrame: framesRendered, count: n, timeline: timelineFrame(framesRendered), period: loops ? layout.frameCount : 0)
         let scheduled = runSchedules(frameCount: n)
         if let pipeline {
             // Offline on several cores: the tracks were rendered ahead (`TrackPipeline`); mix

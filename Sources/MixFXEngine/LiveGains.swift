@@ -1,0 +1,39 @@
+/// A live kernel's gains (`TouchedValue`): per track its volume and pan, and the master volume,
+/// each advanced once per block before the block is mixed, so that a hand can take over a lane
+/// (touch) and give it back without a click, and what it played is recorded.
+///
+/// When any of the gains has a lane (moving or constant), the mix reads every gain per frame
+/// (`TouchedValue.perSample`): a touch, a release and a hand change of a gain without a lane
+/// then all ramp per sample. A session without gain lanes reads them once per block, as
+/// before (the track ramps changes in 10 ms), and plays the same samples as without this.
+/// Control side makes it (with the kernel); the thread that mixes advances it.
+final class LiveGains {
+    /// Per track, its volume's and pan's.
+    let tracks: [(volume: TouchedValue, pan: TouchedValue)]
+    let master: TouchedValue
+
+    init(layout: EngineLayout, sampleRate: Double, maximumFrameCount: Int) {
+        let players = layout.tracks.map(\.player)
+        let laned = players.contains { $0.volumeParameter.automation != nil || $0.panParameter.automation != nil }
+            || layout.mixer.outputVolumeParameter.automation != nil
+        func make(_ p: AudioParameter) -> TouchedValue {
+            TouchedValue(p, sampleRate: sampleRate, maximumFrameCount: maximumFrameCount, perSample: laned)
+        }
+        tracks = players.map { (volume: make($0.volumeParameter), pan: make($0.panParameter)) }
+        master = make(layout.mixer.outputVolumeParameter)
+    }
+
+    /// What the mix reads for each gain.
+    var trackValues: [(volume: AutomatedValue, pan: AutomatedValue)] { tracks.map { (.live($0.volume), .live($0.pan)) } }
+
+    /// Works out every gain's values for the block of `count` frames from mix frame `first`
+    /// (`timeline`: its first timeline frame; `period` > 0: the loop's length). Render side.
+    @inline(__always)
+    func advance(fromFrame first: Int, count n: Int, timeline: Int, period: Int) {
+        for t in tracks {
+            t.volume.advance(fromFrame: first, count: n, timeline: timeline, period: period)
+            t.pan.advance(fromFrame: first, count: n, timeline: timeline, period: period)
+        }
+        master.advance(fromFrame: first, count: n, timeline: timeline, period: period)
+    }
+}
