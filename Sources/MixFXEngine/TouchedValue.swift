@@ -116,8 +116,10 @@ final class TouchedValue {
             fillBase(values, fromFrame: timeline, count: m)
             if m < n { fillBase(values + m, fromFrame: 0, count: n - m) }
         }
-        if recordNow, rampBegan, !nextStartsTake, timeline > 0 {
-            record?.push(TouchPoint(frame: timeline - 1, value: before, startsTake: false))
+        // (a ramp that begins: the value it starts from, on the frame before)
+        if recordNow, rampBegan, timeline > 0 {
+            record?.push(TouchPoint(frame: timeline - 1, value: before, startsTake: nextStartsTake))
+            nextStartsTake = false
         }
         var corner = -1, returned = -1
         for i in 0..<n {

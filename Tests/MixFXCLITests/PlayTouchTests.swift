@@ -77,4 +77,35 @@ import TestSupport
         } / Double(2 * middle.count))
         #expect(zl < ll - 9 && zl > ll - 13, "touched \(zl) dB, lane \(ll) dB")
     }
+
+    /// The realtime contract with touches: lanes on volume, pan and the master volume, looped
+    /// (seams), touched, moved while touched, released one by one and all at once, a seek and
+    /// a save among them: the render thread allocates nothing, and the device never runs dry.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
+          .disabled(if: Sanitizer.name != nil, Sanitizer.reason))
+    func touchesAllocateNothingOnTheRenderThread() throws {
+        defer { dir.remove() }
+        let lib = try #require(ALSARig.allocationCounterLibrary(in: dir.path), "gcc is needed to build the allocation counter")
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try AudioFiles.write([Signals.sine(frequencyHz: 440, sampleRate: 44_100, frames: 17_640, amplitude: 0.5)], to: a, sampleRate: 44_100)
+        try AudioFiles.write([Signals.sine(frequencyHz: 220, sampleRate: 48_000, frames: 14_400, amplitude: 0.5)], to: b, sampleRate: 48_000)
+        var env = ALSARig.environment(tap: dir.file("t.raw"))
+        env["LD_PRELOAD"] = lib
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--loop", "--device", "mixfx_pulse", "--no-ui", "--json", "--limit", "-3",
+                                                          "--automate", "1:volume=1@0,0.3@0.3", "--automate", "2:pan=-1@0,1@0.3",
+                                                          "--automate", "master-volume=1@0,0.5@0.4"], environment: env)
+        usleep(400_000)
+        for cmd in ["track 1 volume 0.5", "track 2 pan 0.5", "master volume 0.8", "track 1 volume 0.2", "track all volume 0.7",
+                    "track 1 volume release", "seek 0.1", "track 2 pan -0.2", "save \(dir.file("s.json"))", "master volume release",
+                    "track all pan release", "track 2 volume 1.5", "release", "track 1 pan 0.3", "track all volume release"] {
+            p.send(cmd)
+            usleep(120_000)
+        }
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(p.stdout[p.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any]
+        #expect(report?["renderThreadAllocations"] as? Int == 0, "\(p.stdout)")
+        #expect(report?["underruns"] as? Int == 0, "\(p.stdout)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("s.json")))
+    }
 }
