@@ -21,6 +21,21 @@ final class LiveGains {
         }
         tracks = players.map { (volume: make($0.volumeParameter), pan: make($0.panParameter)) }
         master = make(layout.mixer.outputVolumeParameter)
+        self.players = players
+        if laned {
+            let solo = players.contains { $0.soloParameter.value != 0 }
+            for (t, p) in zip(tracks, players) {
+                t.volume.mute = MuteRamp(audible: Self.audible(p, anySolo: solo), sampleRate: sampleRate, maximumFrameCount: maximumFrameCount)
+            }
+        }
+    }
+
+    private let players: [PlayerNode]
+
+    /// Whether a track is heard: not muted, and soloed when any track is.
+    @inline(__always)
+    private static func audible(_ p: PlayerNode, anySolo: Bool) -> Bool {
+        p.muteParameter.value == 0 && (!anySolo || p.soloParameter.value != 0)
     }
 
     /// What the mix reads for each gain.
@@ -30,7 +45,10 @@ final class LiveGains {
     /// (`timeline`: its first timeline frame; `period` > 0: the loop's length). Render side.
     @inline(__always)
     func advance(fromFrame first: Int, count n: Int, timeline: Int, period: Int) {
-        for t in tracks {
+        var solo = false
+        for p in players where p.soloParameter.value != 0 { solo = true }
+        for (k, t) in tracks.enumerated() {
+            t.volume.mute?.advance(audible: Self.audible(players[k], anySolo: solo), count: n)
             t.volume.advance(fromFrame: first, count: n, timeline: timeline, period: period)
             t.pan.advance(fromFrame: first, count: n, timeline: timeline, period: period)
         }

@@ -109,6 +109,10 @@ enum AutomatedValue {
         }
     }
 
+    /// A live track volume whose mute ramp (`MuteRamp`) is not at 0 in the block: the track
+    /// is mixed even while muted, until its fade is over. False otherwise.
+    var isHeardLive: Bool { if case .live(let g) = self { g.mute.map { !$0.isClosed } ?? false } else { false } }
+
     /// `value(atFrame:)` of frames `first ..< first + count` into `out`.
     @inline(__always)
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {

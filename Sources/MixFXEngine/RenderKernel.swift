@@ -398,7 +398,8 @@ public final class RenderKernel: @unchecked Sendable {
                               _ peak: inout Float, _ sum: inout Float) {
         guard let gained else { return }
         let player = t.layout.player
-        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) else { return }
+        // (live, a muted track fades out first: `MuteRamp`, in its volume's values)
+        guard player.muteParameter.value == 0 && (!anySolo || player.soloParameter.value != 0) || gainLanes[k].volume.isHeardLive else { return }
         let gL = gained.channel(0), gR = gained.channel(1)
         let (volume, pan) = gainLanes[k]
         let mono = t.channelCount == 1

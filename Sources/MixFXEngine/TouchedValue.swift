@@ -156,6 +156,8 @@ final class TouchedValue {
         for i in 0..<n where i == 0 || i == corner || i == seam - 1 || i == seam || i == returned {
             if i == seam { nextStartsTake = true }
             let f = period > 0 ? (timeline + i) % period : timeline + i
+            // (the frames before the mix's first, while effects start up after a seek)
+            guard f >= 0 else { continue }
             record.push(TouchPoint(frame: f, value: values[i], startsTake: nextStartsTake))
             nextStartsTake = false
         }
@@ -206,12 +208,19 @@ final class TouchedValue {
         return mode == .lane ? base(frame) : current
     }
 
-    /// `value(atFrame:)` of timeline frames `first ..< first + count` into `out`. Render side.
+    /// A track volume's mute and solo ramp (`MuteRamp`), which `fill` applies.
+    var mute: MuteRamp?
+
+    /// `value(atFrame:)` of timeline frames `first ..< first + count` into `out` (a volume:
+    /// times its mute ramp). Render side.
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
-        if let o = offset(first), o + n <= blockCount {
-            out.update(from: values + o, count: n)
-        } else {
+        guard let o = offset(first), o + n <= blockCount else {
             for i in 0..<n { out[i] = value(atFrame: first + i) }
+            return
+        }
+        out.update(from: values + o, count: n)
+        if let mute, !mute.isOpen {
+            for i in 0..<n { out[i] *= mute.factor(o + i) }
         }
     }
 }

@@ -127,6 +127,25 @@ import TestSupport
         #expect(abs(lane.value(at: Double(5120 + 239) / Self.rate, scale: .linearGain) - 0.75) < 0.01)
     }
 
+    /// Mute and unmute of a laned track ramp in 10 ms per sample (no click): frame k of the
+    /// ramp is the lane times 1 − (k + 1)/480 (down) or (k + 1)/480 (up).
+    @Test func muteAndUnmuteOfALanedTrackRamp() throws {
+        let (engine, t, lane) = session(frames: 20_000)
+        let y = try play(engine, frames: 20_000) { f in
+            if f == 5120 { t.player.isMuted = true }
+            if f == 10_240 { t.player.isMuted = false }
+        }
+        func l(_ f: Int) -> Double { lane.value(at: Double(f) / Self.rate, scale: .linearGain) }
+        var worst = 0.0
+        for k in 0..<480 {
+            worst = max(worst, abs(Double(y[5120 + k]) - l(5120 + k) * (1 - Double(k + 1) / 480)))
+            worst = max(worst, abs(Double(y[10_240 + k]) - l(10_240 + k) * Double(k + 1) / 480))
+        }
+        #expect(worst < 1e-6, "the mute ramps are \(worst) off")
+        #expect(y[5119] == Float(l(5119)) && y[5120] > 0.9 * y[5119] && y[5599] == 0 && y[10_239] == 0)
+        #expect(y[10_719] == Float(l(10_719)) && y[19_999] == Float(l(19_999)))
+    }
+
     /// Thinning keeps the curve within the tolerance of what was recorded everywhere (at the
     /// recorded points and between them, 20 times per segment) and drops what does not change
     /// the sound: a straight line becomes its two ends.
