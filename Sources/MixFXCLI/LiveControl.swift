@@ -28,8 +28,8 @@ final class LiveControl: @unchecked Sendable {
     var presetFiles: [String] = []
     let sampleFormat: SampleFormat?
     let sampleRate: Int?
-    /// What the touched gains played (each track's volume and pan, the master volume), written
-    /// into the lanes by `save` (`TouchTakes`).
+    /// What the touched gains and EQ settings played (each track's volume, pan and EQ, the
+    /// master volume), written into the lanes by `save` (`TouchTakes`).
     let touches: [TouchTakes]
 
     init(player: LivePlayer, engine: AudioEngine, tracks: [Track], inputs: [String], sampleFormat: SampleFormat?, sampleRate: Int?) {
@@ -40,7 +40,8 @@ final class LiveControl: @unchecked Sendable {
         self.sampleFormat = sampleFormat
         self.sampleRate = sampleRate
         let rate = Double(player.kernel.layout.sampleRate)
-        touches = (tracks.flatMap { [$0.player.volumeParameter, $0.player.panParameter] } + [engine.mainMixer.outputVolumeParameter])
+        touches = (tracks.flatMap { t in ParameterID.trackParameters.compactMap { t.parameter($0) } } + [engine.mainMixer.outputVolumeParameter])
+            .filter { $0.touchRecording != nil }
             .map { TouchTakes($0, sampleRate: rate) }
     }
 

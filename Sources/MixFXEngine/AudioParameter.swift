@@ -13,9 +13,13 @@ public final class AudioParameter: Sendable {
     let events: ParameterEventQueue?
     private let touched = Atomic<Bool>(false)
     private let playedBits: Atomic<UInt64>
-    /// The gains' touch takes: what a live kernel played while a hand held the parameter
-    /// (`isTouched`) and while its lane came back; nil for the others.
+    /// The touch takes of the gains and the EQ's settings: what a live kernel played while a
+    /// hand held the parameter (`isTouched`) and while its lane came back (`TouchedValue`,
+    /// `EQTouch`); nil for the others.
     public let touchRecording: TouchRecording?
+    /// The EQ's settings that record touches (besides the gains).
+    static let recordsTouches: [ParameterID] = [.bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
+                                                .eqGlobalGainDB]
 
     /// A parameter at `value`, or at its default. Any thread.
     public init(_ id: ParameterID, value: Double? = nil) {
@@ -27,7 +31,7 @@ public final class AudioParameter: Sendable {
         bits = Atomic((value ?? spec.defaultValue).bitPattern)
         let gain = [.volume, .pan, .masterVolume].contains(id)
         events = gain ? ParameterEventQueue() : nil
-        touchRecording = gain ? TouchRecording() : nil
+        touchRecording = gain || Self.recordsTouches.contains(id) ? TouchRecording() : nil
         playedBits = Atomic((value ?? spec.defaultValue).bitPattern)
     }
 

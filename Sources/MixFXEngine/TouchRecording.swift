@@ -20,19 +20,22 @@ public struct TouchPoint: Sendable, Equatable {
 /// single-producer, single-consumer ring of `TouchPoint`s. The render side (the one kernel that
 /// plays the parameter) writes with `push`, which never allocates, locks or waits (a full ring
 /// drops the point and counts it); the control side drains it with `drain`, one thread at a
-/// time (`TouchTakes` holds a lock around it).
+/// time (`TouchTakes` holds a lock around it). A slot is 16 bytes (the frame, its top bit
+/// `startsTake`, and the value), left uninitialised until written, so a ring costs memory only
+/// once something is recorded (every gain of every session has one).
 public final class TouchRecording: @unchecked Sendable {
-    /// Points the ring holds (a render side writes one or two per block while a touch lasts).
-    public static let capacity = 4096
+    /// Points the ring holds: a render side writes one to three per block while a touch lasts
+    /// (at 48 kHz in blocks of 256 frames, at most about 560 a second), so about 4 s of them.
+    public static let capacity = 2048
     private let mask = TouchRecording.capacity - 1
-    private let slots: UnsafeMutablePointer<TouchPoint>
+    private static let startFlag = 1 << 62
+    private let slots: UnsafeMutablePointer<(frame: Int, value: Double)>
     /// Points written (render side stores, control side loads), points read (the reverse).
     private let written = Atomic<Int>(0), read = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
 
     init() {
         slots = .allocate(capacity: Self.capacity)
-        slots.initialize(repeating: TouchPoint(frame: 0, value: 0, startsTake: false), count: Self.capacity)
     }
 
     deinit { slots.deallocate() }
@@ -48,7 +51,8 @@ public final class TouchRecording: @unchecked Sendable {
             droppedCount.add(1, ordering: .relaxed)
             return false
         }
-        slots[w & mask] = point
+        // (frames are from 0 and far below 2^62: the top bit carries `startsTake`)
+        (slots + (w & mask)).initialize(to: (point.frame | (point.startsTake ? Self.startFlag : 0), point.value))
         written.store(w + 1, ordering: .releasing)
         return true
     }
@@ -57,7 +61,10 @@ public final class TouchRecording: @unchecked Sendable {
     public func drain(into out: inout [TouchPoint]) {
         let r = read.load(ordering: .relaxed)
         let w = written.load(ordering: .acquiring)
-        for i in r..<w { out.append(slots[i & mask]) }
+        for i in r..<w {
+            let (f, v) = slots[i & mask]
+            out.append(TouchPoint(frame: f & ~Self.startFlag, value: v, startsTake: f & Self.startFlag != 0))
+        }
         read.store(w, ordering: .releasing)
     }
 }

@@ -64,14 +64,20 @@ public struct TouchTake: Sendable, Equatable {
             }
             return Array(LaneThinning.thin(curve, tolerance: tolerance).dropLast())
         }
-        // the lane before the take
-        for (i, p) in bps.enumerated() where p.seconds < a {
-            let cut = i + 1 < bps.count && bps[i + 1].seconds > a
+        // the lane before the take (up to the frame before it when the take starts away from
+        // the lane, as an EQ's does: the hand's value at once, smoothed by the EQ)
+        let jumps = tolerance.distance(first.value, base.value(at: a, scale: scale)) > tolerance.amount
+        let cutAt = jumps ? a - 1 / sampleRate : a
+        for (i, p) in bps.enumerated() where p.seconds < cutAt {
+            let cut = i + 1 < bps.count && bps[i + 1].seconds > cutAt
             if cut && p.curve == .scurve {
-                out += sampled(p.seconds, a)
+                out += sampled(p.seconds, cutAt)
             } else {
                 out.append(p)
             }
+        }
+        if jumps && cutAt > 0 && (out.last.map { $0.seconds < cutAt } ?? true) {
+            out.append(.init(seconds: cutAt, value: base.value(at: cutAt, scale: scale), curve: .linear))
         }
         // a geometric curve into the take needs a value above 0 at its start
         if let k = out.indices.last, out[k].curve.isGeometric(on: scale), !(first.value > 0) { out[k].curve = .linear }
@@ -117,7 +123,7 @@ public struct TouchTake: Sendable, Equatable {
 
 /// A parameter's touch takes on the control side: the points its `touchRecording` holds,
 /// drained by `collect()` (call it often enough that the ring does not fill: the CLI does every
-/// 10 to 20 ms; a ring of 4096 points holds tens of seconds), made into takes by `takes`.
+/// 10 to 20 ms; a ring of 2048 points holds about 4 s of a touch), made into takes by `takes`.
 /// Any thread (a lock around the points and the drain).
 public final class TouchTakes: Sendable {
     public let parameter: AudioParameter

@@ -146,6 +146,45 @@ import TestSupport
         #expect(y[10_719] == Float(l(10_719)) && y[19_999] == Float(l(19_999)))
     }
 
+    /// An EQ setting touched over its lane plays the hand's value through the EQ's own
+    /// smoothing, and back to the lane when released; the take written into the lane renders
+    /// offline what played (the same targets at the same 32-frame cells, the same smoothing).
+    @Test func anEQTouchRecordedAndPlayedBack() throws {
+        let x = Signals.noise(frames: 48_000, amplitude: 0.3, seed: 9)
+        func make(_ lane: AutomationLane) -> (AudioEngine, Track) {
+            let engine = AudioEngine()
+            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+            t.automation[.bassGainDB] = lane
+            return (engine, t)
+        }
+        let lane = AutomationLane([(0, 0), (1, 12)], curve: .linear)
+        let (engine, t) = make(lane)
+        let bass = try #require(t.parameter(.bassGainDB))
+        let takes = TouchTakes(bass, sampleRate: Self.rate)
+        let y = try play(engine, frames: 48_000) { f in
+            if f == 9728 { bass.touch(-6) }
+            if f == 19_200 { bass.touch(-12) }
+            if f == 28_672 { bass.release() }
+            takes.collect()
+        }
+        let recorded = takes.takes
+        #expect(recorded.count == 1)
+        let merged = try #require(takes.mergedLane())
+        try merged.validate(for: .bassGainDB, lane: "track 1 bass")
+        #expect(merged.breakpoints.count <= 10, "\(merged.breakpoints)")
+        let (offline, _) = make(merged)
+        let z = try renderAll(offline, block: 1000)[0]
+        let (plain, _) = make(lane)
+        let u = try renderAll(plain, block: 1000)[0]
+        var off: Float = 0, moved: Float = 0, at = -1
+        for i in 0..<min(y.count, z.count) {
+            if abs(y[i] - z[i]) > off { off = abs(y[i] - z[i]); at = i }
+            moved = max(moved, abs(y[i] - u[i]))
+        }
+        #expect(off < 1e-4, "the render of the written EQ lane is \(off) off the live playback at frame \(at) (lane \(merged.breakpoints.map { ($0.seconds * 48_000, $0.value, $0.curve.rawValue) }))")
+        #expect(moved > 0.05, "the touch did not change the sound (\(moved))")
+    }
+
     /// Thinning keeps the curve within the tolerance of what was recorded everywhere (at the
     /// recorded points and between them, 20 times per segment) and drops what does not change
     /// the sound: a straight line becomes its two ends.
