@@ -13,10 +13,10 @@ public final class AudioParameter: Sendable {
     let events: ParameterEventQueue?
     private let touched = Atomic<Bool>(false)
     private let playedBits: Atomic<UInt64>
-    /// The touch takes of the gains and the EQ's settings: what a live kernel played while a
-    /// hand held the parameter (`isTouched`) and while its lane came back (`TouchedValue`,
-    /// `EQTouch`); nil for the others.
-    public let touchRecording: TouchRecording?
+    /// The touch takes of the gains and the EQ's settings (made with the first live kernel
+    /// that plays the parameter, so offline renders never pay for it).
+    private let recording = Mutex<TouchRecording?>(nil)
+    private let recordsTouch: Bool
     /// The EQ's settings that record touches (besides the gains).
     static let recordsTouches: [ParameterID] = [.bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
                                                 .eqGlobalGainDB]
@@ -31,7 +31,7 @@ public final class AudioParameter: Sendable {
         bits = Atomic((value ?? spec.defaultValue).bitPattern)
         let gain = [.volume, .pan, .masterVolume].contains(id)
         events = gain ? ParameterEventQueue() : nil
-        touchRecording = gain || Self.recordsTouches.contains(id) ? TouchRecording() : nil
+        recordsTouch = gain || Self.recordsTouches.contains(id)
         playedBits = Atomic((value ?? spec.defaultValue).bitPattern)
     }
 
@@ -42,6 +42,23 @@ public final class AudioParameter: Sendable {
     public var isTouched: Bool {
         get { touched.load(ordering: .relaxed) }
         set { touched.store(newValue, ordering: .relaxed) }
+    }
+
+    /// What a live kernel played while a hand held the parameter (`isTouched`) and while its
+    /// lane came back (`TouchedValue`, `EQTouch`): the gains' and the EQ's settings, once a live
+    /// kernel plays them; nil before, and for the others. Control side, any thread.
+    public var touchRecording: TouchRecording? { recording.withLock { $0 } }
+
+    /// The recording a live kernel writes into, made the first time (control side, when the
+    /// kernel is made); nil for a parameter that records no touches.
+    func makeTouchRecording() -> TouchRecording? {
+        guard recordsTouch else { return nil }
+        return recording.withLock { r in
+            if let r { return r }
+            let made = TouchRecording()
+            r = made
+            return made
+        }
     }
 
     /// Sets the value by hand and holds the parameter (`isTouched`) until `release()`.

@@ -9,6 +9,8 @@
 final class EQTouch {
     /// The node's parameters in `EQLanes`' order.
     private let parameters: [AudioParameter]
+    /// Their recordings (`AudioParameter.touchRecording`).
+    private let rings: [TouchRecording?]
     /// Per parameter: a take runs, the last point recorded.
     private let recording: UnsafeMutablePointer<Bool>
     private let lastFrame: UnsafeMutablePointer<Int>
@@ -16,6 +18,7 @@ final class EQTouch {
 
     init(_ parameters: [AudioParameter]) {
         self.parameters = parameters
+        rings = parameters.map { $0.makeTouchRecording() }
         recording = .allocate(capacity: parameters.count)
         recording.initialize(repeating: false, count: parameters.count)
         lastFrame = .allocate(capacity: parameters.count)
@@ -35,7 +38,7 @@ final class EQTouch {
     func isTouched(_ i: Int, atFrame frame: Int, value: Double) -> Bool {
         let p = parameters[i]
         let touched = p.isTouched
-        guard let ring = p.touchRecording, frame >= 0 else { return touched }
+        guard let ring = rings[i], frame >= 0 else { return touched }
         if touched {
             if !recording[i] || frame < lastFrame[i] {
                 ring.push(TouchPoint(frame: frame, value: value, startsTake: true))

@@ -31,6 +31,8 @@ final class TouchedValue {
     private let returnFrames: Int
     private let values: UnsafeMutablePointer<Double>
     private let capacity: Int
+    /// Where what played while touched goes (`AudioParameter.touchRecording`).
+    private let record: TouchRecording?
     /// The block the values are for: its first frame of the mix and of the timeline, its
     /// length, and the timeline's period (0: no loop).
     private var blockMixFrame = 0, blockTimelineFrame = 0, blockCount = 0, period = 0
@@ -52,6 +54,7 @@ final class TouchedValue {
     init(_ parameter: AudioParameter, sampleRate: Double, maximumFrameCount: Int, perSample: Bool) {
         self.parameter = parameter
         self.perSample = perSample
+        record = parameter.makeTouchRecording()
         switch AutomatedValue(parameter, sampleRate: sampleRate) {
         case .lane(let l): lane = l; constant = nil
         case .constant(let v): lane = nil; constant = v
@@ -91,7 +94,6 @@ final class TouchedValue {
         if first != expectedFrame { restart(touched: touched, hand: hand) }
         expectedFrame = first + n
         blockMixFrame = first; blockTimelineFrame = timeline; blockCount = n; self.period = period
-        let record = parameter.touchRecording
         // what the block starts from, before this block's transitions
         let before = current
         var rampBegan = false
