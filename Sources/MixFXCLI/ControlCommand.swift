@@ -7,6 +7,12 @@ enum ControlCommand: Equatable {
     /// `track all KEY VALUE`: every track at once (the same block sees them all).
     case setAllTracks(id: ParameterID, value: Double)
     case masterVolume(Double)
+    /// `track N KEY release`, `track all KEY release`, `master volume release`, `release`: the
+    /// hand lets go of a setting it moved (its lane, if it has one, plays again).
+    case releaseTrack(track: Int, id: ParameterID)
+    case releaseAllTracks(id: ParameterID)
+    case releaseMaster
+    case releaseAll
     /// The master limiter's ceiling, dBTP (a session started with `--limit`).
     case limiterCeiling(Double)
     /// Seconds; relative to the position when `relative`.
@@ -29,7 +35,7 @@ enum ControlCommand: Equatable {
         case "track":
             let all = words.count == 4 && words[1] == "all"
             guard words.count == 4, let n = all ? 0 : Int(words[1]) else {
-                throw fail("expected: track N KEY VALUE or track all KEY VALUE (e.g. track 2 pitch -300)")
+                throw fail("expected: track N KEY VALUE, track all KEY VALUE or track N KEY release (e.g. track 2 pitch -300)")
             }
             guard all || (n >= 1 && n <= trackCount) else { throw fail("track \(words[1]): tracks go from 1 to \(trackCount), or all") }
             guard let id = ParameterID.track(key: words[2]) else {
@@ -38,6 +44,7 @@ enum ControlCommand: Equatable {
             guard id.spec.isLive else {
                 throw fail("track \(n) \(words[2]): fixed when playback starts (give it on the command line or in the preset); live settings: \(ParameterID.trackParameters.filter(\.spec.isLive).map(\.spec.key).joined(separator: ", "))")
             }
+            if words[3] == "release" { return all ? .releaseAllTracks(id: id) : .releaseTrack(track: n, id: id) }
             let flag = "track \(words[1]) \(words[2])"
             let value: Double
             do { value = try SessionOptions.value(words[3], id: id, flag: flag) } catch { throw fail(error.message) }
@@ -53,8 +60,9 @@ enum ControlCommand: Equatable {
                 }
             }
             guard words.count == 3, words[1] == "volume" else {
-                throw fail("expected: master volume V, or master limit CEILING_DBTP")
+                throw fail("expected: master volume V, master volume release, or master limit CEILING_DBTP")
             }
+            if words[2] == "release" { return .releaseMaster }
             // (read as --master-volume reads it: linear, 50% or -6dB)
             do { return .masterVolume(try SessionOptions.value(words[2], id: .masterVolume, flag: "master volume")) } catch {
                 throw fail(error.message)
@@ -64,6 +72,9 @@ enum ControlCommand: Equatable {
                 throw fail("expected: seek SECONDS (or +S / -S), a decimal number")
             }
             return .seek(seconds: v, relative: words[1].hasPrefix("+") || words[1].hasPrefix("-"))
+        case "release":
+            guard words.count == 1 else { throw fail("expected: release (every setting moved by hand), or track N KEY release, master volume release") }
+            return .releaseAll
         case "pause": return .pause
         case "resume", "play": return .resume
         case "save":
@@ -77,7 +88,7 @@ enum ControlCommand: Equatable {
             }
             return .debugStall(milliseconds: ms)
         default:
-            throw fail("unknown command '\(verb)' (commands: track, master, seek, pause, resume, save, status, quit)")
+            throw fail("unknown command '\(verb)' (commands: track, master, release, seek, pause, resume, save, status, quit)")
         }
     }
 }

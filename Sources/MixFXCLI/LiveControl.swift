@@ -7,10 +7,14 @@ import MixFX
 ///     track N KEY VALUE     KEY: volume, pan, bass, treble, pitch, tempo, mute, solo, bass-freq, ...
 ///     track all KEY VALUE   every track
 ///     master volume V
+///     track N KEY release | track all KEY release | master volume release | release
+///                           the hand lets go (a move touches the setting: it takes over the
+///                           setting's lane until released, `AudioParameter.touch`)
 ///     seek SECONDS | seek +S | seek -S
 ///     pause | resume
-///     save FILE.json [--force]   the current settings as a preset (never over an input;
-///                           over an existing file only with --force)
+///     save FILE.json [--force]   the current settings as a preset, with the session's lanes
+///                           and the touches written into them (never over an input; over an
+///                           existing file only with --force)
 ///     status
 ///     quit
 /// `@unchecked Sendable`: its fields are set in `init`; commands run on one thread at a time
@@ -24,6 +28,9 @@ final class LiveControl: @unchecked Sendable {
     var presetFiles: [String] = []
     let sampleFormat: SampleFormat?
     let sampleRate: Int?
+    /// What the touched gains and EQ settings played (each track's volume, pan and EQ, the
+    /// master volume), written into the lanes by `save` (`TouchTakes`).
+    let touches: [TouchTakes]
 
     init(player: LivePlayer, engine: AudioEngine, tracks: [Track], inputs: [String], sampleFormat: SampleFormat?, sampleRate: Int?) {
         self.player = player
@@ -32,6 +39,20 @@ final class LiveControl: @unchecked Sendable {
         self.inputs = inputs
         self.sampleFormat = sampleFormat
         self.sampleRate = sampleRate
+        let rate = Double(player.kernel.layout.sampleRate)
+        touches = (tracks.flatMap { t in ParameterID.trackParameters.compactMap { t.parameter($0) } } + [engine.mainMixer.outputVolumeParameter])
+            .filter { $0.touchRecording != nil }
+            .map { TouchTakes($0, sampleRate: rate) }
+    }
+
+    /// Takes what the render side recorded of the touches (call every few tens of ms while
+    /// playing, so its rings never fill).
+    func collectTouches() { for t in touches { t.collect() } }
+
+    /// Every setting a hand holds lets go.
+    func releaseAll() {
+        for t in tracks { for id in ParameterID.trackParameters { t.parameter(id)?.release() } }
+        engine.mainMixer.outputVolumeParameter.release()
     }
 
     enum Outcome { case ok(String), quit }
@@ -47,9 +68,13 @@ final class LiveControl: @unchecked Sendable {
         }
         guard let command else { return .ok("") }
         switch command {
-        case .setTrack(let n, let id, let v): tracks[n - 1].parameter(id)?.value = v
-        case .setAllTracks(let id, let v): for t in tracks { t.parameter(id)?.value = v }
-        case .masterVolume(let v): engine.mainMixer.outputVolume = v
+        case .setTrack(let n, let id, let v): tracks[n - 1].parameter(id)?.touch(v)
+        case .setAllTracks(let id, let v): for t in tracks { t.parameter(id)?.touch(v) }
+        case .masterVolume(let v): engine.mainMixer.outputVolumeParameter.touch(v)
+        case .releaseTrack(let n, let id): tracks[n - 1].parameter(id)?.release()
+        case .releaseAllTracks(let id): for t in tracks { t.parameter(id)?.release() }
+        case .releaseMaster: engine.mainMixer.outputVolumeParameter.release()
+        case .releaseAll: releaseAll()
         case .limiterCeiling(let v):
             guard let limiter = engine.masterLimiter else {
                 throw CommandError(message: "master limit: this session has no limiter (start mixfx play with \(SettingFlags.name(SessionOption.limitDBTP.spec.setting())); it adds \(PlayCommand.limiterLatencyText) of latency, so it is chosen at the start)")
@@ -81,7 +106,8 @@ final class LiveControl: @unchecked Sendable {
         return .ok(line)
     }
 
-    /// The current settings of every track as a preset that loads back to the same mix.
+    /// The current settings of every track as a preset that loads back to the same mix, with
+    /// the session's lanes and the touches written into them (thinned: `TouchTake`).
     func currentPreset() -> Preset {
         var p = Preset(name: "saved", description: "Settings saved from mixfx play (\(inputs.count) track(s)).")
         p.tracks = tracks.map { t in
@@ -90,10 +116,29 @@ final class LiveControl: @unchecked Sendable {
             return v
         }
         p.masterVolume = engine.mainMixer.outputVolume
+        p.automation = currentLanes()
         p.limitDBTP = engine.masterLimiter?.ceilingDBTP
         p.sampleFormat = sampleFormat
         p.sampleRateHz = sampleRate
         return p
+    }
+
+    /// The session's lanes, each on its track or the master, the touches of the gains written
+    /// into them (a gain without a lane that was touched gets one), in track order then the
+    /// registry's.
+    func currentLanes() -> [PresetLane] {
+        var merged: [ObjectIdentifier: AutomationLane] = [:]
+        for t in touches { if let lane = t.mergedLane() { merged[ObjectIdentifier(t.parameter)] = lane } }
+        func lane(_ p: AudioParameter) -> AutomationLane? { merged[ObjectIdentifier(p)] ?? p.automation }
+        var lanes: [PresetLane] = []
+        for (i, t) in tracks.enumerated() {
+            for id in ParameterID.automatable where id.spec.node != nil {
+                if let p = t.parameter(id), let l = lane(p) { lanes.append(PresetLane(target: .track(i), id: id, lane: l)) }
+            }
+        }
+        if let l = lane(engine.mainMixer.outputVolumeParameter) { lanes.append(PresetLane(target: .master, id: .masterVolume, lane: l)) }
+        if let l = engine.masterLimiter?.ceilingParameter.automation { lanes.append(PresetLane(target: .master, id: .limiterCeilingDBTP, lane: l)) }
+        return lanes
     }
 
     /// Writes the current settings as a preset, by the rules every output follows (never an

@@ -12,6 +12,12 @@ final class TerminalMixer {
     private var peakHold: [(value: Float, until: Date)]
     private var masterHold: (value: Float, until: Date) = (0, .distantPast)
     private var truePeakHold: (value: Float, until: Date) = (0, .distantPast)
+    /// The settings a key moved (touched), with the time of the last key on each: each is
+    /// released `touchSeconds` after it, as a DAW's "touch" mode does, unless `latched`.
+    private var touched: [(parameter: AudioParameter, lastKey: Date)] = []
+    private var latched = false
+    /// How long a touch lasts after the last key on the setting.
+    static let touchSeconds = 1.0
 
     init(control: LiveControl) {
         self.control = control
@@ -33,12 +39,28 @@ final class TerminalMixer {
                     break
                 }
             }
+            control.collectTouches()
+            releaseExpiredTouches(now: Date())
             if Date().timeIntervalSince(lastDraw) > 1.0 / 15 {
                 draw()
                 lastDraw = Date()
             }
         }
         draw()
+    }
+
+    /// A key moved `parameter` by hand: it holds it (touch) until released.
+    private func touch(_ parameter: AudioParameter, _ value: Double) {
+        parameter.touch(value)
+        touched.removeAll { $0.parameter === parameter }
+        touched.append((parameter, Date()))
+    }
+
+    /// Releases the touches whose last key is `touchSeconds` old (none while latched).
+    func releaseExpiredTouches(now: Date) {
+        guard !latched else { return }
+        for t in touched where now.timeIntervalSince(t.lastKey) >= Self.touchSeconds { t.parameter.release() }
+        touched.removeAll { now.timeIntervalSince($0.lastKey) >= Self.touchSeconds }
     }
 
     /// Returns false to quit.
@@ -50,8 +72,9 @@ final class TerminalMixer {
             // (a tempo within what live playback takes)
             let live = PitchShifterSettings.liveTempoRange
             let low = id == .tempo ? live.lowerBound : spec.minimumExcluded ? spec.minimum + 0.01 : spec.minimum
-            p.value = min(max(p.value + delta, low), id == .tempo ? live.upperBound : spec.maximum)
-            if id == .tempo { p.value = (p.value * 100).rounded() / 100 }   // (0.9, not 0.8999…)
+            var v = min(max(p.value + delta, low), id == .tempo ? live.upperBound : spec.maximum)
+            if id == .tempo { v = (v * 100).rounded() / 100 }   // (0.9, not 0.8999…)
+            touch(p, v)
             message = "track \(selected + 1) \(id.rawValue) \(fmt((p.value * 100).rounded() / 100))"
         }
         switch keys {
@@ -91,12 +114,18 @@ final class TerminalMixer {
             case "s", "S":
                 t.player.isSoloed.toggle()
                 message = "track \(selected + 1) solo \(t.player.isSoloed ? "on" : "off")"
-            case "-", "_":
-                control.engine.mainMixer.outputVolume = max(0, control.engine.mainMixer.outputVolume - 0.05)
-                message = "master volume \(fmt((control.engine.mainMixer.outputVolume * 100).rounded() / 100))"
-            case "+", "=":
-                control.engine.mainMixer.outputVolume = min(16, control.engine.mainMixer.outputVolume + 0.05)
-                message = "master volume \(fmt((control.engine.mainMixer.outputVolume * 100).rounded() / 100))"
+            case "-", "_", "+", "=":
+                let master = control.engine.mainMixer.outputVolumeParameter
+                touch(master, min(max(0, master.value + (k == 45 || k == 95 ? -0.05 : 0.05)), 16))
+                message = "master volume \(fmt((master.value * 100).rounded() / 100))"
+            case "l", "L":
+                latched.toggle()
+                if !latched { touched = touched.map { ($0.parameter, Date()) } }   // (unlatched: held 1 s more)
+                message = latched ? "touch latched: moves hold until r" : "touch: moves hold 1 s after the last key"
+            case "r", "R":
+                control.releaseAll()
+                touched = []
+                message = "released: the lanes play again"
             case " ":
                 let paused = !control.player.status.isPaused
                 control.player.pause(paused)
@@ -175,10 +204,11 @@ final class TerminalMixer {
         "  </>  tempo −/+ 0.05     {/}  every track's tempo −/+ 0.05",
         "  m  mute    s  solo    -/+  master volume    space  pause    [/]  seek ∓5 s",
         "  w  save the settings as a preset    ?  hide help    q  quit",
+        "  a move holds the lane 1 s (touch)    l  latch it    r  release all",
     ]
     /// The keys in one line's words, wrapped to the screen.
     static let keyItems = ["keys: ↑↓ track", "v/V vol", "←→ pan", "b/B bass", "t/T treble", "p/P pitch", "</> tempo",
-                           "m mute", "s solo", "space pause", "[ ] seek", "w save", "? help", "q quit"]
+                           "m mute", "s solo", "space pause", "[ ] seek", "l latch", "r release", "w save", "? help", "q quit"]
 
     private func draw() {
         let size = Terminal.size(1) ?? (80, 24)

@@ -11,6 +11,15 @@ public final class AudioParameter: Sendable {
     private let lane = Mutex<AutomationLane?>(nil)
     /// The gains' scheduled events (`schedule(value:atFrame:rampFrames:)`), nil for the others.
     let events: ParameterEventQueue?
+    private let touched = Atomic<Bool>(false)
+    private let playedBits: Atomic<UInt64>
+    /// The touch takes of the gains and the EQ's settings (made with the first live kernel
+    /// that plays the parameter, so offline renders never pay for it).
+    private let recording = Mutex<TouchRecording?>(nil)
+    private let recordsTouch: Bool
+    /// The EQ's settings that record touches (besides the gains).
+    static let recordsTouches: [ParameterID] = [.bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
+                                                .eqGlobalGainDB]
 
     /// A parameter at `value`, or at its default. Any thread.
     public init(_ id: ParameterID, value: Double? = nil) {
@@ -20,7 +29,53 @@ public final class AudioParameter: Sendable {
         maximum = spec.maximum
         defaultValue = spec.defaultValue
         bits = Atomic((value ?? spec.defaultValue).bitPattern)
-        events = [.volume, .pan, .masterVolume].contains(id) ? ParameterEventQueue() : nil
+        let gain = [.volume, .pan, .masterVolume].contains(id)
+        events = gain ? ParameterEventQueue() : nil
+        recordsTouch = gain || Self.recordsTouches.contains(id)
+        playedBits = Atomic((value ?? spec.defaultValue).bitPattern)
+    }
+
+    /// Whether a hand holds the parameter (live playback: a move in the terminal mixer or on
+    /// the control input). A touched gain plays `value` instead of its lane (reached in 10 ms
+    /// from what played); released, the lane comes back over 250 ms (`TouchedValue`). Any
+    /// thread; the render side reads it once per block.
+    public var isTouched: Bool {
+        get { touched.load(ordering: .relaxed) }
+        set { touched.store(newValue, ordering: .relaxed) }
+    }
+
+    /// What a live kernel played while a hand held the parameter (`isTouched`) and while its
+    /// lane came back (`TouchedValue`, `EQTouch`): the gains' and the EQ's settings, once a live
+    /// kernel plays them; nil before, and for the others. Control side, any thread.
+    public var touchRecording: TouchRecording? { recording.withLock { $0 } }
+
+    /// The recording a live kernel writes into, made the first time (control side, when the
+    /// kernel is made); nil for a parameter that records no touches.
+    func makeTouchRecording() -> TouchRecording? {
+        guard recordsTouch else { return nil }
+        return recording.withLock { r in
+            if let r { return r }
+            let made = TouchRecording()
+            r = made
+            return made
+        }
+    }
+
+    /// Sets the value by hand and holds the parameter (`isTouched`) until `release()`.
+    /// Any thread.
+    public func touch(_ newValue: Double) {
+        value = newValue
+        isTouched = true
+    }
+
+    /// Lets the parameter go: its lane, if it has one, takes over again. Any thread.
+    public func release() { isTouched = false }
+
+    /// What a live kernel played last (the gains, at the end of each block: the lane, the hand
+    /// or the way between them); the value until a live kernel plays it. Any thread.
+    public internal(set) var playedValue: Double {
+        get { Double(bitPattern: playedBits.load(ordering: .relaxed)) }
+        set { playedBits.store(newValue.bitPattern, ordering: .relaxed) }
     }
 
     /// The value as set (possibly out of range: `AudioEngine.validate()` reports that).

@@ -82,18 +82,20 @@ final class PreparedLane: @unchecked Sendable {
 
 /// What the render side reads for one parameter: the parameter itself (no lane: its value, read
 /// once per block, may change live), the one value of a constant lane (which so renders exactly
-/// as that static setting), or a lane that moves.
+/// as that static setting), a lane that moves, or live, a gain a hand may take over
+/// (`TouchedValue`, which plays its lane until touched).
 ///
-/// A plain value (the parameter and the lane held as `Unmanaged`), so that the checked render
-/// path reads it without reference counting (see `Unretained`): the parameter is kept alive by
-/// its node, the prepared lane by this value's owner, which calls `release()` once (its
-/// `deinit`).
+/// A plain value (the parameter, the lane and the touched value held as `Unmanaged`), so that
+/// the checked render path reads it without reference counting (see `Unretained`): the
+/// parameter is kept alive by its node, the touched value by the kernel's `LiveGains`, the
+/// prepared lane by this value's owner, which calls `release()` once (its `deinit`).
 struct AutomatedValue {
-    private enum Kind { case parameter, constant, lane }
+    private enum Kind { case parameter, constant, lane, live }
     private let kind: Kind
     private let parameter: Unmanaged<AudioParameter>?
     private let constant: Double
     private let prepared: Unmanaged<PreparedLane>?
+    private let touched: Unmanaged<TouchedValue>?
 
     /// Reads `parameter`'s lane (control side: when a kernel is made).
     init(_ parameter: AudioParameter, sampleRate: Double) {
@@ -102,9 +104,11 @@ struct AutomatedValue {
             self.parameter = .passUnretained(parameter)
             constant = 0
             prepared = nil
+            touched = nil
             return
         }
         self.parameter = nil
+        touched = nil
         if let v = lane.constantValue {
             kind = .constant
             constant = v
@@ -116,11 +120,28 @@ struct AutomatedValue {
         }
     }
 
+    /// Live: what `gain` plays (it is kept alive by the kernel's `LiveGains`).
+    static func live(_ gain: TouchedValue) -> AutomatedValue { AutomatedValue(touched: gain) }
+
+    private init(touched gain: TouchedValue) {
+        kind = .live
+        parameter = nil
+        constant = 0
+        prepared = nil
+        touched = .passUnretained(gain)
+    }
+
     /// Gives up the prepared lane (once, by the owner, when done).
     func release() { prepared?.release() }
 
     /// Whether it moves over the timeline (a lane of more than one value).
-    var moves: Bool { if case .lane = kind { true } else { false } }
+    var moves: Bool {
+        switch kind {
+        case .lane: true
+        case .live: touched!._withUnsafeGuaranteedRef { $0.perSample }
+        default: false
+        }
+    }
 
     /// Whether it is the parameter (no lane).
     var isParameter: Bool { if case .parameter = kind { true } else { false } }
@@ -128,10 +149,24 @@ struct AutomatedValue {
     /// The lane that moves (control side), nil for the others.
     var lane: PreparedLane? { prepared?.takeUnretainedValue() }
 
+    /// The one value of a constant lane (control side), nil for the others.
+    var constantValue: Double? { if case .constant = kind { constant } else { nil } }
+
+    /// A live track volume whose mute ramp (`MuteRamp`) is not at 0 in the block: the track
+    /// is mixed even while muted, until its fade is over. False otherwise.
+    var isHeardLive: Bool {
+        guard case .live = kind else { return false }
+        return touched!._withUnsafeGuaranteedRef { $0.heard() }
+    }
+
     /// `value(atFrame:)` of frames `first ..< first + count` into `out`.
     @inline(__always)
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
-        if let prepared { prepared._withUnsafeGuaranteedRef { $0.fill(out, fromFrame: first, count: n) } } else { out.update(repeating: value(atFrame: first), count: n) }
+        switch kind {
+        case .lane: prepared!._withUnsafeGuaranteedRef { $0.fill(out, fromFrame: first, count: n) }
+        case .live: touched!._withUnsafeGuaranteedRef { $0.fill(out, fromFrame: first, count: n) }
+        default: out.update(repeating: value(atFrame: first), count: n)
+        }
     }
 
     /// The value for a whole block: the parameter's now, or the constant (a moving lane: its
@@ -142,6 +177,7 @@ struct AutomatedValue {
         case .parameter: parameter!._withUnsafeGuaranteedRef { $0.clampedValue }
         case .constant: constant
         case .lane: prepared!._withUnsafeGuaranteedRef { $0.value(atFrame: frame) }
+        case .live: touched!._withUnsafeGuaranteedRef { $0.value(atFrame: frame) }
         }
     }
 }

@@ -102,6 +102,10 @@ public final class RenderKernel: @unchecked Sendable {
     private let gainLanes: UnsafeMutablePointer<(volume: AutomatedValue, pan: AutomatedValue)>
     private let masterVolume: AutomatedValue
     private let gainsMove: UnsafeMutablePointer<Bool>
+    /// Live: the gains' touch and release (advanced once per block, before the mix reads them),
+    /// and the same held unretained for the checked render path.
+    private let liveGains: LiveGains?
+    private let liveGainsRef: Unmanaged<LiveGains>?
     private let gained: AudioBuffer?
     private let gainedRef: BufferRef?
     /// Room for three blocks of lane values (`mixAutomated`).
@@ -137,10 +141,14 @@ public final class RenderKernel: @unchecked Sendable {
                         maximumFrameCount: maximumFrameCount, mode: mode, failures: failures, timelineFrames: layout.frameCount)
         }
         let rate = Double(layout.sampleRate)
-        let lanes = layout.tracks.map {
+        // (live: gains a hand may take over, `LiveGains`)
+        let live = mode == .live ? LiveGains(layout: layout, sampleRate: rate, maximumFrameCount: maximumFrameCount) : nil
+        liveGains = live
+        liveGainsRef = live.map { .passUnretained($0) }
+        let lanes = live?.trackValues ?? layout.tracks.map {
             (volume: AutomatedValue($0.player.volumeParameter, sampleRate: rate), pan: AutomatedValue($0.player.panParameter, sampleRate: rate))
         }
-        let master = AutomatedValue(layout.mixer.outputVolumeParameter, sampleRate: rate)
+        let master = live.map { AutomatedValue.live($0.master) } ?? AutomatedValue(layout.mixer.outputVolumeParameter, sampleRate: rate)
         let moving = lanes.map { $0.volume.moves || $0.pan.moves || master.moves }
         gainLanes = .allocate(capacity: max(1, lanes.count))
         gainLanes.initialize(from: lanes, count: lanes.count)
@@ -319,6 +327,10 @@ public final class RenderKernel: @unchecked Sendable {
         let outL = out[0]
         let outR = outChannels > 1 ? out[1] : outL
         let solo = anySolo()
+        if let gains = liveGainsRef {
+            let first = mixFrame, timeline = timelineFrame(mixFrame), period = loops ? layout.frameCount : 0
+            gains._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline, period: period) }
+        }
         let scheduled = runSchedules(frameCount: n)
         if pipelined { return mixPipelined(frameCount: n, outL, outR, outChannels, anySolo: solo, scheduled: scheduled) }
         // One track after another: render it, mix it.
@@ -487,7 +499,9 @@ public final class RenderKernel: @unchecked Sendable {
                               _ outChannels: Int, atFrame first: Int, timeline: Int, anySolo: Bool,
                               _ peak: inout Float, _ sum: inout Float) {
         guard let gained = gainedRef else { return }
-        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) else { return }
+        // (live, a muted track fades out first: `MuteRamp`, in its volume's values)
+        let heard = gainLanes[k].volume.isHeardLive   // (a value: the right side of `||` is a closure)
+        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) || heard else { return }
         let gL = gained.planes[0], gR = gained.planes[1]
         let (volume, pan) = gainLanes[k]
         let mono = t.channelCount == 1

@@ -25,6 +25,27 @@ import MixFX
         #expect(try parse("track all pitch -100") == .setAllTracks(id: .pitchCents, value: -100))
     }
 
+    /// Touch: a hand move holds a setting until released; the release forms, and what is
+    /// refused.
+    @Test func releaseCommands() throws {
+        #expect(try parse("track 2 volume release") == .releaseTrack(track: 2, id: .volume))
+        #expect(try parse("track all pan release") == .releaseAllTracks(id: .pan))
+        #expect(try parse("master volume release") == .releaseMaster)
+        #expect(try parse(" release ") == .releaseAll)
+        for (line, message) in [("release now", "expected: release (every setting moved by hand)"),
+                                ("track 4 volume release", "track 4: tracks go from 1 to 3"),
+                                ("track 1 speed release", "track 1 speed: fixed when playback starts"),
+                                ("track 1 volume", "expected: track N KEY VALUE, track all KEY VALUE or track N KEY release"),
+                                ("master release", "expected: master volume V, master volume release")] {
+            do {
+                _ = try parse(line)
+                Issue.record("'\(line)' was accepted")
+            } catch {
+                #expect(error.message.hasPrefix(message), "\(error.message)")
+            }
+        }
+    }
+
     /// Live tempos are 0.25…4 (render for the rest); settings fixed at the start say so.
     @Test func liveLimitsAreNamed() {
         for (line, message) in [("track 1 tempo 8", "track 1 tempo 8: live playback takes tempos from 0.25 to 4"),

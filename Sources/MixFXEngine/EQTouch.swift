@@ -1,0 +1,68 @@
+/// Touch of a shelf EQ's laned settings (its gains, corners, slopes and global gain), for
+/// `EQLanes`: a setting a hand holds (`AudioParameter.isTouched`) plays its value instead of its
+/// lane, and the EQ's own smoothing (τ = 10 ms, every 32 frames) takes it there and back, as it
+/// does any change. What the hand asked for is recorded into the parameter's `touchRecording`
+/// at the timeline frames the EQ reads (a point when the value changes, at least every 512
+/// frames, and the frame before the release), so a take written into the lane (`TouchTake`)
+/// renders offline through the same smoothing. Made with the kernel; used by the thread that
+/// renders the track; no allocation.
+final class EQTouch {
+    /// The node's parameters in `EQLanes`' order.
+    private let parameters: [AudioParameter]
+    /// Their recordings (`AudioParameter.touchRecording`).
+    private let rings: [TouchRecording?]
+    /// Per parameter: a take runs, the last point recorded.
+    private let recording: UnsafeMutablePointer<Bool>
+    private let lastFrame: UnsafeMutablePointer<Int>
+    private let lastValue: UnsafeMutablePointer<Double>
+
+    init(_ parameters: [AudioParameter]) {
+        self.parameters = parameters
+        rings = parameters.map { $0.makeTouchRecording() }
+        recording = .allocate(capacity: parameters.count)
+        recording.initialize(repeating: false, count: parameters.count)
+        lastFrame = .allocate(capacity: parameters.count)
+        lastFrame.initialize(repeating: 0, count: parameters.count)
+        lastValue = .allocate(capacity: parameters.count)
+        lastValue.initialize(repeating: 0, count: parameters.count)
+    }
+
+    deinit {
+        recording.deallocate()
+        lastFrame.deallocate()
+        lastValue.deallocate()
+    }
+
+    /// Whether parameter `i` is held by a hand at timeline frame `frame`, where it plays `value`
+    /// (its own, clamped); records it. Render side.
+    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): live
+    /// touch's render side reads its parameters and rings from arrays of references, which
+    /// the check counts; it allocates and locks nothing (the allocation counter:
+    /// `PlayTouchTests.touchesAllocateNothingOnTheRenderThread`). See docs/realtime.md.
+    @_semantics("no_performance_analysis")
+    func isTouched(_ i: Int, atFrame frame: Int, value: Double) -> Bool {
+        let p = parameters[i]
+        let touched = p.isTouched
+        guard let ring = rings[i], frame >= 0 else { return touched }
+        if touched {
+            if !recording[i] || frame < lastFrame[i] {
+                ring.push(TouchPoint(frame: frame, value: value, startsTake: true))
+            } else if frame > lastFrame[i] && (value != lastValue[i] || frame - lastFrame[i] >= 512) {
+                // (a change: the value before it on the frame before, so the lane steps)
+                if value != lastValue[i] && frame - 1 > lastFrame[i] {
+                    ring.push(TouchPoint(frame: frame - 1, value: lastValue[i], startsTake: false))
+                }
+                ring.push(TouchPoint(frame: frame, value: value, startsTake: false))
+            } else {
+                return true
+            }
+            recording[i] = true
+            lastFrame[i] = frame
+            lastValue[i] = value
+        } else if recording[i] {
+            recording[i] = false
+            if frame - 1 > lastFrame[i] { ring.push(TouchPoint(frame: frame - 1, value: lastValue[i], startsTake: false)) }
+        }
+        return touched
+    }
+}

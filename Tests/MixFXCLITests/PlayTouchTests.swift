@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// Touch in `mixfx play` (issue #33, docs/automation.md "Touch"): a track's volume held by the
+/// control input over its lane, released, saved; `mixfx render` of the saved preset plays what
+/// was heard, through the paced ALSA tap (PulseAudio, see Tests/alsa).
+@Suite struct PlayTouchTests {
+    let dir = TempDir("mixfx-play-touch")
+
+    /// RMS level in dB of frames `range` of interleaved stereo s16.
+    func level(_ y: [Int16], _ range: Range<Int>) -> Double {
+        var sum = 0.0
+        for i in range { sum += Double(y[2 * i]) * Double(y[2 * i]) + Double(y[2 * i + 1]) * Double(y[2 * i + 1]) }
+        return 10 * log10(max(sum / Double(2 * range.count), 1e-9))
+    }
+
+    /// A touch move recorded and played back: noise under a volume lane (1 → 0.3 over 3 s);
+    /// `track 1 volume 0.2` at about 0.75 s, `track 1 volume release` at about 1.5 s, `save`
+    /// once the lane is back. The saved preset's lane rendered offline matches the tap within
+    /// 0.2 dB in every 25 ms window, and the touch is in it (about 10 dB below the lane).
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aTouchRecordedByControlInputIsSavedAndRendersWhatWasHeard() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), length = 144_000
+        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 21), Signals.noise(frames: length, amplitude: 0.3, seed: 22)],
+                             to: input, sampleRate: 48_000)
+        let settings = ["--automate", "volume=1@0,0.3@3", "--sample-format", "s16", "--rate", "48000"]
+        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
+        p.send("track 1 volume 0.2")
+        #expect(p.waitForLine(startingWith: "ok track 1 volume 0.2") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
+        p.send("track 1 volume release")
+        #expect(p.waitForLine(startingWith: "ok track 1 volume release") != nil, "\(p.stderr)")
+        let released = try ALSARig.readS16(tap).count / 2
+        ALSARig.waitForTap(tap, frames: released + 24_000, bytesPerFrame: 4)
+        p.send("save \(saved)")
+        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap)
+        #expect(y.count == 2 * length)
+        // the saved preset: version 3, the lane with the touch, thinned
+        let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
+        #expect(preset["schemaVersion"] as? Int == 3)
+        let lanes = preset["automation"] as? [[String: Any]] ?? []
+        let volume = try #require(lanes.first { $0["parameter"] as? String == "volume" })
+        let count = (volume["breakpoints"] as? [Any])?.count ?? 0
+        #expect(count > 4 && count < 60, "\(count) breakpoints: \(volume)")
+        // rendered offline
+        let rendered = dir.file("r.wav")
+        let r = try MixFXBinary.run(["render", input, "--preset", saved, "-o", rendered, "--quiet", "--dither", "none"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (ref, format) = try AudioFiles.read(rendered)
+        #expect(format.frameCount == length)
+        let z = (0..<min(length, ref[0].count)).flatMap { [Int16((ref[0][$0] * 32768).rounded()), Int16((ref[1][$0] * 32768).rounded())] }
+        let window = 1200
+        var worst = 0.0, at = 0
+        for w in 0..<(min(y.count, z.count) / 2 / window) {
+            let range = (w * window)..<((w + 1) * window)
+            let d = abs(level(y, range) - level(z, range))
+            if d > worst { worst = d; at = w * window }
+        }
+        #expect(worst <= 0.2, "the render of the saved preset is \(worst) dB off the tap in the window at frame \(at)")
+        // the touch is in it: held at 0.2 where the lane is 0.65 to 0.8 (10 to 12 dB below it),
+        // for at least 0.25 s of 25 ms windows (the control lines are 0.75 s apart; a loaded
+        // machine may apply them later than the tap says)
+        let plain = dir.file("plain.wav")
+        #expect(try MixFXBinary.run(["render", input, "-o", plain, "--quiet", "--dither", "none"] + settings).status == 0)
+        let (lane, _) = try AudioFiles.read(plain)
+        let l = (0..<min(length, lane[0].count)).flatMap { [Int16((lane[0][$0] * 32768).rounded()), Int16((lane[1][$0] * 32768).rounded())] }
+        var touched = 0
+        for w in 0..<(length / window) {
+            let range = (w * window)..<((w + 1) * window)
+            let d = level(z, range) - level(l, range)
+            if d < -9.5 && d > -12.5 { touched += 1 }
+        }
+        #expect(touched >= 10, "\(touched) windows of 25 ms held 10 to 12 dB below the lane")
+    }
+
+    /// The realtime contract with touches: lanes on volume, pan and the master volume, looped
+    /// (seams), touched, moved while touched, released one by one and all at once, a seek and
+    /// a save among them: the render thread allocates nothing, and the device never runs dry.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
+          .disabled(if: Sanitizer.name != nil, Sanitizer.reason))
+    func touchesAllocateNothingOnTheRenderThread() throws {
+        defer { dir.remove() }
+        let lib = try #require(ALSARig.allocationCounterLibrary(in: dir.path), "gcc is needed to build the allocation counter")
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try AudioFiles.write([Signals.sine(frequencyHz: 440, sampleRate: 44_100, frames: 17_640, amplitude: 0.5)], to: a, sampleRate: 44_100)
+        try AudioFiles.write([Signals.sine(frequencyHz: 220, sampleRate: 48_000, frames: 14_400, amplitude: 0.5)], to: b, sampleRate: 48_000)
+        var env = ALSARig.environment(tap: dir.file("t.raw"))
+        env["LD_PRELOAD"] = lib
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--loop", "--device", "mixfx_pulse", "--no-ui", "--json", "--limit", "-3",
+                                                          "--automate", "1:volume=1@0,0.3@0.3", "--automate", "2:pan=-1@0,1@0.3",
+                                                          "--automate", "master-volume=1@0,0.5@0.4"], environment: env)
+        usleep(400_000)
+        for cmd in ["track 1 volume 0.5", "track 2 pan 0.5", "master volume 0.8", "track 1 volume 0.2", "track all volume 0.7",
+                    "track 1 volume release", "seek 0.1", "track 2 pan -0.2", "save \(dir.file("s.json"))", "master volume release",
+                    "track all pan release", "track 2 volume 1.5", "release", "track 1 pan 0.3", "track all volume release"] {
+            p.send(cmd)
+            usleep(120_000)
+        }
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(p.stdout[p.stdout.firstIndex(of: "{")!...].utf8)) as? [String: Any]
+        #expect(report?["renderThreadAllocations"] as? Int == 0, "\(p.stdout)")
+        #expect(report?["underruns"] as? Int == 0, "\(p.stdout)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("s.json")))
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import Testing
+import MixFX
+import TestSupport
+
+/// Touch (issue #33, docs/automation.md "Touch"): live, a hand move on a laned gain takes over
+/// the lane with a 10 ms ramp from what played; released, the lane comes back over 250 ms (the
+/// gap removed linearly); what played is recorded, thinned within the tolerance, and written
+/// back into the lane, which offline renders what was heard.
+@Suite struct TouchTests {
+    static let rate = 48_000.0
+    /// A mono DC track of 1 at 48 kHz (the mix is the gain, exactly) with a volume lane from 1
+    /// to 0.5 over the 40 000 frames.
+    func session(frames: Int = 40_000) -> (AudioEngine, Track, AutomationLane) {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [[Float](repeating: 1, count: frames)], sampleRate: 48_000))
+        let lane = AutomationLane([(0, 1), (Double(frames) / Self.rate, 0.5)], curve: .linear)
+        t.automation[.volume] = lane
+        return (engine, t, lane)
+    }
+
+    /// Renders a live kernel in blocks of 256, calling `before(frame)` before each block.
+    func play(_ engine: AudioEngine, frames: Int, before: (Int) -> Void) throws -> [Float] {
+        let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
+        try kernel.start()
+        var y: [Float] = []
+        while y.count < frames {
+            before(y.count)
+            let n = kernel.render(frameCount: 256)
+            guard n > 0 else { break }
+            y += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
+        }
+        return y
+    }
+
+    /// The documented values: the lane; from `touch` a ramp of 480 frames from the lane's
+    /// value at touch − 1 to `hand`; from `release` the lane + gap·(1 − (k + 1)/12 000).
+    func expected(_ lane: AutomationLane, frames: Int, touch: Int, hand: Double, release: Int) -> [Double] {
+        func l(_ f: Int) -> Double { lane.value(at: Double(f) / Self.rate, scale: .linearGain) }
+        var out = (0..<frames).map(l)
+        let from = l(touch - 1)
+        for f in touch..<release { out[f] = f - touch + 1 >= 480 ? hand : from + (hand - from) * Double(f - touch + 1) / 480 }
+        let gap = out[release - 1] - l(release)
+        for f in release..<min(frames, release + 11_999) { out[f] = l(f) + gap * (1 - Double(f - release + 1) / 12_000) }
+        return out
+    }
+
+    @Test func aTouchTakesOverWithA10msRampAndTheLaneReturnsOver250ms() throws {
+        let (engine, t, lane) = session()
+        let touch = 10_240, release = 20_480
+        let y = try play(engine, frames: 40_000) { f in
+            if f == touch { t.player.volumeParameter.touch(0.25) }
+            if f == release { t.player.volumeParameter.release() }
+        }
+        #expect(y.count == 40_000)
+        let e = expected(lane, frames: y.count, touch: touch, hand: 0.25, release: release)
+        var worst = 0.0, at = -1
+        for i in 0..<y.count where abs(Double(y[i]) - e[i]) > worst { worst = abs(Double(y[i]) - e[i]); at = i }
+        #expect(worst < 1e-6, "the live volume is \(worst) off the documented touch at frame \(at)")
+        // before the touch exactly the lane; the ramp's end; the lane again after 250 ms
+        #expect(y[touch - 1] == Float(lane.value(at: Double(touch - 1) / Self.rate, scale: .linearGain)))
+        #expect(y[touch + 479] == 0.25 && y[release - 1] == 0.25)
+        #expect(y[release + 11_999] == Float(lane.value(at: Double(release + 11_999) / Self.rate, scale: .linearGain)))
+        // no click: no step between frames beyond the touch ramp's (lane − 0.25)/480 per frame
+        var step: Float = 0
+        for i in 1..<y.count { step = max(step, abs(y[i] - y[i - 1])) }
+        let ramp = Float((e[touch - 1] - 0.25) / 480)
+        #expect(step <= ramp * 1.001, "a step of \(step) between frames (the ramp's: \(ramp))")
+        #expect(abs(t.player.volumeParameter.playedValue - Double(y[y.count - 1])) < 1e-6)
+    }
+
+    /// The take recorded: one, from the touch to the lane's return; written into the lane, the
+    /// lane is within 0.1 dB of what played at every frame, with few breakpoints, and an
+    /// offline render of it is what the live kernel played, within 0.1 dB at every frame.
+    @Test func aTouchRecordedAndPlayedBack() throws {
+        let (engine, t, lane) = session()
+        let touch = 10_240, release = 20_480
+        let takes = TouchTakes(t.player.volumeParameter, sampleRate: Self.rate)
+        let y = try play(engine, frames: 40_000) { f in
+            if f == touch { t.player.volumeParameter.touch(0.25) }
+            if f == 15_360 { t.player.volumeParameter.touch(0.4) }
+            if f == release { t.player.volumeParameter.release() }
+            takes.collect()
+        }
+        let recorded = takes.takes
+        #expect(recorded.count == 1)
+        let take = try #require(recorded.first)
+        #expect(abs(take.points[0].seconds - Double(touch - 1) / Self.rate) < 1e-9)
+        #expect(abs(take.points[take.points.count - 1].seconds - Double(release + 11_999) / Self.rate) < 1e-9)
+        let merged = try #require(takes.mergedLane())
+        try merged.validate(for: .volume, lane: "track 1 volume")
+        #expect(merged.breakpoints.count <= 12, "\(merged.breakpoints.count) breakpoints: \(merged.breakpoints)")
+        func dB(_ v: Double) -> Double { 20 * log10(max(v, 0.001)) }
+        var worst = 0.0, at = -1
+        for i in 0..<y.count {
+            let d = abs(dB(merged.value(at: Double(i) / Self.rate, scale: .linearGain)) - dB(Double(y[i])))
+            if d > worst { worst = d; at = i }
+        }
+        #expect(worst <= 0.1 + 1e-6, "the written lane is \(worst) dB off what played at frame \(at)")
+        // outside the take, the original lane's breakpoints and values
+        #expect(merged.breakpoints.first == lane.breakpoints.first && merged.breakpoints.last == lane.breakpoints.last)
+        // played back offline
+        let (offline, o, _) = session()
+        o.automation[.volume] = merged
+        let z = try renderAll(offline, block: 1000)[0]
+        #expect(z.count == y.count)
+        var off = 0.0
+        for i in 0..<min(z.count, y.count) { off = max(off, abs(dB(Double(z[i])) - dB(Double(y[i])))) }
+        #expect(off <= 0.1 + 1e-5, "the render of the written lane is \(off) dB off the live playback")
+    }
+
+    /// A gain without a lane on a session with lanes (here a constant master lane) ramps a hand
+    /// change in 10 ms per sample; its release keeps the value; the take becomes a lane.
+    @Test func anUnlanedGainRampsAndItsTakeBecomesALane() throws {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [[Float](repeating: 1, count: 20_000)], sampleRate: 48_000))
+        try engine.automate(.masterVolume, AutomationLane([(0, 1)]))
+        let takes = TouchTakes(t.player.volumeParameter, sampleRate: Self.rate)
+        let y = try play(engine, frames: 20_000) { f in
+            if f == 5120 { t.player.volumeParameter.touch(0.5) }
+            if f == 10_240 { t.player.volumeParameter.release() }
+            takes.collect()
+        }
+        #expect(y[5119] == 1 && y[5120] == Float(1 - 0.5 / 480) && y[5120 + 239] == 0.75 && y[5120 + 479] == 0.5 && y[19_999] == 0.5)
+        let lane = try #require(takes.mergedLane())
+        #expect(lane.value(at: 0, scale: .linearGain) == 1 && lane.value(at: 19_999 / Self.rate, scale: .linearGain) == 0.5)
+        #expect(abs(lane.value(at: Double(5120 + 239) / Self.rate, scale: .linearGain) - 0.75) < 0.01)
+    }
+
+    /// Mute and unmute of a laned track ramp in 10 ms per sample (no click): frame k of the
+    /// ramp is the lane times 1 − (k + 1)/480 (down) or (k + 1)/480 (up).
+    @Test func muteAndUnmuteOfALanedTrackRamp() throws {
+        let (engine, t, lane) = session(frames: 20_000)
+        let y = try play(engine, frames: 20_000) { f in
+            if f == 5120 { t.player.isMuted = true }
+            if f == 10_240 { t.player.isMuted = false }
+        }
+        func l(_ f: Int) -> Double { lane.value(at: Double(f) / Self.rate, scale: .linearGain) }
+        var worst = 0.0
+        for k in 0..<480 {
+            worst = max(worst, abs(Double(y[5120 + k]) - l(5120 + k) * (1 - Double(k + 1) / 480)))
+            worst = max(worst, abs(Double(y[10_240 + k]) - l(10_240 + k) * Double(k + 1) / 480))
+        }
+        #expect(worst < 1e-6, "the mute ramps are \(worst) off")
+        #expect(y[5119] == Float(l(5119)) && y[5120] > 0.9 * y[5119] && y[5599] == 0 && y[10_239] == 0)
+        #expect(y[10_719] == Float(l(10_719)) && y[19_999] == Float(l(19_999)))
+    }
+
+    /// An EQ setting touched over its lane plays the hand's value through the EQ's own
+    /// smoothing, and back to the lane when released; the take written into the lane renders
+    /// offline what played (the same targets at the same 32-frame cells, the same smoothing).
+    @Test func anEQTouchRecordedAndPlayedBack() throws {
+        let x = Signals.noise(frames: 48_000, amplitude: 0.3, seed: 9)
+        func make(_ lane: AutomationLane) -> (AudioEngine, Track) {
+            let engine = AudioEngine()
+            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+            t.automation[.bassGainDB] = lane
+            return (engine, t)
+        }
+        let lane = AutomationLane([(0, 0), (1, 12)], curve: .linear)
+        let (engine, t) = make(lane)
+        let bass = try #require(t.parameter(.bassGainDB))
+        let takes = TouchTakes(bass, sampleRate: Self.rate)
+        let y = try play(engine, frames: 48_000) { f in
+            if f == 9728 { bass.touch(-6) }
+            if f == 19_200 { bass.touch(-12) }
+            if f == 28_672 { bass.release() }
+            takes.collect()
+        }
+        let recorded = takes.takes
+        #expect(recorded.count == 1)
+        let merged = try #require(takes.mergedLane())
+        try merged.validate(for: .bassGainDB, lane: "track 1 bass")
+        #expect(merged.breakpoints.count <= 10, "\(merged.breakpoints)")
+        let (offline, _) = make(merged)
+        let z = try renderAll(offline, block: 1000)[0]
+        let (plain, _) = make(lane)
+        let u = try renderAll(plain, block: 1000)[0]
+        var off: Float = 0, moved: Float = 0, at = -1
+        for i in 0..<min(y.count, z.count) {
+            if abs(y[i] - z[i]) > off { off = abs(y[i] - z[i]); at = i }
+            moved = max(moved, abs(y[i] - u[i]))
+        }
+        #expect(off < 1e-4, "the render of the written EQ lane is \(off) off the live playback at frame \(at) (lane \(merged.breakpoints.map { ($0.seconds * 48_000, $0.value, $0.curve.rawValue) }))")
+        #expect(moved > 0.05, "the touch did not change the sound (\(moved))")
+    }
+
+    /// Thinning keeps the curve within the tolerance of what was recorded everywhere (at the
+    /// recorded points and between them, 20 times per segment) and drops what does not change
+    /// the sound: a straight line becomes its two ends.
+    @Test(arguments: [ParameterID.volume, .pan, .pitchCents, .bassFrequencyHz])
+    func thinningStaysWithinTheTolerance(id: ParameterID) {
+        var rng = SeededGenerator(seed: 7)
+        let tolerance = LaneTolerance(id)
+        // a wandering curve of 2000 points in the parameter's range (volume 0.001…2)
+        var points: [AutomationLane.Breakpoint] = []
+        var x = 0.5, slope = 0.0
+        for i in 0..<2000 {
+            slope = min(0.002, max(-0.002, slope + Double.random(in: -0.0002...0.0002, using: &rng)))
+            x = min(1, max(0, x + slope))
+            let v: Double = switch id {
+            case .volume: 0.001 * pow(2000, x)
+            case .pan: 2 * x - 1
+            case .pitchCents: 2400 * (2 * x - 1)
+            default: 20 * pow(1000, x)
+            }
+            points.append(.init(seconds: Double(i) * 0.005, value: v))
+        }
+        let thin = LaneThinning.thin(points, tolerance: tolerance)
+        #expect(thin.count < points.count / 2 && thin.count > 2, "\(thin.count) of \(points.count) kept")
+        #expect(thin.first == points.first && thin.last == points.last)
+        func at(_ p: [AutomationLane.Breakpoint], _ t: Double) -> Double {
+            let i = max(0, min(p.count - 2, (p.lastIndex { $0.seconds <= t } ?? 0)))
+            let u = (t - p[i].seconds) / (p[i + 1].seconds - p[i].seconds)
+            return p[i].value + (p[i + 1].value - p[i].value) * u
+        }
+        var worst = 0.0
+        for i in 0..<(points.count - 1) {
+            for k in 0..<20 {
+                let t = points[i].seconds + (points[i + 1].seconds - points[i].seconds) * Double(k) / 20
+                worst = max(worst, tolerance.distance(at(points, t), at(thin, t)))
+            }
+        }
+        #expect(worst <= tolerance.amount * 1.05, "\(id.spec.key): the thinned curve is \(worst) off (tolerance \(tolerance.amount))")
+        let line = (0..<100).map { AutomationLane.Breakpoint(seconds: Double($0), value: 0.2 + Double($0) * 0.001) }
+        #expect(LaneThinning.thin(line, tolerance: LaneTolerance(.pan)).count == 2)
+    }
+
+    /// The tolerances: 0.1 dB on a gain (floor −60 dB), 1 cent of pitch or of a ratio, 0.01 of pan.
+    @Test func tolerances() {
+        #expect(LaneTolerance(.volume).distance(1, pow(10, 0.1 / 20)) - 0.1 < 1e-12)
+        #expect(LaneTolerance(.volume).distance(0, 0.0001) == 0)
+        #expect(LaneTolerance(.pitchCents).amount == 1 && LaneTolerance(.pan).amount == 0.01 && LaneTolerance(.bassGainDB).amount == 0.1)
+        #expect(abs(LaneTolerance(.trebleFrequencyHz).distance(1000, 1000 * pow(2, 1.0 / 1200)) - 1) < 1e-9)
+    }
+}
