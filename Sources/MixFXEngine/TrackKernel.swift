@@ -253,6 +253,9 @@ final class TrackKernel: @unchecked Sendable {
         /// A streaming shifter (live, or offline following lanes): not `PitchShifterMode.offline`.
         var streaming = false
         var pitch, formant, rate: ParameterRef?
+        /// A constant pitch lane's cents: what a live shifter plays instead of the parameter
+        /// (nil: the parameter, or a moving lane's map).
+        var pitchLaneCents: Double?
     }
 
     // Mixer gains into the left and right of the mix (ramped when live).
@@ -409,11 +412,12 @@ final class TrackKernel: @unchecked Sendable {
             switch e {
             case .eq(_, let k):
                 (steps + i).initialize(to: EffectStep(eq: Unretained(k)))
-            case .pitch(let node, let shifter, _):
+            case .pitch(let node, let shifter, let cents):
                 var streaming = false
                 if case .offline = shifter.mode {} else { streaming = true }
                 (steps + i).initialize(to: EffectStep(shifter: ShifterRef(shifter), streaming: streaming, pitch: ParameterRef(node.pitchParameter),
-                                                      formant: ParameterRef(node.formantParameter), rate: ParameterRef(node.rateParameter)))
+                                                      formant: ParameterRef(node.formantParameter), rate: ParameterRef(node.rateParameter),
+                                                      pitchLaneCents: cents.constantValue))
             }
         }
         let tempo = mode == .live || TrackTempo.movingLane(layout) != nil ? 1 : layout.tempo
@@ -576,7 +580,7 @@ final class TrackKernel: @unchecked Sendable {
                     done += m
                 }
             } else if step.streaming {
-                shifter.setPitchCents(step.pitch!.clampedValue)
+                shifter.setPitchCents(step.pitchLaneCents ?? step.pitch!.clampedValue)
                 shifter.setPreserveFormants(step.formant!.value != 0)
                 shifter.setTempo(step.rate!.clampedValue)
                 switch shifter {
@@ -621,7 +625,7 @@ final class TrackKernel: @unchecked Sendable {
                 eq { $0.process(left: left, right: right, frameCount: frameCount) }
             } else if let shifter = step.shifter {
                 if step.streaming {
-                    shifter.setPitchCents(step.pitch!.clampedValue)
+                    shifter.setPitchCents(step.pitchLaneCents ?? step.pitch!.clampedValue)
                     shifter.setPreserveFormants(step.formant!.value != 0)
                 }
                 shifter.process(left: left, right: right, frameCount: frameCount)

@@ -21,7 +21,9 @@ import TestSupport
                       // the limiter's ceiling moving from 0 to -14 dBTP over noise peaking near -14 dBFS
                       ["--volume", "1.5", "--limit", "0", "--automate", "limit=0@0,-14@0.6,step,-8@0.7", "--automate", "1:volume=1@0,0.5@0.5"],
                       // a lane that does not move is the ceiling, not the --limit it replaces
-                      ["--volume", "1.5", "--limit", "-1", "--automate", "limit=-9@0,-9@0.5"]])
+                      ["--volume", "1.5", "--limit", "-1", "--automate", "limit=-9@0,-9@0.5"],
+                      // a constant pitch lane is the pitch, not the --pitch it replaces
+                      ["--pitch", "100", "--automate", "1:pitch=300@0"]])
     func lanesThroughALSAAreBitExactTheOfflineRender(lanes: [String]) throws {
         defer { dir.remove() }
         let a = dir.file("a.wav"), b = dir.file("b.flac")
