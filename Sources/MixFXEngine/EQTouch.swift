@@ -35,10 +35,7 @@ final class EQTouch {
 
     /// Whether parameter `i` is held by a hand at timeline frame `frame`, where it plays `value`
     /// (its own, clamped); records it. Render side.
-    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): live
-    /// touch's render side reads its parameters and rings from arrays of references, which
-    /// the check counts; it allocates and locks nothing (the allocation counter:
-    /// `PlayTouchTests.touchesAllocateNothingOnTheRenderThread`). See docs/realtime.md.
+    /// Vouched for, as `LiveGains.advance` is (docs/realtime.md).
     @_semantics("no_performance_analysis")
     func isTouched(_ i: Int, atFrame frame: Int, value: Double) -> Bool {
         let p = parameters[i]

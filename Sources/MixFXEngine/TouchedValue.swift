@@ -74,10 +74,7 @@ final class TouchedValue {
     /// A track volume whose mute ramp (`MuteRamp`) is not closed in the block (see
     /// `AutomatedValue.isHeardLive`).
     var isHeard: Bool { heard() }
-    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): live
-    /// touch's render side reads its parameters and rings from arrays of references, which
-    /// the check counts; it allocates and locks nothing (the allocation counter:
-    /// `PlayTouchTests.touchesAllocateNothingOnTheRenderThread`). See docs/realtime.md.
+    /// Vouched for, as `LiveGains.advance` is (docs/realtime.md).
     @_semantics("no_performance_analysis")
     func heard() -> Bool { mute.map { !$0.isClosed } ?? false }
 
@@ -214,10 +211,7 @@ final class TouchedValue {
     /// What timeline frame `frame` plays: in the block `advance` worked out, its value; else
     /// the hand's, or the lane's. A gain the mix reads once per block: the parameter's value
     /// (the track ramps to it). Render side.
-    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): live
-    /// touch's render side reads its parameters and rings from arrays of references, which
-    /// the check counts; it allocates and locks nothing (the allocation counter:
-    /// `PlayTouchTests.touchesAllocateNothingOnTheRenderThread`). See docs/realtime.md.
+    /// Vouched for, as `LiveGains.advance` is (docs/realtime.md).
     @_semantics("no_performance_analysis")
     func value(atFrame frame: Int) -> Double {
         guard perSample else { return parameter.clampedValue }
@@ -230,10 +224,7 @@ final class TouchedValue {
 
     /// `value(atFrame:)` of timeline frames `first ..< first + count` into `out` (a volume:
     /// times its mute ramp). Render side.
-    /// Vouched for (`no_performance_analysis`: the realtime check does not enter it): live
-    /// touch's render side reads its parameters and rings from arrays of references, which
-    /// the check counts; it allocates and locks nothing (the allocation counter:
-    /// `PlayTouchTests.touchesAllocateNothingOnTheRenderThread`). See docs/realtime.md.
+    /// Vouched for, as `LiveGains.advance` is (docs/realtime.md).
     @_semantics("no_performance_analysis")
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
         guard let o = offset(first), o + n <= blockCount else {
