@@ -159,10 +159,12 @@ final class TouchedValue {
             if recording { recording = false }
             return
         }
-        // the block's first frame, a ramp's end, either side of a loop's seam, the end of the
-        // return (each point a frame after the one before, within a take)
-        let seam = period > 0 && timeline + n > period ? period - timeline : -1
-        for i in 0..<n where i == 0 || i == corner || i == seam - 1 || i == seam || i == returned {
+        // the block's first and last frames (a take cut by a seek, a pause or a seam then ends
+        // on the last frame it played), a ramp's end, either side of a loop's seam, the end of
+        // the return (each point a frame after the one before, within a take)
+        let seam = period > 0 && timeline + n >= period ? period - timeline : -1
+        // (the last frame only while the take goes on: a return that ends in the block ends it)
+        for i in 0..<n where i == 0 || (i == n - 1 && returned < 0) || i == corner || i == seam - 1 || i == seam || i == returned {
             if i == seam { nextStartsTake = true }
             let f = period > 0 ? (timeline + i) % period : timeline + i
             // (the frames before the mix's first, while effects start up after a seek)
@@ -170,6 +172,8 @@ final class TouchedValue {
             record.push(TouchPoint(frame: f, value: values[i], startsTake: nextStartsTake))
             nextStartsTake = false
         }
+        // (a block that ends on the seam: the next pass starts a take)
+        if seam == n { nextStartsTake = true }
         if returned >= 0 { recording = false }
     }
 

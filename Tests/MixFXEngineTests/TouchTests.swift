@@ -109,6 +109,29 @@ import TestSupport
         #expect(off <= 0.1 + 1e-5, "the render of the written lane is \(off) dB off the live playback")
     }
 
+    /// A take cut by a seek ends on the last frame played before it, at the hand's value (so
+    /// the written lane steps back to the lane after what was heard, not a block earlier), and
+    /// the hand held on after the seek starts another take.
+    @Test func aTakeCutByASeekEndsOnItsLastFrame() throws {
+        let (engine, t, _) = session()
+        let takes = TouchTakes(t.player.volumeParameter, sampleRate: Self.rate)
+        let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
+        try kernel.start()
+        var played = 0
+        while played < 30_720 {
+            if played == 10_240 { t.player.volumeParameter.touch(0.25) }
+            if played == 20_480 { try kernel.seek(toFrame: 5_000) }
+            let n = kernel.render(frameCount: 256)
+            guard n > 0 else { break }
+            played += n
+            takes.collect()
+        }
+        let recorded = takes.takes
+        #expect(recorded.count == 2, "\(recorded.map(\.points))")
+        let last = try #require(recorded.first?.points.last)
+        #expect(abs(last.seconds - 20_479 / Self.rate) < 1e-9 && abs(last.value - 0.25) < 1e-12, "\(last)")
+    }
+
     /// A gain without a lane on a session with lanes (here a constant master lane) ramps a hand
     /// change in 10 ms per sample; its release keeps the value; the take becomes a lane.
     @Test func anUnlanedGainRampsAndItsTakeBecomesALane() throws {
