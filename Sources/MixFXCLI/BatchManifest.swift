@@ -94,10 +94,15 @@ enum BatchManifest {
                 let id = FileIdentity(path: path)
                 if let r = read[id] {
                     problems.append("line \(j.line): the \(what) '\(path)' is \(r); a batch never writes over a file it reads")
-                } else if let w = written[id] {
-                    problems.append("line \(j.line): the \(what) '\(path)' is also \(w)")
                 } else {
-                    written[id] = "line \(j.line)'s \(what) '\(path)'"
+                    // (written files by their folder and name: other tasks of an array job may
+                    // be replacing them while this checks, see `FileIdentity.inFolder`)
+                    let named = FileIdentity.inFolder(path) ?? id
+                    if let w = written[named] {
+                        problems.append("line \(j.line): the \(what) '\(path)' is also \(w)")
+                    } else {
+                        written[named] = "line \(j.line)'s \(what) '\(path)'"
+                    }
                 }
             }
         }

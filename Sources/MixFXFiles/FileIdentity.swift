@@ -35,6 +35,16 @@ public enum FileIdentity: Hashable, Sendable {
         }
     }
 
+    /// The identity of the name `path` gives a file in its folder: the folder's device and inode
+    /// plus the name's bytes, whether or not the file exists now. For comparing files that are
+    /// being written (another process may replace one by a rename at any moment, and a freed
+    /// inode may come back as another file's, so two `init(path:)` taken at different times
+    /// can match by chance); nil when the folder does not exist.
+    public static func inFolder(_ path: String) -> FileIdentity? {
+        guard let st = FileSystem.status(folder(of: path)) else { return nil }
+        return .planned(folderDevice: UInt64(st.st_dev), folderInode: UInt64(st.st_ino), name: PathBytes.bytes(name(of: path)))
+    }
+
     /// The identity of an open descriptor (what was really opened, whatever the path names now).
     public init?(descriptor fd: Int32) {
         var st = stat()
