@@ -55,6 +55,24 @@ final class LiveControl: @unchecked Sendable {
         engine.mainMixer.outputVolumeParameter.release()
     }
 
+    /// Why a hand move of `id` on track `track` (0-based) would not be heard, nil when it
+    /// would: a pitch that follows its lane, a tempo on a session that plays on its timeline
+    /// (`RenderKernel.playsOnTimeline`: its tempos are the session's), or on a track whose
+    /// moving pitch lane's shifter keeps the tempo it started with.
+    func handMoveProblem(track: Int, _ id: ParameterID) -> String? {
+        let t = tracks[track]
+        switch id {
+        case .pitchCents where t.timePitch.pitchParameter.automation != nil:
+            return "follows its pitch lane (a hand move over a pitch lane is not taken live yet; give the pitch in the lane)"
+        case .tempo where player.kernel.playsOnTimeline:
+            return "is fixed while this session plays: its lanes play on the session's timeline, which the tempos set (give tempos with --tempo, a tempo lane or the preset)"
+        case .tempo where t.timePitch.pitchParameter.automation.map({ $0.constantValue == nil }) ?? false:
+            return "is fixed while this track follows a moving pitch lane (give the tempo when playback starts)"
+        default:
+            return nil
+        }
+    }
+
     enum Outcome { case ok(String), quit }
 
     struct CommandError: Error { let message: String }
@@ -67,6 +85,15 @@ final class LiveControl: @unchecked Sendable {
             throw CommandError(message: error.message)
         }
         guard let command else { return .ok("") }
+        switch command {
+        case .setTrack(let n, let id, _):
+            if let problem = handMoveProblem(track: n - 1, id) { throw CommandError(message: "track \(n) \(id.spec.key): \(problem)") }
+        case .setAllTracks(let id, _):
+            for k in tracks.indices {
+                if let problem = handMoveProblem(track: k, id) { throw CommandError(message: "track all \(id.spec.key): track \(k + 1) \(problem)") }
+            }
+        default: break
+        }
         switch command {
         case .setTrack(let n, let id, let v): tracks[n - 1].parameter(id)?.touch(v)
         case .setAllTracks(let id, let v): for t in tracks { t.parameter(id)?.touch(v) }

@@ -176,11 +176,6 @@ struct PlayCommand {
     }
 
     func execute() throws(CLIError) -> Int32 {
-        // (a time map becomes a tempo lane, which the engine refuses live in its own words: the
-        // flag the user gave is named here)
-        if let map = session.timeMaps.first {
-            throw .usage("\(TimeMapFile.flag) \(PathBytes.shown(map.path)): time maps are not played live yet (allowed: \(TimeMapFile.flag) in mixfx render and batch)")
-        }
         let resolved = try session.resolveAll()
         let reads = FileIdentitySet(resolved.inputs + session.presetFiles)
         for file in PlayCommand.filesNamed(byDevice: options.device) {

@@ -68,6 +68,10 @@ final class TerminalMixer {
         let t = control.tracks[selected]
         func bump(_ id: ParameterID, _ delta: Double) {
             guard let p = t.parameter(id) else { return }
+            if let problem = control.handMoveProblem(track: selected, id) {
+                message = "track \(selected + 1) \(id.spec.key) \(problem)"
+                return
+            }
             let spec = id.spec
             // (a tempo within what live playback takes)
             let live = PitchShifterSettings.liveTempoRange
@@ -103,6 +107,10 @@ final class TerminalMixer {
             case ">": bump(.tempo, 0.05)
             case "{", "}":
                 // every track together: the song slower or faster, tracks kept together
+                if let k = control.tracks.indices.first(where: { control.handMoveProblem(track: $0, .tempo) != nil }) {
+                    message = "track \(k + 1) tempo \(control.handMoveProblem(track: k, .tempo)!)"
+                    break
+                }
                 let live = PitchShifterSettings.liveTempoRange
                 let v = min(max(control.tracks[0].timePitch.rate + (k == 123 ? -0.05 : 0.05), live.lowerBound), live.upperBound)
                 let rounded = (v * 100).rounded() / 100

@@ -26,13 +26,12 @@ extension AudioEngine {
         parameter.automation = lane
     }
 
-    /// What this version renders of the lanes (the model's validation is `validate`'s): live,
-    /// every lane but tempo lanes, on sessions whose tracks play at tempo 1 (the
-    /// lanes follow the played frames, `RenderKernel.timelineFrame`). A moving tempo lane, or a moving
-    /// pitch lane on a track at a steady tempo ≠ 1, renders through a streaming shifter reading
-    /// the track's `TempoMap`, whose buffers hold the live tempos: its tempos must lie in
-    /// `PitchShifterSettings.liveTempoRange`.
-    static func checkAutomation(_ layout: EngineLayout, mode: RenderMode) throws(EngineError) {
+    /// What this version renders of the lanes (the model's validation is `validate`'s). A
+    /// moving tempo lane, or a moving pitch lane on a track at a steady tempo ≠ 1, renders
+    /// through a streaming shifter reading the track's `TempoMap`, whose buffers hold the live
+    /// tempos: its tempos must lie in `PitchShifterSettings.liveTempoRange`. Live, a session
+    /// with lanes at a tempo plays on the timeline as offline (`makeKernel`), with the same check.
+    static func checkAutomation(_ layout: EngineLayout) throws(EngineError) {
         var laned: [(node: AudioNode, parameter: AudioParameter, track: TrackLayout?)] = []
         for t in layout.tracks {
             for node in [t.player as AudioNode] + t.effects {
@@ -46,19 +45,6 @@ extension AudioEngine {
         for (node, p, track) in laned {
             func refuse(_ problem: String, _ allowed: String) -> EngineError {
                 .invalidAutomation(AutomationError(lane: "\(node.name) \(p.id.spec.key)", breakpoint: nil, problem: problem, allowed: allowed))
-            }
-            if mode == .live {
-                // (live: the lanes whose rendering is the offline one on the mix's frames;
-                // the timeline is then the played frames, so every track at tempo 1)
-                if p.id == .tempo {
-                    throw refuse("\(p.id.spec.key) lanes are not played live yet",
-                                 "live: lanes for volume, pan, master-volume, the limiter's ceiling, the EQ and pitch; \(p.id.spec.key) lanes in offline renders (mixfx render)")
-                }
-                if let t = layout.tracks.first(where: { $0.tempo != 1 }) {
-                    throw refuse("lanes are not played live with a tempo (\(t.player.name) plays at \(format(t.tempo)))",
-                                 "live lanes on tracks at tempo 1; lanes at a tempo in offline renders (mixfx render)")
-                }
-                continue
             }
             guard let track, let lane = p.automation, lane.constantValue == nil, let map = track.tempoMap else { continue }
             if p.id == .tempo || p.id == .pitchCents {

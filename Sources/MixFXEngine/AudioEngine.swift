@@ -18,8 +18,14 @@ public struct TrackLayout: Sendable {
         }.reduce(1, *)
     }
 
-    /// Offline, a moving tempo lane's map (or a steady tempo's, with a moving pitch lane):
-    /// see `TrackTempo`. Set by `validate`.
+    /// The lane on a time-pitch node's tempo, if one has one.
+    public var tempoLane: AutomationLane? {
+        effects.lazy.compactMap { ($0 as? TimePitchNode)?.rateParameter.automation }.first
+    }
+
+    /// A moving tempo lane's map (or a steady tempo's, with a moving pitch lane): see
+    /// `TrackTempo`. Set by `validate` for a render on the timeline (offline, and live when
+    /// `RenderKernel.playsOnTimeline`).
     public internal(set) var tempoMap: TempoMap?
 }
 
@@ -279,14 +285,30 @@ public final class AudioEngine {
     /// Validates and builds the render kernel (allocates everything it will need). `.live`
     /// prepares for parameters that change while rendering: every track gets the same, fixed
     /// latency, and changes are smoothed.
+    ///
+    /// Live, a session plays in song time (its tempos may change by hand, tracks at different
+    /// tempos part), unless it has lanes and a track plays at a tempo ≠ 1 or follows a tempo
+    /// lane: it then plays on the mix's timeline, as an offline render does (`playsOnTimeline`):
+    /// the lanes, seeks and length are in the timeline's frames, and tempos follow the session.
     public func makeKernel(maximumFrameCount: Int = 4096, mode: RenderMode = .offline) throws(EngineError) -> RenderKernel {
-        let layout = try validate(tempoSetsLength: mode == .offline)
+        var layout = try validate(tempoSetsLength: mode == .offline)
+        let timeline = mode == .offline || AudioEngine.playsOnTimeline(layout)
+        if mode == .live && timeline { layout = try validate(tempoSetsLength: true) }
         let live = PitchShifterSettings.liveTempoRange
         if mode == .live, let t = layout.tracks.first(where: { !live.contains($0.tempo) }) {
             throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback takes tempos from \(live.lowerBound) to \(live.upperBound) (render the session for tempos beyond)")
         }
-        try AudioEngine.checkAutomation(layout, mode: mode)
-        return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode)
+        try AudioEngine.checkAutomation(layout)
+        return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode, onTimeline: timeline)
+    }
+
+    /// Whether a live session plays on the mix's timeline (see `makeKernel`): it has a lane, and
+    /// a track at a tempo ≠ 1 or with a tempo lane.
+    static func playsOnTimeline(_ layout: EngineLayout) -> Bool {
+        let nodes = layout.tracks.flatMap { [$0.player as AudioNode] + $0.effects } + [layout.mixer as AudioNode]
+            + (layout.masterLimiter.map { [$0 as AudioNode] } ?? [])
+        guard nodes.contains(where: { $0.parameters.contains { $0.automation != nil } }) else { return false }
+        return layout.tracks.contains { $0.tempo != 1 || $0.tempoLane != nil }
     }
 }
 

@@ -23,6 +23,11 @@ public final class RenderKernel: @unchecked Sendable {
     public let maximumFrameCount: Int
     /// Offline (fixed settings) or live (smoothed changes, fixed latency).
     public let mode: RenderMode
+    /// The kernel's position is the mix's timeline (offline; live, a session whose lanes play
+    /// at a tempo: `AudioEngine.makeKernel`): lanes, seeks and the length in its frames, each
+    /// track's input where its tempo (or tempo map) puts it. Else (live) song time: frames at
+    /// tempo 1, tracks moving through it at the tempos set by hand.
+    public let playsOnTimeline: Bool
     /// The mix (planar, `layout.channelCount` channels) of the last `render` call.
     public let output: AudioBuffer
     /// Per-track levels after effects and mixer gains, and the mix's level.
@@ -130,15 +135,17 @@ public final class RenderKernel: @unchecked Sendable {
     /// `trackBuffers`, as the render path reads them.
     private let trackBufferRefs: UnsafeMutablePointer<BufferRef?>
 
-    init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode) {
+    init(layout: EngineLayout, maximumFrameCount: Int, mode: RenderMode, onTimeline: Bool) {
         self.layout = layout
         self.maximumFrameCount = maximumFrameCount
         self.mode = mode
+        playsOnTimeline = mode == .offline || onTimeline
         output = AudioBuffer(channelCount: layout.channelCount, capacityFrames: maximumFrameCount)
         let failures = failures
         tracks = layout.tracks.map {
             TrackKernel(layout: $0, outputRate: layout.sampleRate, mixChannels: layout.channelCount, lfeGainDB: layout.lfeGainDB,
-                        maximumFrameCount: maximumFrameCount, mode: mode, failures: failures, timelineFrames: layout.frameCount)
+                        maximumFrameCount: maximumFrameCount, mode: mode, onTimeline: mode == .offline || onTimeline,
+                        failures: failures, timelineFrames: layout.frameCount)
         }
         let rate = Double(layout.sampleRate)
         // (live: gains a hand may take over, `LiveGains`)
@@ -262,10 +269,11 @@ public final class RenderKernel: @unchecked Sendable {
 
     /// Where track `track`'s source must be for `restartSignal(atFrame: frame)`: a source frame
     /// (at the source's rate), the track's latency ahead of the mix's frame `frame − L`, L the
-    /// largest track latency (so it can be below 0: silence first). Does not allocate.
+    /// largest track latency (so it can be below 0: silence first); on the timeline, where the
+    /// track's tempo (or map) has its input then. Does not allocate.
     public func sourceFrame(track: Int, restartingAt frame: Int) -> Int {
         let t = tracks[track]
-        return Int((Double(frame - largestLatencyFrames + t.latencyFrames) * t.sourceFramesPerOutputFrame).rounded())
+        return t.sourceFrame(atTimelineFrame: frame - largestLatencyFrames + t.latencyFrames)
     }
 
     /// The live seek without a pre-roll: clears every track's signal state and sets the position
@@ -278,8 +286,10 @@ public final class RenderKernel: @unchecked Sendable {
         stage?.reset(timelineFrame: frame - largestLatencyFrames)
         for s in schedules { s?.reset(toFrame: frame) }
         for t in tracks {
-            t.resetSignalState()
+            // (the timeline frame its lanes start from, before its state is reset: the pitch and
+            // tempo maps and the EQ's lanes start there)
             t.songBase = frame - largestLatencyFrames + t.latencyFrames
+            t.resetSignalState()
             t.setGains(targetGains(TrackHandle(t), anySolo: solo))
         }
         framesRendered = frame - largestLatencyFrames
@@ -426,11 +436,11 @@ public final class RenderKernel: @unchecked Sendable {
         trackTap?(k, left, right, gains, frameCount)
     }
 
-    /// Frames of the mix until its end: offline, `layout.frameCount − framesRendered`; live, until
-    /// the track furthest from the end of its song reaches it at the tempo it plays at now (the
-    /// same while every tempo is 1).
+    /// Frames of the mix until its end: on the timeline, `layout.frameCount − mixFrame`; live in
+    /// song time, until the track furthest from the end of its song reaches it at the tempo it
+    /// plays at now (the same while every tempo is 1).
     private var framesToEnd: Int {
-        guard mode == .live else { return layout.frameCount - framesRendered }
+        guard !playsOnTimeline else { return layout.frameCount - mixFrame }
         var most = 0.0
         for k in 0..<trackCount {
             let t = trackRefs[k]
@@ -441,9 +451,10 @@ public final class RenderKernel: @unchecked Sendable {
 
     /// Live: where the mix is in song time (frames at the output rate, tempo 1; `layout.frameCount`
     /// long), and the tempo it moves at: the track furthest behind, as tracks at different tempos
-    /// part. Offline: `framesRendered` and 1. Render thread (the player publishes it).
+    /// part. On the timeline (`playsOnTimeline`): `framesRendered` and 1. Render thread (the
+    /// player publishes it).
     public var songPosition: (frame: Double, tempo: Double) {
-        guard mode == .live, let first = tracks.first else { return (Double(framesRendered), 1) }
+        guard !playsOnTimeline, let first = tracks.first else { return (Double(framesRendered), 1) }
         var position = (frame: first.songFrame, tempo: first.tempoNow)
         for t in tracks.dropFirst() where t.songFrame < position.frame { position = (t.songFrame, t.tempoNow) }
         return position

@@ -256,6 +256,10 @@ final class TrackKernel: @unchecked Sendable {
         /// A constant pitch lane's cents: what a live shifter plays instead of the parameter
         /// (nil: the parameter, or a moving lane's map).
         var pitchLaneCents: Double?
+        /// On the timeline (`onTimeline`), the tempo the node had when the kernel was made (its
+        /// constant lane's, or its parameter's): the timeline's frames are placed by it, so it
+        /// does not follow the parameter (nil: it does, live in song time).
+        var fixedTempo: Double?
     }
 
     // Mixer gains into the left and right of the mix (ramped when live).
@@ -303,9 +307,11 @@ final class TrackKernel: @unchecked Sendable {
     /// Frames of the timeline between two samples of a pitch lane's map.
     static let pitchMapStepFrames = 32
 
-    /// `timelineFrames`: the mix's length (how far a pitch lane's map reaches).
+    /// `timelineFrames`: the mix's length (how far a pitch lane's map reaches). `onTimeline`:
+    /// the track's input is placed on the mix's timeline by its tempo (offline, and live when the
+    /// kernel plays on the timeline: `RenderKernel.playsOnTimeline`), else (live) in song time.
     init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode,
-         failures: RenderFailures, timelineFrames: Int = 0) {
+         onTimeline: Bool, failures: RenderFailures, timelineFrames: Int = 0) {
         self.failures = failures
         self.layout = layout
         meterRef = Unretained(meter)
@@ -315,8 +321,8 @@ final class TrackKernel: @unchecked Sendable {
         // else by a `PlacedSource` in front of the source
         let placement = layout.player.placement
         let speed = layout.player.speedParameter.clampedValue
-        // (the placement's silence, in the mix's time; live, in song time, as the tempo may change)
-        let placedSpeed = mode == .live ? speed : TrackTempo.placedSpeed(layout, speed: speed)
+        // (the placement's silence, in the mix's time; live in song time, as the tempo may change)
+        let placedSpeed = onTimeline ? TrackTempo.placedSpeed(layout, speed: speed) : speed
         if let placing = layout.player.source as? any PlacingSource {
             placing.place(placement, speed: placedSpeed)
             source = placing
@@ -338,14 +344,14 @@ final class TrackKernel: @unchecked Sendable {
         var latency = 0
         var map: PitchMap?
         let rate = Double(outputRate)
-        let timeMap = mode == .offline ? layout.tempoMap : nil
+        let timeMap = onTimeline ? layout.tempoMap : nil
         var beforeShifter = true
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
                 let k = EQKernel(node: eqNode, smooth: mode == .live, sampleRate: rate)
                 k.lanes = EQLanes(eqNode, sampleRate: rate)
                 // (before the shifter its frames are the input's: lanes read s⁻¹ of them)
-                k.readsInput = mode == .offline && beforeShifter && (timeMap != nil || layout.tempo != 1)
+                k.readsInput = onTimeline && beforeShifter && (timeMap != nil || layout.tempo != 1)
                 k.inputMap = timeMap
                 k.inputTempo = layout.tempo
                 // (its timeline position: an effect after a shifter sees its input that much late)
@@ -417,10 +423,11 @@ final class TrackKernel: @unchecked Sendable {
                 if case .offline = shifter.mode {} else { streaming = true }
                 (steps + i).initialize(to: EffectStep(shifter: ShifterRef(shifter), streaming: streaming, pitch: ParameterRef(node.pitchParameter),
                                                       formant: ParameterRef(node.formantParameter), rate: ParameterRef(node.rateParameter),
-                                                      pitchLaneCents: cents.constantValue))
+                                                      pitchLaneCents: cents.constantValue,
+                                                      fixedTempo: onTimeline ? node.rateParameter.automation?.constantValue ?? node.rateParameter.clampedValue : nil))
             }
         }
-        let tempo = mode == .live || TrackTempo.movingLane(layout) != nil ? 1 : layout.tempo
+        let tempo = !onTimeline || TrackTempo.movingLane(layout) != nil ? 1 : layout.tempo
         sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * tempo
         inputFramesPerOutputRateFrame = Double(rates.inRate) / Double(rates.outRate)
     }
@@ -483,7 +490,7 @@ final class TrackKernel: @unchecked Sendable {
         framesSinceReset = 0
         chunkAvailable = 0
         var latency = 0
-        for e in effects {
+        for (i, e) in effects.enumerated() {
             switch e {
             case .eq(_, let k):
                 // (reading the input: its position at the timeline's `songBase`)
@@ -497,7 +504,7 @@ final class TrackKernel: @unchecked Sendable {
                 } else {
                     s.setPitchCents(cents.value(atFrame: songBase))
                 }
-                s.setTempo(node.rateParameter.clampedValue)
+                s.setTempo(steps[i].fixedTempo ?? node.rateParameter.clampedValue)
                 if let tempoMap, s.mode == .streaming { s.setTempoMap(tempoMap, originFrame: songBase) }
                 s.reset()
                 latency += s.latencyFrames
@@ -582,7 +589,7 @@ final class TrackKernel: @unchecked Sendable {
             } else if step.streaming {
                 shifter.setPitchCents(step.pitchLaneCents ?? step.pitch!.clampedValue)
                 shifter.setPreserveFormants(step.formant!.value != 0)
-                shifter.setTempo(step.rate!.clampedValue)
+                shifter.setTempo(step.fixedTempo ?? step.rate!.clampedValue)
                 switch shifter {
                 case .baseline(let s):
                     s._withUnsafeGuaranteedRef { $0.shift(live: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }

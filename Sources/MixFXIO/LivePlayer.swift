@@ -134,6 +134,11 @@ public final class LivePlayer: @unchecked Sendable {
         kernel = try engine.makeKernel(maximumFrameCount: out.periodFrames, mode: .live)
         converter = SampleConverter(sampleFormat: out.sampleFormat, channelCount: layout.channelCount)
         interleaved = .allocate(byteCount: out.periodFrames * layout.channelCount * 4, alignment: 16)
+        // (the seam would have to cut every track's input where its tempo map has it then)
+        if options.loop && kernel.playsOnTimeline, let t = kernel.layout.tracks.first(where: { $0.tempo != 1 || $0.tempoLane != nil }) {
+            let tempo = t.tempoLane.map { _ in "follows a tempo lane" } ?? "plays at tempo \(t.tempo)"
+            throw EngineError.notLive(node: t.player.name, problem: "it \(tempo), and a session whose lanes play at a tempo does not loop live yet (allowed: looping lanes at tempo 1, or lanes at a tempo played without a loop)")
+        }
         if options.loop {
             kernel.loops = true
             // (the kernel's length: at the device's rate when the session was moved to it)

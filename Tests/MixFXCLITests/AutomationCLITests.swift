@@ -321,8 +321,8 @@ import TestSupport
     }
 
     /// A batch job takes the same flags (a pitch map's path from the manifest's folder): the map
-    /// renders the very bytes of the step lane it stands for; `mixfx play` refuses tempo lanes in
-    /// the engine's words (they are not played live yet).
+    /// renders the very bytes of the step lane it stands for; `mixfx play` refuses a tempo lane
+    /// beyond the live tempos in the engine's words, and the loop of a session with lanes at a tempo.
     @Test func batchAndPlayTakeTheSameFlags() throws {
         defer { dir.remove() }
         let a = try sine("s.wav", seconds: 1.5)
@@ -337,12 +337,15 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
         let x = try Data(contentsOf: URL(fileURLWithPath: dir.file("map.wav"))), y = try Data(contentsOf: URL(fileURLWithPath: dir.file("lane.wav")))
         #expect(x == y && x.count > 72_000 * 4)
-        let p = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--automate", "tempo=1@0,2@1"])
+        let p = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--automate", "tempo=1@0,5@1"])
         // a ceiling lane with no limiter: the flag that adds one is named
         let noLimit = try MixFXBinary.run(["render", a, "--automate", "limit=-1@0,-6@1", "-o", dir.file("nolimit.wav")])
         #expect(noLimit.status == 2 && noLimit.stderr == "mixfx: error: limit lane: the ceiling moves only on a master limiter, and the session has none (allowed: with --limit [CEILING], or \"master.limitDBTP\" in a preset)\n", "\(noLimit.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("nolimit.wav")))
-        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: tempo lanes are not played live yet (allowed: live: lanes for volume, pan, master-volume, the limiter's ceiling, the EQ and pitch; tempo lanes in offline renders (mixfx render))\n", "\(p.stderr)")
+        #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: a moving tempo lane on a track whose fastest tempo is 5 is not rendered (allowed: tempos from 0.25 to 4 on a track with a moving tempo or pitch lane)\n", "\(p.stderr)")
+        // a session with lanes at a tempo does not loop live
+        let loop = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--loop", "--tempo", "1.25", "--automate", "volume=1@0,0.5@1"])
+        #expect(loop.status != 0 && loop.stderr.contains("it plays at tempo 1.25, and a session whose lanes play at a tempo does not loop live yet (allowed: looping lanes at tempo 1, or lanes at a tempo played without a loop)"), "\(loop.stderr)")
     }
 
     // MARK: the report

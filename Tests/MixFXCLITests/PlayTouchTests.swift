@@ -112,4 +112,46 @@ import TestSupport
         #expect(report?["underruns"] as? Int == 0, "\(p.stdout)")
         #expect(FileManager.default.fileExists(atPath: dir.file("s.json")))
     }
+
+    /// A hand move that would not be heard is refused by name, not answered "ok": a pitch
+    /// that follows its lane, the tempo of a track whose moving pitch lane's shifter keeps its
+    /// starting tempo, and any tempo on a session that plays on the mix's timeline; the moves
+    /// that are heard are still taken.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func handMovesThatWouldNotBeHeardAreRefused() throws {
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try AudioFiles.write([Signals.noise(frames: 96_000, amplitude: 0.2, seed: 1)], to: a, sampleRate: 48_000)
+        try AudioFiles.write([Signals.noise(frames: 96_000, amplitude: 0.2, seed: 2)], to: b, sampleRate: 48_000)
+        func session(_ settings: [String], _ moves: [(line: String, answer: String)]) throws {
+            let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--device", "mixfx_pulse", "--no-ui"] + settings,
+                                           environment: ALSARig.environment(tap: dir.file("t.raw")))
+            for (line, answer) in moves {
+                p.send(line)
+                if answer.hasPrefix("ok") {
+                    #expect(p.waitForLine(startingWith: answer) != nil, "\(line): \(p.stdout) \(p.stderr)")
+                } else {
+                    let deadline = Date().addingTimeInterval(10)
+                    while !p.stderr.contains(answer) && Date() < deadline { usleep(20_000) }
+                    #expect(p.stderr.contains("mixfx: control: " + answer), "\(line): \(p.stderr)")
+                }
+            }
+            p.send("quit")
+            #expect(p.wait() == 0, "\(p.stderr)")
+            for (line, answer) in moves where !answer.hasPrefix("ok") {
+                #expect(!p.stdout.contains("ok " + line), "\(p.stdout)")
+            }
+        }
+        try session(["--automate", "1:pitch=0@0,200@1"], [
+            ("track 1 pitch 300", "track 1 pitch: follows its pitch lane (a hand move over a pitch lane is not taken live yet"),
+            ("track 1 tempo 1.1", "track 1 tempo: is fixed while this track follows a moving pitch lane"),
+            ("track all tempo 1.1", "track all tempo: track 1 is fixed while this track follows a moving pitch lane"),
+            ("track 2 tempo 1.1", "ok track 2 tempo 1.1"),
+            ("track 2 pitch 100", "ok track 2 pitch 100"),
+        ])
+        try session(["--tempo", "1.25", "--automate", "2:volume=1@0,0.5@1"], [
+            ("track 2 tempo 1.1", "track 2 tempo: is fixed while this session plays: its lanes play on the session's timeline"),
+            ("track 1 pitch 100", "ok track 1 pitch 100"),
+        ])
+    }
 }

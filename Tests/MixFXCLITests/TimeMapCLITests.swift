@@ -109,9 +109,12 @@ import TestSupport
         let both = try MixFXBinary.run(["render", input, "--timemap", good, "--automate", "1:tempo=1@0,2@1", "-o", dir.file("x.wav")])
         #expect(both.status == 2 && both.stderr.contains("and --automate tempo both give track 1 a tempo lane: give one"), "\(both.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")))
-        // play names the flag it refuses, not the tempo lane the map became
-        let play = try MixFXBinary.run(["play", input, "--timemap", good, "--device", "null", "--no-ui"])
-        #expect(play.status == 2 && play.stderr == "mixfx: error: --timemap \(good): time maps are not played live yet (allowed: --timemap in mixfx render and batch)\n", "\(play.stderr)")
+        // play reads the map as render does: a bad one is refused the same way
+        let bad = dir.file("bad.txt")
+        try "0 0\n100 50\n90 60\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let play = try MixFXBinary.run(["play", input, "--timemap", bad, "--device", "null", "--no-ui"])
+        let render = try MixFXBinary.run(["render", input, "--timemap", bad, "-o", dir.file("x.wav")])
+        #expect(play.status == 2 && play.stderr == render.stderr && play.stderr.contains("--timemap \(bad)"), "\(play.stderr)")
     }
 
     /// Maps written on Windows (CRLF line ends) read as the same map: the same bytes as the LF
