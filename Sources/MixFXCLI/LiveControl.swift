@@ -56,14 +56,12 @@ final class LiveControl: @unchecked Sendable {
     }
 
     /// Why a hand move of `id` on track `track` (0-based) would not be heard, nil when it
-    /// would: a pitch that follows its lane, a tempo on a session that plays on its timeline
+    /// would: a tempo on a session that plays on its timeline
     /// (`RenderKernel.playsOnTimeline`: its tempos are the session's), or on a track whose
     /// moving pitch lane's shifter keeps the tempo it started with.
     func handMoveProblem(track: Int, _ id: ParameterID) -> String? {
         let t = tracks[track]
         switch id {
-        case .pitchCents where t.timePitch.pitchParameter.automation != nil:
-            return "follows its pitch lane (a hand move over a pitch lane is not taken live yet; give the pitch in the lane)"
         case .tempo where player.kernel.playsOnTimeline:
             return "is fixed while this session plays: its lanes play on the session's timeline, which the tempos set (give tempos with --tempo, a tempo lane or the preset)"
         case .tempo where t.timePitch.pitchParameter.automation.map({ $0.constantValue == nil }) ?? false:

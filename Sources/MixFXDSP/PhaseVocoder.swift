@@ -310,6 +310,8 @@ final class PhaseVocoder {
     }
     private var heldPitchMap: Owned<PitchMap>?
     var pitchMapOrigin = 0
+    /// Live touch: the cents a hand holds the pitch at, over the map (NaN: none, the map plays).
+    var handCents = Double.nan
 
     /// Offline automation: each frame's tempo from this map at its analysis centre plus
     /// `tempoMapBase` (the map's position of input time 0), without a glide (see `TempoMap`).
@@ -324,7 +326,9 @@ final class PhaseVocoder {
     var tempoMapBase = 0.0
 
     private func runFrame(readPosition: Double) {
-        if let map = heldPitchMap {
+        if !handCents.isNaN {
+            targetCents = handCents
+        } else if let map = heldPitchMap {
             let frame = nextAnalysisCentre + Double(pitchMapOrigin)
             targetCents = map { $0.cents(atFrame: frame) }
         }

@@ -292,6 +292,24 @@ public final class PitchShifter: @unchecked Sendable {
     private var heldPitchMap: Owned<PitchMap>?
     private var pitchMapOrigin = 0
 
+    /// Streaming with a pitch map, live touch: a hand holds the pitch at `cents` over the map
+    /// (each vocoder frame's target is then `cents`, glided to and, at the release, back to the
+    /// map's, as any change: τ = 20 ms); nil lets go. The render side calls it once per chunk.
+    @inline(__always)
+    @_noAllocation @_noLocks
+    public func holdPitch(_ cents: Double?) {
+        let c = cents.map { PitchShifterSettings.clampedCents($0) } ?? .nan
+        // (values first: no `self` right of `&&`, see `Owned`)
+        let old = handCents
+        guard c != old && !(c.isNaN && old.isNaN) else { return }
+        handCents = c
+        if !c.isNaN { settings.pitchCents = c }   // (a reset starts there)
+        parts?.vocoder({ $0.handCents = c })
+        pitchSwitch?({ $0.vocoder { $0.handCents = c } })
+    }
+    /// The cents of `holdPitch` (NaN: none).
+    private var handCents = Double.nan
+
     /// Streaming, for offline automation: output frame n is read at input time
     /// `map.position(atFrame: originFrame + n)` less that of `originFrame` (the map's own
     /// positions, not a sum of tempos: the length and the times are exact whatever the blocks),
@@ -433,6 +451,7 @@ public final class PitchShifter: @unchecked Sendable {
         if let map = heldPitchMap {
             let currentCents = vocoder { $0.currentCents }
             comingCents = min(map { $0.minimumCents }, currentCents)
+            if !handCents.isNaN { comingCents = min(comingCents, handCents) }
         }
         let own = UnreadFrames(vocoder, parts.reader, targetCents: comingCents)
         if !mapped && pitchSwitch({ $0.isWanted }) {
@@ -593,8 +612,10 @@ public final class PitchShifter: @unchecked Sendable {
         let step = Float(1 / (Self.wetFadeSeconds * sampleRate))
         let view = parts.history { $0.view }
         let history = view.base, stride = view.stride, mask = view.mask
-        let atZero = parts.vocoder { $0.targetCents } == 0
-        let map = heldPitchMap, origin = pitchMapOrigin
+        // (a pitch held by a hand is the target over the map)
+        let held = !handCents.isNaN
+        let atZero = held ? handCents == 0 : parts.vocoder { $0.targetCents } == 0
+        let map = held ? nil : heldPitchMap, origin = pitchMapOrigin
         let tempoIsOne = settings.tempo == 1
         // Wholly wet, and no frame of the block can ask for the dry input (a tempo, or a pitch
         // off 0 cents: the target's, or every value of the map's, between two of which a frame's

@@ -50,6 +50,9 @@ public protocol PitchShifting: AnyObject, Sendable {
     /// vocoder frame at the map's tempo there, without a glide (`TempoMap`); nil: none. Set
     /// before `reset`. Replaces `setTempo`.
     func setTempoMap(_ map: TempoMap?, originFrame: Int)
+    /// Streaming with a pitch map, live touch: a hand holds the pitch at `cents` over the map;
+    /// nil lets go (see `PitchShifter.holdPitch`).
+    func holdPitch(_ cents: Double?)
     /// Live: the tempo to glide to.
     func setTempo(_ tempo: Double)
     /// Formant preservation on or off (live; an offline shifter keeps what it was prepared with).

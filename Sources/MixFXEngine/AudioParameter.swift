@@ -12,13 +12,14 @@ public final class AudioParameter: Sendable {
     /// The gains' scheduled events (`schedule(value:atFrame:rampFrames:)`), nil for the others.
     let events: ParameterEventQueue?
     private let touched = Atomic<Bool>(false)
+    private let beforeTouchBits = Atomic<UInt64>(Double.nan.bitPattern)
     private let playedBits: Atomic<UInt64>
     /// The touch takes of the gains and the EQ's settings (made with the first live kernel
     /// that plays the parameter, so offline renders never pay for it).
     private let recording = Mutex<TouchRecording?>(nil)
     private let recordsTouch: Bool
-    /// The EQ's settings that record touches (besides the gains).
-    static let recordsTouches: [ParameterID] = [.bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
+    /// The settings that record touches besides the gains: pitch and the EQ's.
+    static let recordsTouches: [ParameterID] = [.pitchCents, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
                                                 .eqGlobalGainDB]
 
     /// A parameter at `value`, or at its default. Any thread.
@@ -45,7 +46,7 @@ public final class AudioParameter: Sendable {
     }
 
     /// What a live kernel played while a hand held the parameter (`isTouched`) and while its
-    /// lane came back (`TouchedValue`, `EQTouch`): the gains' and the EQ's settings, once a live
+    /// lane came back (`TouchedValue`, `SmoothedTouch`): the gains' and the EQ's settings, once a live
     /// kernel plays them; nil before, and for the others. Control side, any thread.
     public var touchRecording: TouchRecording? { recording.withLock { $0 } }
 
@@ -64,8 +65,17 @@ public final class AudioParameter: Sendable {
     /// Sets the value by hand and holds the parameter (`isTouched`) until `release()`.
     /// Any thread.
     public func touch(_ newValue: Double) {
+        _ = beforeTouchBits.compareExchange(expected: Double.nan.bitPattern, desired: value.bitPattern, ordering: .relaxed)
         value = newValue
         isTouched = true
+    }
+
+    /// The value before the first `touch` (nil: never touched): what a parameter without a lane
+    /// held until a hand moved it (`TouchTakes.mergedLane` writes it before the first take).
+    /// Any thread.
+    public var valueBeforeFirstTouch: Double? {
+        let v = Double(bitPattern: beforeTouchBits.load(ordering: .relaxed))
+        return v.isNaN ? nil : v
     }
 
     /// Lets the parameter go: its lane, if it has one, takes over again. Any thread.

@@ -3,23 +3,25 @@ import MixFXDSP
 /// The lanes of one shelf EQ node, read by its `EQKernel`: each setting that can be automated
 /// (the gains, corners, slopes and global gain; not the bypasses) as the node's parameter, a
 /// constant or a moving lane (`AutomatedValue`). A setting a hand holds plays its own value
-/// instead (touch, `EQTouch`).
+/// instead (touch, `SmoothedTouch`).
 struct EQLanes {
     let bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain: AutomatedValue
     /// Whether any lane moves (else the constants simply replace the parameters' values).
     let moves: Bool
     /// (held unretained for the checked render path; retained once here, given up by `release`)
-    private let touch: Unmanaged<EQTouch>
+    private let touch: Unmanaged<SmoothedTouch>
 
-    /// The lanes of `node`'s parameters, nil when it has none. Control side.
-    init?(_ node: ShelfEQNode, sampleRate: Double) {
+    /// The lanes of `node`'s parameters, nil when it has none, unless `always` (live: a hand's
+    /// moves of a setting without a lane are recorded too, and written into a lane at a save).
+    /// Control side.
+    init?(_ node: ShelfEQNode, sampleRate: Double, always: Bool = false) {
         let all = [node.bassGain, node.bassFrequency, node.bassSlopeParameter, node.trebleGain, node.trebleFrequency,
                    node.trebleSlopeParameter, node.globalGain]
-        guard all.contains(where: { $0.automation != nil }) else { return nil }
+        guard always || all.contains(where: { $0.automation != nil }) else { return nil }
         let v = all.map { AutomatedValue($0, sampleRate: sampleRate) }
         (bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain) = (v[0], v[1], v[2], v[3], v[4], v[5], v[6])
         moves = v.contains { $0.moves }
-        touch = .passRetained(EQTouch(all))
+        touch = .passRetained(SmoothedTouch(all))
     }
 
     /// Gives up the lanes (the owner's `deinit`; see `AutomatedValue.release`).

@@ -52,6 +52,15 @@ enum ShifterRef {
         }
     }
 
+    /// `PitchShifter.holdPitch`.
+    @inline(__always)
+    func holdPitch(_ cents: Double?) {
+        switch self {
+        case .baseline(let s): s._withUnsafeGuaranteedRef { $0.holdPitch(cents) }
+        case .avx2(let s): s._withUnsafeGuaranteedRef { $0.holdPitch(cents) }
+        }
+    }
+
     /// `PitchShifter.setPreserveFormants`.
     @inline(__always)
     func setPreserveFormants(_ on: Bool) {

@@ -156,9 +156,9 @@ public final class TouchTakes: Sendable {
         let original = parameter.automation
         var lane = original
         guard !all.isEmpty else { return lane }
-        // (a parameter without a lane held the value the first take started from, and keeps
-        // the hand's value when let go)
-        let held = all[0].points[0].value
+        // (a parameter without a lane held its value before the first touch, and keeps the
+        // hand's value when let go)
+        let held = parameter.valueBeforeFirstTouch ?? all[0].points[0].value
         for t in all { lane = t.merged(into: lane, id: parameter.id, holding: held, keepsLastValue: original == nil) }
         return lane
     }

@@ -256,6 +256,8 @@ final class TrackKernel: @unchecked Sendable {
         /// A constant pitch lane's cents: what a live shifter plays instead of the parameter
         /// (nil: the parameter, or a moving lane's map).
         var pitchLaneCents: Double?
+        /// Live: the pitch's touch (a hand holding it over its lane, recorded; `SmoothedTouch`).
+        var pitchTouch: Unretained<SmoothedTouch>?
         /// On the timeline (`onTimeline`), the tempo the node had when the kernel was made (its
         /// constant lane's, or its parameter's): the timeline's frames are placed by it, so it
         /// does not follow the parameter (nil: it does, live in song time).
@@ -298,8 +300,31 @@ final class TrackKernel: @unchecked Sendable {
     /// seam (the EQ's lanes and a pitch lane's map read the frame modulo it). Control side,
     /// before rendering.
     func setLoop(frames: Int) {
+        loopFrames = frames
         pitchMap?.periodFrames = frames
         for e in effects { if case .eq(_, let k) = e { k.loopFrames = frames } }
+    }
+
+    /// Live looped playback: the session's length (0: no loop).
+    private var loopFrames = 0
+    /// Live: the pitch touches the steps read (`EffectStep.pitchTouch`), held here.
+    private var pitchTouches: [SmoothedTouch] = []
+
+    /// The timeline frame of the track's output `offset` frames into the block being
+    /// rendered (within the pass when looping): where a touch of its pitch is recorded.
+    @inline(__always)
+    private func outputTimelineFrame(_ offset: Int, blockFrames: Int) -> Int {
+        let f = songBase + framesSinceReset - blockFrames + offset - latencyFrames
+        return loopFrames > 0 ? ((f % loopFrames) + loopFrames) % loopFrames : f
+    }
+
+    /// Live: the cents a streaming shifter plays at timeline frame `frame`: a hand's (touch,
+    /// recorded), else a constant lane's, else the parameter's.
+    @inline(__always)
+    private func livePitchCents(_ step: EffectStep, atFrame frame: Int) -> Double {
+        let hand = step.pitch!.clampedValue
+        if let touch = step.pitchTouch, touch({ $0.isTouched(0, atFrame: frame, value: hand) }) { return hand }
+        return step.pitchLaneCents ?? hand
     }
 
     /// Frames a moving pitch lane's shifter renders at a time.
@@ -349,7 +374,7 @@ final class TrackKernel: @unchecked Sendable {
         for node in layout.effects {
             if let eqNode = node as? ShelfEQNode {
                 let k = EQKernel(node: eqNode, smooth: mode == .live, sampleRate: rate)
-                k.lanes = EQLanes(eqNode, sampleRate: rate)
+                k.lanes = EQLanes(eqNode, sampleRate: rate, always: mode == .live)
                 // (before the shifter its frames are the input's: lanes read s⁻¹ of them)
                 k.readsInput = onTimeline && beforeShifter && (timeMap != nil || layout.tempo != 1)
                 k.inputMap = timeMap
@@ -414,6 +439,7 @@ final class TrackKernel: @unchecked Sendable {
         downmixMatrix = downmix.map { DownmixMatrix($0) }
         effectCount = effects.count
         steps = .allocate(capacity: max(1, effects.count))
+        var touches: [SmoothedTouch] = []
         for (i, e) in effects.enumerated() {
             switch e {
             case .eq(_, let k):
@@ -421,12 +447,16 @@ final class TrackKernel: @unchecked Sendable {
             case .pitch(let node, let shifter, let cents):
                 var streaming = false
                 if case .offline = shifter.mode {} else { streaming = true }
+                // (live: a hand may hold the pitch over its lane)
+                let touch = mode == .live ? SmoothedTouch([node.pitchParameter]) : nil
+                if let touch { touches.append(touch) }
                 (steps + i).initialize(to: EffectStep(shifter: ShifterRef(shifter), streaming: streaming, pitch: ParameterRef(node.pitchParameter),
                                                       formant: ParameterRef(node.formantParameter), rate: ParameterRef(node.rateParameter),
-                                                      pitchLaneCents: cents.constantValue,
+                                                      pitchLaneCents: cents.constantValue, pitchTouch: touch.map { Unretained($0) },
                                                       fixedTempo: onTimeline ? node.rateParameter.automation?.constantValue ?? node.rateParameter.clampedValue : nil))
             }
         }
+        pitchTouches = touches
         let tempo = !onTimeline || TrackTempo.movingLane(layout) != nil ? 1 : layout.tempo
         sourceFramesPerOutputFrame = Double(rates.inRate) / Double(rates.outRate) * tempo
         inputFramesPerOutputRateFrame = Double(rates.inRate) / Double(rates.outRate)
@@ -499,10 +529,13 @@ final class TrackKernel: @unchecked Sendable {
                 k.eq.update(k.effective(k.target()))
                 k.eq.reset()
             case .pitch(let node, let s, let cents):
+                // (a pitch a hand holds starts at its value, at once: the seek fades)
+                let held = steps[i].pitchTouch != nil && node.pitchParameter.isTouched
                 if let pitchMap, cents.moves {
                     s.setPitchMap(pitchMap, originFrame: songBase)
+                    s.holdPitch(held ? node.pitchParameter.clampedValue : nil)
                 } else {
-                    s.setPitchCents(cents.value(atFrame: songBase))
+                    s.setPitchCents(held ? node.pitchParameter.clampedValue : cents.value(atFrame: songBase))
                 }
                 s.setTempo(steps[i].fixedTempo ?? node.rateParameter.clampedValue)
                 if let tempoMap, s.mode == .streaming { s.setTempoMap(tempoMap, originFrame: songBase) }
@@ -569,6 +602,10 @@ final class TrackKernel: @unchecked Sendable {
                 var done = 0
                 while done < frameCount {
                     if chunkAvailable == 0 {
+                        if let touch = step.pitchTouch {
+                            let hand = step.pitch!.clampedValue, frame = outputTimelineFrame(done, blockFrames: frameCount)
+                            shifter.holdPitch(touch { $0.isTouched(0, atFrame: frame, value: hand) } ? hand : nil)
+                        }
                         switch shifter {
                         case .baseline(let s):
                             s._withUnsafeGuaranteedRef { $0.shift(live: cL, cR, frameCount: capacity, maximumPull: most, pull: pullInput) }
@@ -587,7 +624,7 @@ final class TrackKernel: @unchecked Sendable {
                     done += m
                 }
             } else if step.streaming {
-                shifter.setPitchCents(step.pitchLaneCents ?? step.pitch!.clampedValue)
+                shifter.setPitchCents(livePitchCents(step, atFrame: outputTimelineFrame(0, blockFrames: frameCount)))
                 shifter.setPreserveFormants(step.formant!.value != 0)
                 shifter.setTempo(step.fixedTempo ?? step.rate!.clampedValue)
                 switch shifter {

@@ -113,10 +113,10 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: dir.file("s.json")))
     }
 
-    /// A hand move that would not be heard is refused by name, not answered "ok": a pitch
-    /// that follows its lane, the tempo of a track whose moving pitch lane's shifter keeps its
-    /// starting tempo, and any tempo on a session that plays on the mix's timeline; the moves
-    /// that are heard are still taken.
+    /// A hand move that would not be heard is refused by name, not answered "ok": the tempo of
+    /// a track whose moving pitch lane's shifter keeps its starting tempo, and any tempo on a
+    /// session that plays on the mix's timeline; the moves that are heard are taken (a pitch
+    /// over its lane: touch).
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func handMovesThatWouldNotBeHeardAreRefused() throws {
         defer { dir.remove() }
@@ -143,7 +143,7 @@ import TestSupport
             }
         }
         try session(["--automate", "1:pitch=0@0,200@1"], [
-            ("track 1 pitch 300", "track 1 pitch: follows its pitch lane (a hand move over a pitch lane is not taken live yet"),
+            ("track 1 pitch 300", "ok track 1 pitch 300"),
             ("track 1 tempo 1.1", "track 1 tempo: is fixed while this track follows a moving pitch lane"),
             ("track all tempo 1.1", "track all tempo: track 1 is fixed while this track follows a moving pitch lane"),
             ("track 2 tempo 1.1", "ok track 2 tempo 1.1"),

@@ -208,6 +208,76 @@ import TestSupport
         #expect(moved > 0.05, "the touch did not change the sound (\(moved))")
     }
 
+    /// A hand holding the pitch over its lane (moving, or constant): a sine plays the hand's
+    /// pitch within 1 cent once the vocoder's glide (τ = 20 ms) has settled, 150 ms after the
+    /// touch, and the lane's again 150 ms after the release (a lane slow enough for the glide's
+    /// lag to stay under 1 cent); the take recorded and written into the lane renders offline what
+    /// played, within 2 cents in every settled window.
+    @Test(arguments: [AutomationLane([(0, 0), (2, 60)]), AutomationLane([(0, 150)])])
+    func aPitchTouchTakesOverItsLaneAndIsWrittenBack(lane: AutomationLane) throws {
+        let rate = Self.rate, n = 96_000
+        let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: n, amplitude: 0.5)
+        func make(_ lane: AutomationLane) -> (AudioEngine, Track) {
+            let engine = AudioEngine()
+            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+            t.automation[.pitchCents] = lane
+            return (engine, t)
+        }
+        let (engine, t) = make(lane)
+        let pitch = t.timePitch.pitchParameter
+        let takes = TouchTakes(pitch, sampleRate: rate)
+        let touch = 24_064, release = 57_600
+        let y = try play(engine, frames: n) { f in
+            if f == touch { pitch.touch(-300) }
+            if f == release { pitch.release() }
+            takes.collect()
+        }
+        #expect(y.count == n)
+        let w = 4096
+        func cents(_ y: [Float], at centre: Int) -> Double {
+            Signals.cents(Signals.frequency(y[(centre - w / 2)..<(centre + w / 2)], sampleRate: rate), 440)
+        }
+        func laneCents(_ frame: Int) -> Double { lane.value(at: Double(frame) / rate, scale: .linear) }
+        // before, during (settled), after (settled)
+        for c in stride(from: 6_000, to: touch - w / 2, by: 2_000) { #expect(abs(cents(y, at: c) - laneCents(c)) < 1, "before the touch, at \(c)") }
+        for c in stride(from: touch + 7_200 + w / 2, to: release - w / 2, by: 2_000) { #expect(abs(cents(y, at: c) + 300) < 1, "held, at \(c): \(cents(y, at: c))") }
+        for c in stride(from: release + 7_200 + w / 2, to: n - w, by: 2_000) { #expect(abs(cents(y, at: c) - laneCents(c)) < 1, "released, at \(c): \(cents(y, at: c))") }
+        // written back: the hand's value over the take, the lane around it
+        let merged = try #require(takes.mergedLane())
+        try merged.validate(for: .pitchCents, lane: "track 1 pitch")
+        #expect(merged.value(at: Double(touch + release) / 2 / rate, scale: .linear) == -300, "\(merged.breakpoints)")
+        let (offline, _) = make(merged)
+        let z = try renderAll(offline, block: 1000)[0]
+        var worst = 0.0, at = -1
+        for c in stride(from: 6_000, to: n - w, by: 1_000) where abs(c - touch) > 7_200 + w / 2 && abs(c - release) > 7_200 + w / 2 {
+            let d = abs(cents(y, at: c) - cents(z, at: c))
+            if d > worst { worst = d; at = c }
+        }
+        #expect(worst < 2, "the render of the written pitch lane is \(worst) cents off the live playback at frame \(at)")
+    }
+
+    /// An EQ setting and a pitch without lanes, on a session with lanes, touched: the lane
+    /// written for each holds the value set before the touch up to the take, the hand's after.
+    @Test func anUnlanedSettingKeepsItsValueBeforeTheTake() throws {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 48_000, amplitude: 0.3, seed: 4)], sampleRate: 48_000))
+        t.automation[.volume] = AutomationLane([(0, 1), (1, 0.5)])
+        let bass = try #require(t.parameter(.bassGainDB)), pitch = t.timePitch.pitchParameter
+        bass.value = 3
+        pitch.value = 100
+        let takes = [TouchTakes(bass, sampleRate: Self.rate), TouchTakes(pitch, sampleRate: Self.rate)]
+        _ = try play(engine, frames: 48_000) { f in
+            if f == 9728 { bass.touch(-6); pitch.touch(-200) }
+            if f == 28_672 { bass.release(); pitch.release() }
+            for k in takes { k.collect() }
+        }
+        for (k, (before, hand)) in zip(takes, [(3.0, -6.0), (100, -200)]) {
+            let lane = try #require(k.mergedLane())
+            #expect(lane.value(at: 0.1, scale: .linear) == before && lane.value(at: 0.4, scale: .linear) == hand
+                    && lane.value(at: 0.9, scale: .linear) == hand, "\(k.parameter.id): \(lane.breakpoints)")
+        }
+    }
+
     /// Thinning keeps the curve within the tolerance of what was recorded everywhere (at the
     /// recorded points and between them, 20 times per segment) and drops what does not change
     /// the sound: a straight line becomes its two ends.

@@ -1,13 +1,14 @@
-/// Touch of a shelf EQ's laned settings (its gains, corners, slopes and global gain), for
-/// `EQLanes`: a setting a hand holds (`AudioParameter.isTouched`) plays its value instead of its
-/// lane, and the EQ's own smoothing (τ = 10 ms, every 32 frames) takes it there and back, as it
-/// does any change. What the hand asked for is recorded into the parameter's `touchRecording`
-/// at the timeline frames the EQ reads (a point when the value changes, at least every 512
-/// frames, and the frame before the release), so a take written into the lane (`TouchTake`)
-/// renders offline through the same smoothing. Made with the kernel; used by the thread that
-/// renders the track; no allocation.
-final class EQTouch {
-    /// The node's parameters in `EQLanes`' order.
+/// Touch of settings whose DSP smooths every change itself: a shelf EQ's laned settings (its
+/// gains, corners, slopes and global gain, for `EQLanes`; τ = 10 ms, every 32 frames) and a
+/// pitch (the vocoder's glide, τ = 20 ms, per frame). A setting a hand holds
+/// (`AudioParameter.isTouched`) plays its value instead of its lane, and that smoothing takes it
+/// there and back, as it does any change. What the hand asked for is recorded into the
+/// parameter's `touchRecording` at the timeline frames the setting is read at (a point when the
+/// value changes, at least every 512 frames, and the frame before the release), so a take
+/// written into the lane (`TouchTake`) renders offline through the same smoothing. Made with
+/// the kernel; used by the thread that renders the track; no allocation.
+final class SmoothedTouch {
+    /// The parameters (an EQ's in `EQLanes`' order).
     private let parameters: [AudioParameter]
     /// Their recordings (`AudioParameter.touchRecording`).
     private let rings: [TouchRecording?]
