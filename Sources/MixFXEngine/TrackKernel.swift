@@ -45,7 +45,8 @@ final class EQKernel {
     var inputTempo = 1.0
     var readsInput = false
     /// Live looped playback: the timeline's length (0: no loop); position p is then the
-    /// timeline's frame p mod `loopFrames`, so the lanes start again at every seam.
+    /// timeline's frame (before a shifter at a steady tempo R, p/R) mod `loopFrames`, so the
+    /// lanes start again at every seam.
     var loopFrames = 0
     /// The node's parameters (nil: no node, the settings are given to `process(target:…)`).
     private let parameters: NodeParameters?
@@ -57,8 +58,8 @@ final class EQKernel {
     /// The timeline frame of position `p`.
     @inline(__always)
     func timelineFrame(_ p: Int) -> Int {
-        if loopFrames > 0 { return ((p % loopFrames) + loopFrames) % loopFrames }
-        return readsInput ? TrackTempo.inputToTimeline(p, map: inputMapRef, tempo: inputTempo) : p
+        let t = readsInput ? TrackTempo.inputToTimeline(p, map: inputMapRef, tempo: inputTempo) : p
+        return loopFrames > 0 ? ((t % loopFrames) + loopFrames) % loopFrames : t
     }
 
     /// `node`: whose parameters it follows (nil: none, see `parameters`).
@@ -131,16 +132,19 @@ final class EQKernel {
         let cell = EQKernel.subBlock
         var done = 0
         while done < frameCount {
-            // (looped: the cells of the timeline's frame, each loop cut at its seam)
-            let p = loopFrames > 0 ? timelineFrame(position + done) : position + done
+            // (looped: the cells of the timeline's frame, each loop cut at its seam; reading the
+            // input of a shifter at a tempo, the input's cells, the lanes at their timeline frame)
+            let looped = loopFrames > 0, input = readsInput   // (values first: no `self` right of `&&`)
+            let wraps = looped && !input
+            let p = wraps ? timelineFrame(position + done) : position + done
             let phase = ((p % cell) + cell) % cell
             if phase == 0 {
                 var s = eq.settings
-                approach(&s, effective(lanes.settings(base, atFrame: timelineFrame(p))), alpha: smoothingAlpha)
+                approach(&s, effective(lanes.settings(base, atFrame: wraps ? p : timelineFrame(p))), alpha: smoothingAlpha)
                 eq.update(s)
             }
             // (two-argument `min`s: the variadic one allocates)
-            let n = min(min(cell - phase, frameCount - done), loopFrames > 0 ? loopFrames - p : Int.max)
+            let n = min(min(cell - phase, frameCount - done), wraps ? loopFrames - p : Int.max)
             let d = done
             eq.process(left: left + d, right: right.map { $0 + d }, frameCount: n)
             done += n

@@ -134,10 +134,11 @@ public final class LivePlayer: @unchecked Sendable {
         kernel = try engine.makeKernel(maximumFrameCount: out.periodFrames, mode: .live)
         converter = SampleConverter(sampleFormat: out.sampleFormat, channelCount: layout.channelCount)
         interleaved = .allocate(byteCount: out.periodFrames * layout.channelCount * 4, alignment: 16)
-        // (the seam would have to cut every track's input where its tempo map has it then)
-        if options.loop && kernel.playsOnTimeline, let t = kernel.layout.tracks.first(where: { $0.tempo != 1 || $0.tempoLane != nil }) {
-            let tempo = t.tempoLane.map { _ in "follows a tempo lane" } ?? "plays at tempo \(t.tempo)"
-            throw EngineError.notLive(node: t.player.name, problem: "it \(tempo), and a session whose lanes play at a tempo does not loop live yet (allowed: looping lanes at tempo 1, or lanes at a tempo played without a loop)")
+        // (the seam would have to cut the input where a tempo map has it then; at a steady tempo
+        // R the input loops every length·R frames)
+        if options.loop && kernel.playsOnTimeline, let t = kernel.layout.tracks.first(where: { $0.tempoMap != nil }) {
+            let why = t.tempoLane.map { $0.constantValue == nil } ?? false ? "follows a moving tempo lane" : "has a moving pitch lane at tempo \(t.tempo)"
+            throw EngineError.notLive(node: t.player.name, problem: "it \(why): a moving tempo, or a moving pitch at a tempo ≠ 1, does not loop live yet (allowed: --loop with steady tempos, and pitch lanes at tempo 1; or no loop)")
         }
         if options.loop {
             kernel.loops = true

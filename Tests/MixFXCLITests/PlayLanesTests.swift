@@ -112,6 +112,47 @@ import TestSupport
         #expect(firstDifference == nil, "after the seek to \(target) (resumed at tap frame \(r)) the tap differs from the render at its frame \(firstDifference ?? -1)")
     }
 
+    /// A loop at a steady tempo (on the mix's timeline): each pass plays the lanes from their
+    /// start at the timeline's times, the volume step after the shifter and the treble step
+    /// before it (whose frames are the input's, taken to the timeline at the tempo): in each of
+    /// the first two passes of a 1 s file at tempo 1.25 (0.8 s a pass), the level falls at
+    /// 0.3 s and the highs at 0.6 s, within 10 ms.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aLoopAtASteadyTempoPlaysTheLanesEachPass() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), rate = 48_000
+        try AudioFiles.write([Signals.noise(frames: rate, amplitude: 0.3, seed: 12), Signals.noise(frames: rate, amplitude: 0.3, seed: 13)],
+                             to: input, sampleRate: rate)
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--tempo", "1.25", "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "s16", "--automate", "volume=1@0,step,0.3@0.3",
+                                                          "--automate", "treble=0@0,step,-30@0.6", "--treble-freq", "4000"],
+                                       environment: ALSARig.environment(tap: tap))
+        let pass = 38_400
+        ALSARig.waitForTap(tap, frames: 2 * pass + 4_800, bytesPerFrame: 4)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap).enumerated().filter { $0.offset % 2 == 0 }.map { Double($0.element) }
+        try #require(y.count >= 2 * pass)
+        // the level (RMS over 240 frames) and the highs (first differences' RMS over 240 frames)
+        func rms(_ x: ArraySlice<Double>) -> Double { (x.reduce(0) { $0 + $1 * $1 } / Double(x.count)).squareRoot() }
+        let d = [0] + (1..<y.count).map { y[$0] - y[$0 - 1] }
+        /// The first frame from `from` where `signal`'s 240-frame RMS falls below `fraction` of
+        /// its RMS over the 50 ms before `from` + 40 ms.
+        func fall(_ signal: [Double], from: Int, to: Int, fraction: Double) -> Int? {
+            let before = rms(signal[(from + 480)..<(from + 2_880)])
+            return stride(from: from, to: to, by: 24).first { rms(signal[$0..<($0 + 240)]) < fraction * before }.map { $0 + 240 }
+        }
+        for k in 0..<2 {
+            let start = k * pass
+            // (from 50 ms into the pass: at the seam the treble comes back from -30 dB through the EQ's smoothing)
+            let level = fall(y, from: start + 2_400, to: start + pass - 300, fraction: 0.5)
+            #expect(level.map { abs($0 - (start + 14_400)) <= 480 } == true, "pass \(k): the volume step at \(level.map { $0 - start } ?? -1), not 14 400")
+            let highs = fall(d, from: start + 14_400 + 500, to: start + pass - 300, fraction: 0.3)
+            #expect(highs.map { abs($0 - (start + 28_800)) <= 480 } == true, "pass \(k): the treble step at \(highs.map { $0 - start } ?? -1), not 28 800")
+        }
+    }
+
     /// The realtime contract with every live lane moving (volume, pan, master volume, EQ,
     /// pitch): on the raw tap the render thread allocates nothing from its first frame, warm-up
     /// included (as `PlayTests.theRenderThreadAllocatesNothingFromTheFirstFrame` without lanes).
