@@ -84,13 +84,24 @@ struct PitchMapFile: Equatable {
 
     /// The map as a step pitch lane on the mix's timeline for a track whose file has
     /// `frameCount` frames at `sampleRate`, placed by `values` (the track's resolved settings:
-    /// placement, speed, pitch). `laneName` names the lane in messages.
-    func lane(sampleRate: Int, frameCount: Int, values: [ParameterID: Double], laneName: String) throws(CLIError) -> AutomationLane {
+    /// placement, speed, tempo, pitch) and `timeMap` (its time map, if it has one: source frame
+    /// F is then at start + (T(F) − T(trim-in))/(R·v), as the map's tempo lane puts it; else at
+    /// start + (F − trim-in)/(R·v·tempo)). `laneName` names the lane in messages.
+    func lane(sampleRate: Int, frameCount: Int, values: [ParameterID: Double], timeMap: TimeMap? = nil,
+              laneName: String) throws(CLIError) -> AutomationLane {
         let placement = Placement(startSeconds: values[.startSeconds] ?? 0, trimInSeconds: values[.trimInSeconds] ?? 0,
                                   trimOutSeconds: values[.trimOutSeconds] ?? 0)
         let speed = values[.speed] ?? 1, base = values[.pitchCents] ?? 0
+        let tempo = timeMap == nil ? values[.tempo] ?? 1 : 1
         let f = placement.frames(sampleRate: sampleRate, frameCount: frameCount, speed: speed)
         let rate = Double(sampleRate) * speed
+        /// The timeline seconds of source frame `x` (at or after the trim-in).
+        func seconds(_ x: Int) -> Double {
+            if let timeMap {
+                return placement.startSeconds + (timeMap.target(ofSource: Double(x)) - timeMap.target(ofSource: Double(f.trimIn))) / rate
+            }
+            return Double(f.silence) / rate + Double(x - f.trimIn) / (rate * tempo)
+        }
         let spec = ParameterID.pitchCents.spec
         var points: [AutomationLane.Breakpoint] = [.init(seconds: 0, value: base, curve: .step)]
         for e in entries where e.frame < f.trimIn + f.length {
@@ -98,7 +109,7 @@ struct PitchMapFile: Equatable {
             if let p = spec.problem(with: cents) {
                 throw .usage("--pitchmap: \(PathBytes.shown(path)), line \(e.line): \(laneName): \(fmt(e.semitones)) semitones on the track's \(fmt(base)) cents is \(fmt(cents)) cents: \(p) (allowed: \(spec.allowedText))")
             }
-            let seconds = e.frame <= f.trimIn ? 0 : Double(f.silence + e.frame - f.trimIn) / rate
+            let seconds = e.frame <= f.trimIn ? 0 : seconds(e.frame)
             if seconds == points[points.count - 1].seconds { points[points.count - 1].value = cents } else {
                 points.append(.init(seconds: seconds, value: cents, curve: .step))
             }

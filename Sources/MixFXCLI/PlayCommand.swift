@@ -58,15 +58,15 @@ struct PlayCommand {
 
     On a terminal, the mixer: ↑/↓ or 1-9 pick a track; v/V volume, ←/→ pan, b/B bass, t/T treble,
     p/P pitch (±100 cents; , and . for ±10), m mute, s solo, -/+ master volume, space pause,
-    [/] seek ∓5 s, w save the settings as a preset, ? help, q quit. A volume, pan or master
-    move holds a lane by hand (touch) until 1 s after the last key on it; l latches (held until
-    r, which releases all). It shows each track's level, the
+    [/] seek ∓5 s, w save the settings as a preset, ? help, q quit. A volume, pan, EQ, pitch
+    or master move holds a lane by hand (touch) until 1 s after the last key on it; l latches
+    (held until r, which releases all). It shows each track's level, the
     master's level, short-term loudness and true peak, and the limiter's gain.
 
     Otherwise (or with --no-ui), one command per line on stdin:
       track N KEY VALUE   e.g. track 2 pitch -300, track 1 mute on, track 3 volume 0.5 (values
-                          as in --track: track 2 pitch -3st, track 3 volume -6dB); a volume or
-                          pan with a lane is then held by hand (touch) until released
+                          as in --track: track 2 pitch -3st, track 3 volume -6dB); a setting
+                          with a lane is then held by hand (touch) until released
       master volume V     master limit CEILING (with --limit); V linear or in dB (-6dB)
       track N KEY release | track all KEY release | master volume release | release (all)
                           the lane takes over again (over 250 ms, no jump)

@@ -503,8 +503,14 @@ extension SessionOptions {
         for map in pitchMaps.sorted(by: { ($0.track ?? -1) < ($1.track ?? -1) }) {
             for i in map.track.map({ [$0] }) ?? Array(inputs.indices) {
                 let format = try mapTarget(i, flag: "--pitchmap", path: map.path, id: .pitchCents)
+                // (its frames are the source's: placed on the timeline by the track's time map,
+                // or its steady tempo; a moving tempo lane of another kind cannot place them here)
+                let timeMap = timeMaps.first { $0.track == i } ?? timeMaps.first { $0.track == nil }
+                if timeMap == nil, let moving = byPlace[PlaceKey(track: i, id: .tempo)], moving.lane.constantValue == nil {
+                    throw .usage("--pitchmap \(PathBytes.shown(map.path)): track \(i + 1) follows a moving tempo lane, which does not place a pitch map's source frames on the timeline (allowed: a pitch map with a steady tempo or a --timemap; or the pitch as an --automate pitch lane, in timeline seconds)")
+                }
                 let lane = try map.lane(sampleRate: format.sampleRate, frameCount: format.frameCount, values: tracks[i],
-                                        laneName: "track \(i + 1) (\(inputs[i]))")
+                                        timeMap: timeMap?.map, laneName: "track \(i + 1) (\(inputs[i]))")
                 byPlace[PlaceKey(track: i, id: .pitchCents)] = PresetLane(target: .track(i), id: .pitchCents, lane: lane)
             }
         }

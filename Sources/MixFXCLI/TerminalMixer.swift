@@ -79,7 +79,7 @@ final class TerminalMixer {
             var v = min(max(p.value + delta, low), id == .tempo ? live.upperBound : spec.maximum)
             if id == .tempo { v = (v * 100).rounded() / 100 }   // (0.9, not 0.8999…)
             touch(p, v)
-            message = "track \(selected + 1) \(id.rawValue) \(fmt((p.value * 100).rounded() / 100))"
+            message = "track \(selected + 1) \(id.spec.key) \(fmt((p.value * 100).rounded() / 100))"
         }
         switch keys {
         case [27, 91, 65]: selected = max(0, selected - 1)          // up

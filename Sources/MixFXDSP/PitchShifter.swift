@@ -129,6 +129,16 @@ public final class PitchShifter: @unchecked Sendable {
     /// Streaming: the input time of the next output frame (see `process(live:...)`); the engine
     /// reads it as the track's position in its own time.
     public private(set) var inputTime = 0.0
+    /// Streaming: the input time of the next vocoder frame's analysis centre (a pitch set now
+    /// starts there: the time a pitch map is read at, less its origin).
+    public var nextFrameInputTime: Double {
+        @_noAllocation @_noLocks
+        get {
+            guard let parts else { return inputTime }
+            return parts.vocoder { $0.nextAnalysisCentre }
+        }
+    }
+
     /// Streaming: the tempo the frames run now have glided to (1 until a tempo is set).
     public var currentTempo: Double {
         @_noAllocation @_noLocks

@@ -52,7 +52,10 @@ extension AudioEngine {
                 // other tempos, as far as the track reaches)
                 let values = p.id == .tempo ? lane.breakpoints.map(\.value) : []
                 let lo = min(map.minimumTempo, values.min() ?? map.minimumTempo), hi = max(map.maximumTempo, values.max() ?? map.maximumTempo)
-                for (tempo, side) in [(lo, "slowest"), (hi, "fastest")] where !live.contains(tempo) {
+                // (within a rounding of the map's sums: a lane that reaches 4 exactly is at 4)
+                let slack = 1e-9
+                for (tempo, side) in [(lo, "slowest"), (hi, "fastest")]
+                where tempo < live.lowerBound * (1 - slack) || tempo > live.upperBound * (1 + slack) {
                     throw refuse("a moving \(p.id.spec.key) lane on a track whose \(side) tempo is \(format(tempo)) is not rendered",
                                  "tempos from \(format(live.lowerBound)) to \(format(live.upperBound)) on a track with a moving tempo or pitch lane")
                 }

@@ -303,12 +303,12 @@ public final class AudioEngine {
     }
 
     /// Whether a live session plays on the mix's timeline (see `makeKernel`): it has a lane, and
-    /// a track at a tempo ≠ 1 or with a tempo lane.
-    static func playsOnTimeline(_ layout: EngineLayout) -> Bool {
+    /// a track at a tempo ≠ 1 or with a moving tempo lane (a constant one is its tempo).
+    public static func playsOnTimeline(_ layout: EngineLayout) -> Bool {
         let nodes = layout.tracks.flatMap { [$0.player as AudioNode] + $0.effects } + [layout.mixer as AudioNode]
             + (layout.masterLimiter.map { [$0 as AudioNode] } ?? [])
         guard nodes.contains(where: { $0.parameters.contains { $0.automation != nil } }) else { return false }
-        return layout.tracks.contains { $0.tempo != 1 || $0.tempoLane != nil }
+        return layout.tracks.contains { $0.tempo != 1 || $0.tempoLane.map { $0.constantValue == nil } ?? false }
     }
 }
 

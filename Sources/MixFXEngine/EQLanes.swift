@@ -24,6 +24,9 @@ struct EQLanes {
         touch = .passRetained(SmoothedTouch(all))
     }
 
+    /// Playback jumped: touch takes that run end (`SmoothedTouch.cut`). Render side.
+    func cutTakes() { touch._withUnsafeGuaranteedRef { $0.cut() } }
+
     /// Gives up the lanes (the owner's `deinit`; see `AutomatedValue.release`).
     func release() {
         for a in [bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain] { a.release() }

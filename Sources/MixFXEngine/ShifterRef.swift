@@ -33,6 +33,16 @@ enum ShifterRef {
         }
     }
 
+    /// `PitchShifter.nextFrameInputTime`.
+    var nextFrameInputTime: Double {
+        @inline(__always) get {
+            switch self {
+            case .baseline(let s): s._withUnsafeGuaranteedRef { $0.nextFrameInputTime }
+            case .avx2(let s): s._withUnsafeGuaranteedRef { $0.nextFrameInputTime }
+            }
+        }
+    }
+
     /// `PitchShifter.currentTempo`.
     var currentTempo: Double {
         @inline(__always) get {

@@ -34,6 +34,12 @@ final class SmoothedTouch {
         lastValue.deallocate()
     }
 
+    /// Playback jumped (a seek, a restart): a take that runs ends at its last point, and a
+    /// touch still held starts a new one where playback goes on. Render side.
+    func cut() {
+        for i in parameters.indices { recording[i] = false }
+    }
+
     /// Whether parameter `i` is held by a hand at timeline frame `frame`, where it plays `value`
     /// (its own, clamped); records it. Render side.
     /// Vouched for, as `LiveGains.advance` is (docs/realtime.md).

@@ -298,6 +298,11 @@ final class TrackKernel: @unchecked Sendable {
     /// Offline, a moving tempo lane's map, or a steady tempo's with a moving pitch lane
     /// (`TrackTempo`): the shifter is then a streaming one reading it, in the same chunks.
     private let tempoMap: TempoMap?
+    /// `tempoMap`, as the render path reads it.
+    private let tempoMapRef: Unretained<TempoMap>?
+    /// The input position of `songBase` (where a moving pitch lane's map starts: its frames
+    /// are the input's with a tempo map), set at each reset.
+    private var pitchOrigin = 0
     private let chunk: AudioBuffer?
     private var chunkPosition = 0, chunkAvailable = 0
     /// Live looped playback: the lanes' timeline is `frames` long and starts again at each
@@ -314,12 +319,22 @@ final class TrackKernel: @unchecked Sendable {
     /// Live: the pitch touches the steps read (`EffectStep.pitchTouch`), held here.
     private var pitchTouches: [SmoothedTouch] = []
 
-    /// The timeline frame of the track's output `offset` frames into the block being
-    /// rendered (within the pass when looping): where a touch of its pitch is recorded.
+    /// The timeline frame (within the pass when looping) where a pitch set now on `shifter` is
+    /// heard: its next vocoder frame's input time (a pitch map's frame, less its origin), taken
+    /// to the timeline (s⁻¹ with a tempo map, over a steady tempo on the timeline). Where a
+    /// touch of the pitch is recorded, so a lane written from it plays it at the same frames.
     @inline(__always)
-    private func outputTimelineFrame(_ offset: Int, blockFrames: Int) -> Int {
-        let f = songBase + framesSinceReset - blockFrames + offset - latencyFrames
-        return loopFrames > 0 ? ((f % loopFrames) + loopFrames) % loopFrames : f
+    private func pitchHeardFrame(_ shifter: ShifterRef, tempo: Double?) -> Int {
+        let t = shifter.nextFrameInputTime
+        var f: Int
+        if let map = tempoMapRef {
+            let origin = Double(pitchOrigin)
+            f = Int(Libm.roundedDown(map { $0.frame(atPosition: origin + t) }))
+        } else {
+            f = songBase + Int(Libm.roundedDown(t / (tempo ?? 1)))
+        }
+        if loopFrames > 0 { f = ((f % loopFrames) + loopFrames) % loopFrames }
+        return f
     }
 
     /// Live: the cents a streaming shifter plays at timeline frame `frame`: a hand's (touch,
@@ -431,6 +446,7 @@ final class TrackKernel: @unchecked Sendable {
         latencyFrames = latency
         pitchMap = map
         tempoMap = tempoEffect == nil ? nil : timeMap
+        tempoMapRef = tempoMap.map { Unretained($0) }
         let chunked = map != nil || tempoMap != nil
         chunk = chunked ? AudioBuffer(channelCount: channelCount, capacityFrames: TrackKernel.pitchChunkFrames) : nil
         tempoInput = tempoEffect == nil ? nil
@@ -530,13 +546,17 @@ final class TrackKernel: @unchecked Sendable {
                 // (reading the input: its position at the timeline's `songBase`)
                 k.position = !k.readsInput ? songBase - latency
                     : Int((tempoMap?.position(atFrame: songBase) ?? Double(songBase) * k.inputTempo).rounded())
+                k.lanes?.cutTakes()
                 k.eq.update(k.effective(k.target()))
                 k.eq.reset()
             case .pitch(let node, let s, let cents):
                 // (a pitch a hand holds starts at its value, at once: the seek fades)
                 let held = steps[i].pitchTouch != nil && node.pitchParameter.isTouched
+                steps[i].pitchTouch?({ $0.cut() })
+                // (with a tempo map the pitch map's frames are the input's: it starts at s(songBase))
+                pitchOrigin = tempoMap.map { Int($0.position(atFrame: songBase).rounded()) } ?? songBase
                 if let pitchMap, cents.moves {
-                    s.setPitchMap(pitchMap, originFrame: songBase)
+                    s.setPitchMap(pitchMap, originFrame: pitchOrigin)
                     s.holdPitch(held ? node.pitchParameter.clampedValue : nil)
                 } else {
                     s.setPitchCents(held ? node.pitchParameter.clampedValue : cents.value(atFrame: songBase))
@@ -607,7 +627,7 @@ final class TrackKernel: @unchecked Sendable {
                 while done < frameCount {
                     if chunkAvailable == 0 {
                         if let touch = step.pitchTouch {
-                            let hand = step.pitch!.clampedValue, frame = outputTimelineFrame(done, blockFrames: frameCount)
+                            let hand = step.pitch!.clampedValue, frame = pitchHeardFrame(shifter, tempo: step.fixedTempo)
                             shifter.holdPitch(touch { $0.isTouched(0, atFrame: frame, value: hand) } ? hand : nil)
                         }
                         switch shifter {
@@ -628,7 +648,7 @@ final class TrackKernel: @unchecked Sendable {
                     done += m
                 }
             } else if step.streaming {
-                shifter.setPitchCents(livePitchCents(step, atFrame: outputTimelineFrame(0, blockFrames: frameCount)))
+                shifter.setPitchCents(livePitchCents(step, atFrame: pitchHeardFrame(shifter, tempo: step.fixedTempo)))
                 shifter.setPreserveFormants(step.formant!.value != 0)
                 shifter.setTempo(step.fixedTempo ?? step.rate!.clampedValue)
                 switch shifter {

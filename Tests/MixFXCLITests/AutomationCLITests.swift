@@ -256,6 +256,18 @@ import TestSupport
         #expect(try lanes(["--pitchmap", "1:" + map, "--track", "1:speed=2"]) == [
             "lane     track 1 pitch: 0 cents @ 0 s step → -100 cents @ 0.25 s step → +200 cents @ 0.5 s; from -100 cents to +200 cents",
         ])
+        // at a steady tempo 1.25, frame F is heard at F/(1.25·R); with a time map (48000 → 72000,
+        // then tempo 1), at T(F)/R: frames 24000 and 48000 at 0.75 s and 1.5 s
+        #expect(try lanes(["--pitchmap", "1:" + map, "--track", "1:tempo=1.25"]) == [
+            "lane     track 1 pitch: 0 cents @ 0 s step → -100 cents @ 0.4 s step → +200 cents @ 0.8 s; from -100 cents to +200 cents",
+        ])
+        let timeMap = dir.file("time.txt")
+        try "48000 72000\n".write(toFile: timeMap, atomically: true, encoding: .utf8)
+        let mapped = try lanes(["--pitchmap", "1:" + map, "--timemap", "1:" + timeMap])
+        #expect(mapped.contains("lane     track 1 pitch: 0 cents @ 0 s step → -100 cents @ 0.75 s step → +200 cents @ 1.5 s; from -100 cents to +200 cents"), "\(mapped)")
+        // a moving tempo lane of --automate cannot place its frames: refused by name
+        let moving = try MixFXBinary.run(["render", a, "--dry-run", "--pitchmap", map, "--automate", "tempo=1@0,2@1"])
+        #expect(moving.status == 2 && moving.stderr.contains("track 1 follows a moving tempo lane, which does not place a pitch map's source frames on the timeline"), "\(moving.stderr)")
         // a long map: the listing shows its first 8 and last 2 breakpoints; --json has them all
         try (0..<30).map { "\($0 * 1000) \(Double($0) / 10)" }.joined(separator: "\n").write(toFile: map, atomically: true, encoding: .utf8)
         let long = try lanes(["--pitchmap", "1:" + map])

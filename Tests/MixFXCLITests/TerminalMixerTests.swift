@@ -147,7 +147,7 @@ struct TmuxPlay {
         _ = try check("at start")
         // the help shown, track 4 chosen and its pitch up two steps
         for key in ["?", "4", "P", "P"] { try play.send(key) }
-        #expect(try play.waitFor("track 4 pitchCents 200"))
+        #expect(try play.waitFor("track 4 pitch 200"))
         let rows = try check("with the help")
         let row = rows.first { $0.hasPrefix(">") }.map(String.init) ?? ""
         #expect(row.contains("4-a-rather") && row.contains("+200"), "row: \(row)")

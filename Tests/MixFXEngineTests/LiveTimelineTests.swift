@@ -122,6 +122,34 @@ import TestSupport
         #expect(!restarted.playsOnTimeline || abs(restarted.sourceFrame(track: 0, restartingAt: target) - target) > 1_000)
     }
 
+    /// After a seek at a steady tempo, a pitch lane's step lands at its timeline time (the
+    /// lane's map is read at the input's frames, from where the tempo has the input at the
+    /// seek's frame): a 440 Hz sine at tempo 1.25 steps an octave up at 1 s; seeking to 0.6 s,
+    /// it passes 660 Hz (in the vocoder's glide) within 10 ms of where it does from the start,
+    /// offline and live.
+    @Test(arguments: [RenderMode.offline, .live])
+    func aPitchStepAfterASeekLandsAtItsTime(_ mode: RenderMode) throws {
+        let rate = Double(Self.rate)
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [Signals.sine(frequencyHz: 440, sampleRate: rate, frames: 3 * Self.rate)], sampleRate: Self.rate))
+        t.timePitch.rate = 1.25
+        t.automation[.pitchCents] = AutomationLane([(0, 0), (1, 1200)], curve: .step)
+        func crossing(from start: Int) throws -> Int? {
+            let kernel = try engine.makeKernel(maximumFrameCount: 512, mode: mode)
+            try kernel.seek(toFrame: start)
+            let y = Self.render(kernel, frames: 67_200 - start, block: 512)[0]
+            let w = 1024
+            return stride(from: w / 2, to: y.count - w / 2, by: 48).first { c in
+                Signals.frequency(y[(c - w / 2)..<(c + w / 2)], sampleRate: rate) > 660
+            }.map { $0 + start }
+        }
+        // (from the start, the step's glide crosses 660 Hz about 15 ms after 1 s)
+        let fromStart = try #require(try crossing(from: 0))
+        let afterSeek = try crossing(from: 28_800)
+        #expect(abs(fromStart - 48_000) <= 960, "\(mode): from the start the step at \(fromStart)")
+        #expect(afterSeek.map { abs($0 - fromStart) <= 480 } == true, "\(mode): after the seek the step at frame \(afterSeek ?? -1) of the timeline, from the start at \(fromStart)")
+    }
+
     /// A session without lanes, or with lanes at tempo 1 only, plays in song time (its tempos
     /// may change by hand); a tempo lane beyond what live playback takes is refused by name.
     @Test func whichSessionsPlayOnTheTimeline() throws {
@@ -134,6 +162,8 @@ import TestSupport
         #expect(try !kernel { $0.automation[.volume] = AutomationLane([(0, 1), (1, 0)]) }.playsOnTimeline)
         #expect(try kernel { $0.timePitch.rate = 1.5; $0.automation[.volume] = AutomationLane([(0, 1), (1, 0)]) }.playsOnTimeline)
         #expect(try kernel { $0.automation[.tempo] = AutomationLane([(0, 1.5)]) }.playsOnTimeline)
+        // (a constant lane at 1 is tempo 1)
+        #expect(try !kernel { $0.automation[.tempo] = AutomationLane([(0, 1), (1, 1)]); $0.automation[.volume] = AutomationLane([(0, 1), (1, 0)]) }.playsOnTimeline)
         #expect(throws: EngineError.self) { try kernel { $0.automation[.tempo] = AutomationLane([(0, 1), (0.05, 6)]) } }
         do { _ = try kernel { $0.automation[.tempo] = AutomationLane([(0, 1), (0.05, 6)]) } } catch {
             #expect("\(error)".contains("a moving tempo lane on a track whose fastest tempo is 6 is not rendered"), "\(error)")

@@ -254,6 +254,20 @@ import TestSupport
             if d > worst { worst = d; at = c }
         }
         #expect(worst < 2, "the render of the written pitch lane is \(worst) cents off the live playback at frame \(at)")
+        // and the moves at the frames they were heard: the pitch crosses halfway to the hand's
+        // within 5 ms of where it does live, and back within 15 ms (a vocoder hop); over a
+        // constant lane live, a large step up from a lowered pitch goes through the shifter's
+        // switch to a fresh vocoder, faster than the written lane's glide: the touch only
+        func crossing(_ y: [Float], from: Int, to: Int, above: Bool, _ level: Double) -> Int? {
+            stride(from: from, to: to, by: 48).first { c in (cents(y, at: c) > level) == above }
+        }
+        let down = (laneCents(touch) - 300) / 2, up = (laneCents(release) - 300) / 2
+        let heard = (crossing(y, from: touch, to: release, above: false, down), crossing(y, from: release, to: n - w, above: true, up))
+        let written = (crossing(z, from: touch - 9_600, to: release, above: false, down), crossing(z, from: release - 9_600, to: n - w, above: true, up))
+        #expect(heard.0 != nil && heard.1 != nil)
+        let moving = lane.constantValue == nil
+        #expect(abs((heard.0 ?? 0) - (written.0 ?? -10_000)) <= 240 && (!moving || abs((heard.1 ?? 0) - (written.1 ?? -10_000)) <= 720),
+                "the touch was heard at frames \(String(describing: heard)), the written lane plays it at \(String(describing: written))")
     }
 
     /// An EQ setting and a pitch without lanes, on a session with lanes, touched: the lane
@@ -275,6 +289,34 @@ import TestSupport
             let lane = try #require(k.mergedLane())
             #expect(lane.value(at: 0.1, scale: .linear) == before && lane.value(at: 0.4, scale: .linear) == hand
                     && lane.value(at: 0.9, scale: .linear) == hand, "\(k.parameter.id): \(lane.breakpoints)")
+        }
+    }
+
+    /// A touch held across a seek forward: the part skipped keeps the lane (each take ends where
+    /// playback jumped and a new one starts where it went on), for the EQ and the pitch.
+    @Test func aTouchHeldAcrossASeekLeavesTheSkippedPartToTheLane() throws {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [Signals.sine(frequencyHz: 440, sampleRate: Self.rate, frames: 96_000)], sampleRate: 48_000))
+        t.automation[.bassGainDB] = AutomationLane([(0, 0), (2, 6)])
+        t.automation[.pitchCents] = AutomationLane([(0, 0), (2, 200)])
+        let bass = try #require(t.parameter(.bassGainDB)), pitch = t.timePitch.pitchParameter
+        let takes = [TouchTakes(bass, sampleRate: Self.rate), TouchTakes(pitch, sampleRate: Self.rate)]
+        let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
+        try kernel.start()
+        var f = 0
+        while f < 86_400 {
+            if f == 9_728 { bass.touch(-12); pitch.touch(-300) }
+            if f == 24_064 { try kernel.seek(toFrame: 62_464); f = 62_464 }
+            if f == 72_192 { bass.release(); pitch.release() }
+            f += kernel.render(frameCount: 256)
+            for k in takes { k.collect() }
+        }
+        for (k, (lane, hand)) in zip(takes, [(6.0 * 0.5, -12.0), (200 * 0.5, -300)]) {
+            let merged = try #require(k.mergedLane())
+            // 1 s (frame 48 000) was skipped: the lane's value there; 0.3 s and 1.4 s were held
+            let skipped = merged.value(at: 1, scale: .linear)
+            #expect(abs(skipped - lane) < 0.01, "\(k.parameter.id): \(skipped) at 1 s, the lane's \(lane) (\(merged.breakpoints))")
+            #expect(merged.value(at: 0.3, scale: .linear) == hand && merged.value(at: 1.4, scale: .linear) == hand, "\(merged.breakpoints)")
         }
     }
 
