@@ -193,6 +193,7 @@ def main():
     p.add_argument("--tools", default="mixfx,rubberband,signalsmith", help="which of them to run (comma-separated)")
     args = p.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="mixfx-formants.")
+    os.makedirs(work, exist_ok=True)
     ts = [t for t in tools(args) if t[0] in args.tools.split(",")]
     lags = {}
     print("delays on a click train (samples; formant mode, plain), length kept:")
