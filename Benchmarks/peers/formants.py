@@ -154,11 +154,14 @@ def voiced_f0(fr):
     return np.where((peak > 0.6) & (level > level.max() - 35), RATE / lag, 0.0)
 
 
-def true_envelope(logmag, order, iterations=40):
+ITERATIONS = 40
+
+
+def true_envelope(logmag, order, iterations=None):
     """Cepstral smoothing iterated to rest on the peaks (dB in, dB out), one frame."""
     a = logmag.copy()
     v = a.copy()
-    for _ in range(iterations):
+    for _ in range(ITERATIONS if iterations is None else iterations):
         c = np.fft.irfft(v)
         c[order + 1:len(c) - order] = 0
         env = np.fft.rfft(c).real
@@ -190,8 +193,13 @@ def main():
     p.add_argument("--mixfx", required=True)
     p.add_argument("--signalsmith", help="the built signalsmith_formant tool (left out without it)")
     p.add_argument("--work")
+    p.add_argument("--cepstral", action="store_true",
+                   help="a cross-check: plain cepstral smoothing (one pass, between the peaks and troughs) instead of the true envelope")
     p.add_argument("--tools", default="mixfx,rubberband,signalsmith", help="which of them to run (comma-separated)")
     args = p.parse_args()
+    global ITERATIONS
+    if args.cepstral:
+        ITERATIONS = 1
     work = args.work or tempfile.mkdtemp(prefix="mixfx-formants.")
     os.makedirs(work, exist_ok=True)
     ts = [t for t in tools(args) if t[0] in args.tools.split(",")]
