@@ -76,7 +76,9 @@ final class TerminalMixer {
             // (a tempo within what live playback takes)
             let live = PitchShifterSettings.liveTempoRange
             let low = id == .tempo ? live.lowerBound : spec.minimumExcluded ? spec.minimum + 0.01 : spec.minimum
-            var v = min(max(p.value + delta, low), id == .tempo ? live.upperBound : spec.maximum)
+            // (a setting that follows its lane steps from what plays, not from its own value)
+            let from = p.automation != nil && !p.isTouched ? p.playedValue : p.value
+            var v = min(max(from + delta, low), id == .tempo ? live.upperBound : spec.maximum)
             if id == .tempo { v = (v * 100).rounded() / 100 }   // (0.9, not 0.8999…)
             touch(p, v)
             message = "track \(selected + 1) \(id.spec.key) \(fmt((p.value * 100).rounded() / 100))"

@@ -139,6 +139,15 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
 
+    /// Streaming: the pitch the frames run now have glided to, cents (0 when skipped).
+    public var currentCents: Double {
+        @_noAllocation @_noLocks
+        get {
+            guard let parts else { return 0 }
+            return parts.vocoder { $0.currentCents }
+        }
+    }
+
     /// Streaming: the tempo the frames run now have glided to (1 until a tempo is set).
     public var currentTempo: Double {
         @_noAllocation @_noLocks

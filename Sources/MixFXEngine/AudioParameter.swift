@@ -81,8 +81,9 @@ public final class AudioParameter: Sendable {
     /// Lets the parameter go: its lane, if it has one, takes over again. Any thread.
     public func release() { isTouched = false }
 
-    /// What a live kernel played last (the gains, at the end of each block: the lane, the hand
-    /// or the way between them); the value until a live kernel plays it. Any thread.
+    /// What a live kernel played last (at the end of each block: the lane, the hand or the way
+    /// between them; the gains, the EQ's settings and the pitch, as smoothed); the value until a
+    /// live kernel plays it. Any thread.
     public internal(set) var playedValue: Double {
         get { Double(bitPattern: playedBits.load(ordering: .relaxed)) }
         set { playedBits.store(newValue.bitPattern, ordering: .relaxed) }

@@ -43,6 +43,16 @@ enum ShifterRef {
         }
     }
 
+    /// `PitchShifter.currentCents`.
+    var currentCents: Double {
+        @inline(__always) get {
+            switch self {
+            case .baseline(let s): s._withUnsafeGuaranteedRef { $0.currentCents }
+            case .avx2(let s): s._withUnsafeGuaranteedRef { $0.currentCents }
+            }
+        }
+    }
+
     /// `PitchShifter.currentTempo`.
     var currentTempo: Double {
         @inline(__always) get {

@@ -120,6 +120,17 @@ final class EQKernel {
             process(target: target(), left: left, right: right, frameCount: frameCount)
         }
         position += frameCount
+        if smooth, let p = parameters {
+            // (live: what plays, for a hand's next step from it: `AudioParameter.playedValue`)
+            let s = eq.settings
+            p.bassGain { $0.playedValue = s.bass.gainDB }
+            p.bassFrequency { $0.playedValue = s.bass.frequencyHz }
+            p.bassSlope { $0.playedValue = s.bass.slope }
+            p.trebleGain { $0.playedValue = s.treble.gainDB }
+            p.trebleFrequency { $0.playedValue = s.treble.frequencyHz }
+            p.trebleSlope { $0.playedValue = s.treble.slope }
+            p.globalGain { $0.playedValue = s.globalGainDB }
+        }
     }
 
     /// A moving lane: at the start of every `subBlock` cell of the timeline (the same cells
@@ -665,6 +676,8 @@ final class TrackKernel: @unchecked Sendable {
                     s._withUnsafeGuaranteedRef { $0.shift(into: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }
                 }
             }
+            // (live: the pitch that plays, for a hand's next step from it)
+            if step.pitchTouch != nil { step.pitch! { $0.playedValue = shifter.currentCents } }
             runEffects((k + 1)..<effectCount, left: left, right: right, frameCount: frameCount)
             return
         }

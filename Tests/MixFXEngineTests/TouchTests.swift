@@ -227,12 +227,15 @@ import TestSupport
         let pitch = t.timePitch.pitchParameter
         let takes = TouchTakes(pitch, sampleRate: rate)
         let touch = 24_064, release = 57_600
+        var playedBefore = Double.nan
         let y = try play(engine, frames: n) { f in
-            if f == touch { pitch.touch(-300) }
+            if f == touch { playedBefore = pitch.playedValue; pitch.touch(-300) }
             if f == release { pitch.release() }
             takes.collect()
         }
         #expect(y.count == n)
+        // (what plays, for a hand's next step from it: the lane's value, glided)
+        #expect(abs(playedBefore - lane.value(at: Double(touch) / rate, scale: .linear)) < 2, "played \(playedBefore) before the touch")
         let w = 4096
         func cents(_ y: [Float], at centre: Int) -> Double {
             Signals.cents(Signals.frequency(y[(centre - w / 2)..<(centre + w / 2)], sampleRate: rate), 440)
