@@ -78,7 +78,7 @@ public final class RenderKernel: @unchecked Sendable {
     @inline(__always)
     private func timelineFrame(_ f: Int) -> Int {
         let n = layout.frameCount
-        return loops && n > 0 ? ((f % n) + n) % n : f
+        return LoopPosition.frame(f, period: loops ? n : 0)
     }
     /// Offline: render the tracks on all the cores the process may use, ahead of the mix
     /// (default true; read by `start` and `seek`).

@@ -59,7 +59,7 @@ final class EQKernel {
     @inline(__always)
     func timelineFrame(_ p: Int) -> Int {
         let t = readsInput ? TrackTempo.inputToTimeline(p, map: inputMapRef, tempo: inputTempo) : p
-        return loopFrames > 0 ? ((t % loopFrames) + loopFrames) % loopFrames : t
+        return LoopPosition.frame(t, period: loopFrames)
     }
 
     /// `node`: whose parameters it follows (nil: none, see `parameters`).
@@ -148,7 +148,7 @@ final class EQKernel {
             let looped = loopFrames > 0, input = readsInput   // (values first: no `self` right of `&&`)
             let wraps = looped && !input
             let p = wraps ? timelineFrame(position + done) : position + done
-            let phase = ((p % cell) + cell) % cell
+            let phase = LoopPosition.frame(p, period: cell)
             if phase == 0 {
                 var s = eq.settings
                 approach(&s, effective(lanes.settings(base, atFrame: wraps ? p : timelineFrame(p))), alpha: smoothingAlpha)
@@ -337,15 +337,14 @@ final class TrackKernel: @unchecked Sendable {
     @inline(__always)
     private func pitchHeardFrame(_ shifter: ShifterRef, tempo: Double?) -> Int {
         let t = shifter.nextFrameInputTime
-        var f: Int
+        let f: Int
         if let map = tempoMapRef {
             let origin = Double(pitchOrigin)
             f = Int(Libm.roundedDown(map { $0.frame(atPosition: origin + t) }))
         } else {
             f = songBase + Int(Libm.roundedDown(t / (tempo ?? 1)))
         }
-        if loopFrames > 0 { f = ((f % loopFrames) + loopFrames) % loopFrames }
-        return f
+        return LoopPosition.frame(f, period: loopFrames)
     }
 
     /// Live: the cents a streaming shifter plays at timeline frame `frame`: a hand's (touch,
