@@ -170,14 +170,17 @@ public final class PitchShifter: @unchecked Sendable {
     /// Allocates for `spec`, `settings` and `mode`, as `PitchShifterPlan` sizes it. The FFT size
     /// follows the sample rate (≈ 85 ms: 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). With
     /// `sharesWorkspace`, its scratch memory is not its own: hand it a `PitchShifterWorkspace` of
-    /// `workspaceByteCount` bytes or more (`use(_:)`) before it processes. Control side.
+    /// `workspaceByteCount` bytes or more (`use(_:)`) before it processes. `pitchesMetCents`
+    /// (streaming): the pitches it will be asked for, when they are known before it runs (an
+    /// offline lane's), so that only their interpolation tables are built; asking it for a
+    /// pitch outside them reads another cell's table. Control side.
     public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline,
-                        sharesWorkspace: Bool = false) {
+                        sharesWorkspace: Bool = false, pitchesMetCents: ClosedRange<Double>? = nil) {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
         precondition(PitchShifterSettings.overlapRange.contains(settings.overlap))
         precondition(PitchShifterSettings.tempoRange.contains(settings.tempo))
         precondition(mode == .offline || PitchShifterSettings.liveTempoRange.contains(settings.tempo))
-        let plan = PitchShifterPlan(spec, settings: settings, mode: mode)
+        let plan = PitchShifterPlan(spec, settings: settings, mode: mode, pitchesMetCents: pitchesMetCents)
         self.plan = plan
         self.settings = settings
         self.mode = mode
@@ -203,8 +206,8 @@ public final class PitchShifter: @unchecked Sendable {
 
     /// Builds the parts `plan` sizes (control side).
     private func makeParts(_ plan: PitchShifterPlan, _ spec: ProcessSpec) {
-        let tables = plan.tableIndices.map { SincTableCache.interpolator(index: $0) }
-        let spliceTables = plan.tableIndices.map { SincTableCache.table(index: $0) }
+        let tables = plan.builtIndices.map { SincTableCache.interpolator(index: $0) }
+        let spliceTables = plan.builtIndices.map { SincTableCache.table(index: $0) }
         let history = InputHistory(channelCount: spec.channelCount, frames: plan.historyFrames, slack: plan.historySlackFrames)
         func vocoder() -> PhaseVocoder {
             PhaseVocoder(sampleRate: spec.sampleRate, maximumFrameCount: spec.maximumFrameCount, channelCount: spec.channelCount,
@@ -536,8 +539,13 @@ public final class PitchShifter: @unchecked Sendable {
             gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: first))
             crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
         } else {
-            let tempo = vocoder { $0.tempo }
-            gateAndSplice(parts, left, right, frameCount: frameCount, at: .listed(tempo: tempo))
+            // the input time of the frame after the block, as the next block will list it
+            var next = inputTime
+            if let map = heldTempoMap {
+                let end = tempoMapOrigin + outIndex + frameCount, base = tempoMapBase
+                withUnsafeMutablePointer(to: &next) { p in map { $0.positions(fromFrame: end, count: 1, minus: base, into: p) } }
+            }
+            gateAndSplice(parts, left, right, frameCount: frameCount, at: .listed(nextTime: next))
         }
         outIndex += frameCount
         if pitchSwitch({ $0.isFadeOver }) {
@@ -579,7 +587,7 @@ public final class PitchShifter: @unchecked Sendable {
         /// Frame k at input time (n + k)·R, n the block's first output frame (offline tempo).
         case steadyTempo(Double)
         /// Frame k at the block's `times[k]` (streaming; `tempo` the vocoder's now).
-        case listed(tempo: Double)
+        case listed(nextTime: Double)
     }
 
     /// Gates the block's pre-echo and splices its attacks back in place (`TransientGate`,
@@ -604,7 +612,7 @@ public final class PitchShifter: @unchecked Sendable {
                 $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, tempo: tempo,
                            ratio: ratio, table: table, gate: gate, input: input)
             }
-        case .listed(let tempo):
+        case .listed(let nextTime):
             // (four at a time: `floorWhole` is `floorToInt`, without a conversion per frame)
             var k = 0
             while k + 3 < frameCount {
@@ -618,7 +626,7 @@ public final class PitchShifter: @unchecked Sendable {
             parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes) }
             parts.splice {
                 $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, times: b.times,
-                           tempo: tempo, ratios: b.ratios, tableIndices: b.tableIndices, gate: gate, input: input)
+                           nextTime: nextTime, ratios: b.ratios, tableIndices: b.tableIndices, gate: gate, input: input)
             }
         }
     }

@@ -31,6 +31,11 @@ struct PitchShifterPlan: Equatable {
     /// the one index the fixed ratio reads, in every slot up to it (the tables below it are
     /// never built: each costs milliseconds).
     let tableIndices: [Int]
+    /// The grid index whose tables fill each slot: the slot's own where the shifter may read
+    /// it, else the nearest one it may (a slot it never reads). A streaming shifter told which
+    /// pitches it will meet (an offline lane's, `pitchesMetCents`) builds only theirs; the
+    /// sizes above are the whole range's all the same, so the output does not depend on it.
+    let builtIndices: [Int]
     /// The widest reach, either side, of the reader's interpolators and the splice's tables.
     let maxHalfTaps: Int
     /// The look-ahead A: how far the input may run past the input time of a block's first
@@ -68,8 +73,10 @@ struct PitchShifterPlan: Equatable {
     /// Streaming: a second vocoder state for the live pitch switch (`PitchSwitch`).
     let hasSwitch: Bool
 
-    /// The plan for `spec`, `settings` and `mode`.
-    init(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode) {
+    /// The plan for `spec`, `settings` and `mode`. `pitchesMetCents`: streaming, the pitches the
+    /// shifter will be asked for, if known before it runs (nil: any in the live range).
+    init(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode,
+         pitchesMetCents: ClosedRange<Double>? = nil) {
         let rate = spec.sampleRate, maxFrames = spec.maximumFrameCount
         let n = PhaseVocoder.fftSize(sampleRate: rate)
         fftSize = n
@@ -77,7 +84,7 @@ struct PitchShifterPlan: Equatable {
         let kind: Kind = streaming ? .streaming : settings.isNeutral ? .skipped : settings.changesTempo ? .tempo : .pitch
         self.kind = kind
         guard kind != .skipped else {
-            latencyFrames = 0; inputAheadFrames = 0; tableIndices = []; maxHalfTaps = 0; lookAheadFrames = 0
+            latencyFrames = 0; inputAheadFrames = 0; tableIndices = []; builtIndices = []; maxHalfTaps = 0; lookAheadFrames = 0
             reachFrames = 0; gateReachFrames = 0; historyFrames = 0; historySlackFrames = 0; stretchedLagFrames = 0
             maxStretch = 1; spliceLatencyFrames = 0; formants = false; hasSwitch = false
             return
@@ -88,8 +95,9 @@ struct PitchShifterPlan: Equatable {
         let top = SincTableCache.index(forRatio: maxRatio)
         let indices = streaming ? Array(0...top) : Array(repeating: top, count: top + 1)
         tableIndices = indices
-        let readTaps = indices.map { SincTableCache.interpolator(index: $0).taps }
-        let spliceTaps = indices.map { SincTableCache.table(index: $0).taps }
+        builtIndices = streaming ? Self.builtIndices(indices, pitchesMet: pitchesMetCents) : indices
+        let readTaps = indices.map { SincTableCache.interpolatorTaps(index: $0) }
+        let spliceTaps = indices.map { SincTableCache.tableTaps(index: $0) }
         let halfTaps = (readTaps + spliceTaps).map { $0 / 2 }.max()!
         maxHalfTaps = halfTaps
         let onsetLookahead = Int(TransientSplice.onsetLookaheadSeconds * rate)
@@ -157,6 +165,27 @@ struct PitchShifterPlan: Equatable {
         historySlackFrames = max(2 * halfTaps, n)
         formants = streaming || settings.preserveFormants
         hasSwitch = streaming
+    }
+
+    /// For each grid index in `indices`, the index whose tables fill its slot: itself if a
+    /// pitch in `pitchesMet` (widened by a cent either way, for the rounding of a map's
+    /// values) falls in its cell, else the nearest such index. The grid index is monotone in
+    /// the cents except for 0 (unit) and 1 (lowered), which are met when the range reaches
+    /// 0 and below it.
+    static func builtIndices(_ indices: [Int], pitchesMet: ClosedRange<Double>?) -> [Int] {
+        guard let met = pitchesMet else { return indices }
+        let lo = met.lowerBound - 1, hi = met.upperBound + 1
+        func raised(_ cents: Double) -> Int { SincTableCache.index(forRatio: PitchShifterSettings.ratio(cents: cents)) }
+        let firstRaised = lo > 0 ? raised(lo) : SincTableCache.firstRaisedIndex
+        let lastRaised = hi > 0 ? raised(hi) : SincTableCache.firstRaisedIndex - 1
+        let used = indices.filter { i in
+            switch i {
+            case SincTableCache.unitIndex: lo <= 0 && hi >= 0
+            case SincTableCache.loweredIndex: lo < 0
+            default: i >= firstRaised && i <= lastRaised
+            }
+        }
+        return indices.map { i in used.min { abs($0 - i) < abs($1 - i) } ?? i }
     }
 
     /// The input a block of `frames` output frames takes at tempo R: ⌈frames·R⌉ + 2.

@@ -42,11 +42,17 @@ public final class SincTable: @unchecked Sendable {
     public let phases: Int
     private let rows: UnsafeMutablePointer<Float>
 
+    /// The taps per phase a table of `scale` and `quality` has, without building it: the
+    /// kernel's width 2·⌈zero crossings/scale⌉ (scale at most 1), rounded up to a multiple of 8.
+    public static func taps(scale: Double, quality: ResamplerQuality) -> Int {
+        let t = 2 * Int((Double(quality.halfWidthZeroCrossings) / min(1, scale)).rounded(.up))
+        return (t + 7) / 8 * 8
+    }
+
     /// Builds the table (control side): `scale` < 1 lowers the cutoff for decimation by 1/scale.
     public init(scale: Double, quality: ResamplerQuality, phases: Int = 1024) {
         let s = min(1, scale)
-        var t = 2 * Int((Double(quality.halfWidthZeroCrossings) / s).rounded(.up))
-        t = (t + 7) / 8 * 8
+        let t = SincTable.taps(scale: scale, quality: quality)
         taps = t
         self.phases = phases
         rows = .allocate(capacity: 2 * phases * t)

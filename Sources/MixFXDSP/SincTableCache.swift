@@ -54,13 +54,22 @@ public enum SincTableCache {
     /// of 72 at +200 cents, 8 at +2400). Unit and lowered: the full-band `table(index:)`.
     public static func interpolator(index: Int) -> SincTable {
         guard index >= firstRaisedIndex else { return table(index: index) }
-        return cached(interpolators, index) {
-            let edge = bandEdge(index: index) / 2                 // B in units of Fs
-            let taps = (ResamplerQuality.shifter.kaiserBeta / 0.1102 + 8.7 - 8) / (14.36 * (1 - 2 * edge))
-            let quality = ResamplerQuality(halfWidthZeroCrossings: max(4, Int((taps / 2).rounded(.up))),
-                                           kaiserBeta: ResamplerQuality.shifter.kaiserBeta, cutoff: 1)
-            return SincTable(scale: 1, quality: quality, phases: 512)
-        }
+        return cached(interpolators, index) { SincTable(scale: 1, quality: interpolatorQuality(index: index), phases: 512) }
+    }
+
+    /// The taps of `interpolator(index:)`, without building it (the plan sizes a shifter by
+    /// them before it knows which tables it needs).
+    public static func interpolatorTaps(index: Int) -> Int {
+        index < firstRaisedIndex ? tableTaps(index: index) : SincTable.taps(scale: 1, quality: interpolatorQuality(index: index))
+    }
+
+    /// A raised index's interpolator: cutoff at Nyquist, the taps its transition from the band
+    /// edge to the first image needs.
+    private static func interpolatorQuality(index: Int) -> ResamplerQuality {
+        let edge = bandEdge(index: index) / 2                 // B in units of Fs
+        let taps = (ResamplerQuality.shifter.kaiserBeta / 0.1102 + 8.7 - 8) / (14.36 * (1 - 2 * edge))
+        return ResamplerQuality(halfWidthZeroCrossings: max(4, Int((taps / 2).rounded(.up))),
+                                kaiserBeta: ResamplerQuality.shifter.kaiserBeta, cutoff: 1)
     }
 
     /// `cache[index]`, built by `make` on first use.
@@ -93,16 +102,27 @@ public enum SincTableCache {
     /// kernel (64 taps, β = 9) with its cutoff at Nyquist.
     public static func table(index: Int) -> SincTable {
         cached(tables, index) {
-            switch index {
-            case unitIndex:
-                let q = ResamplerQuality.shifter
-                return SincTable(scale: 1, quality: ResamplerQuality(halfWidthZeroCrossings: q.halfWidthZeroCrossings,
-                                                                     kaiserBeta: q.kaiserBeta, cutoff: 1), phases: 512)
-            case loweredIndex:
-                return SincTable(scale: 1, quality: .shifter, phases: 512)
-            default:
-                return SincTable(scale: 1 / PitchShifterSettings.ratio(cents: cents(index: index)), quality: .shifter, phases: 512)
-            }
+            let design = tableDesign(index: index)
+            return SincTable(scale: design.scale, quality: design.quality, phases: 512)
+        }
+    }
+
+    /// The taps of `table(index:)`, without building it.
+    public static func tableTaps(index: Int) -> Int {
+        let design = tableDesign(index: index)
+        return SincTable.taps(scale: design.scale, quality: design.quality)
+    }
+
+    /// Grid `index`'s anti-aliasing table: its scale (1/r raised) and quality.
+    private static func tableDesign(index: Int) -> (scale: Double, quality: ResamplerQuality) {
+        let q = ResamplerQuality.shifter
+        switch index {
+        case unitIndex:
+            return (1, ResamplerQuality(halfWidthZeroCrossings: q.halfWidthZeroCrossings, kaiserBeta: q.kaiserBeta, cutoff: 1))
+        case loweredIndex:
+            return (1, q)
+        default:
+            return (1 / PitchShifterSettings.ratio(cents: cents(index: index)), q)
         }
     }
 

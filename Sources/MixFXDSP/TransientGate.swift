@@ -35,7 +35,10 @@ final class TransientGate {
     let capacity: Int
     let mask: Int
     private let release: Float, openCoefficient: Float, closeCoefficient: Float
-    private var inputLevel: Float = 0, outputLevel: Float = 0, gain: Float = 1
+    /// The input's envelope as it arrives (in groups of 8 input frames: the same values however
+    /// the input was pulled).
+    private var inputEnvelope: PeakEnvelope
+    private var outputLevel: Float = 0, gain: Float = 1
 
     /// A gate at `sampleRate` whose envelope ring reaches `reachFrames` frames back from the
     /// newest input (plus its own look-ahead).
@@ -45,6 +48,7 @@ final class TransientGate {
         mask = capacity - 1
         envelope = .allocate(capacity: capacity)
         release = Float(exp(-1 / (Self.releaseSeconds * sampleRate)))
+        inputEnvelope = PeakEnvelope(release: release)
         openCoefficient = Float(1 - exp(-1 / (Self.openSeconds * sampleRate)))
         closeCoefficient = Float(1 - exp(-1 / (Self.closeSeconds * sampleRate)))
         reset()
@@ -61,20 +65,20 @@ final class TransientGate {
     @_noLocks
     func reset() {
         envelope.update(repeating: 0, count: capacity)
-        inputLevel = 0; outputLevel = 0; gain = 1
+        inputEnvelope.reset(); outputLevel = 0; gain = 1
     }
 
-    /// Follows the input (`right` nil for mono) as input times `time`, `time + 1`, ...
+    /// Follows the input (`right` nil for mono) as input times `time`, `time + 1`, ..., each
+    /// call's `time` where the last one ended (0 after `reset`).
     @_noLocks
     func recordInput(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, at time: Int) {
-        var e = inputLevel, done = 0
-        while done < frameCount {   // in at most two runs of the ring
+        var done = 0
+        while done < frameCount {   // in at most two runs of the ring (its end a multiple of 8)
             let slot = (time + done) & mask
             let n = min(frameCount - done, capacity - slot)
-            e = peakEnvelope(left + done, right.map { $0 + done }, count: n, release: release, from: e, into: envelope + slot)
+            inputEnvelope.follow(left + done, right.map { $0 + done }, count: n, into: envelope + slot)
             done += n
         }
-        inputLevel = e
     }
 
     /// Gates the wet block in place; its frame k is input time `firstTime + k` (before 0:

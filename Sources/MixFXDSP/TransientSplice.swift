@@ -89,17 +89,18 @@ final class TransientSplice {
                            ratio: { _ in ratio }, table: { _ in tableIndex })
     }
 
-    /// The same with a tempo that changes (live): frame k is at input time `times[k]` and reads
-    /// at `ratios[k]` (grid index `tableIndices[k]`); an onset lands where the local tempo
-    /// (`times[k+1] − times[k]`, else `tempo`) carries it.
+    /// The same with a tempo that changes (streaming): frame k is at input time `times[k]` and
+    /// reads at `ratios[k]` (grid index `tableIndices[k]`); an onset lands where the local tempo
+    /// (`times[k+1] − times[k]`, the frame after the block at `nextTime`) carries it, so where it
+    /// lands does not depend on where the blocks end.
     @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
-                 times: UnsafePointer<Double>, tempo: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
+                 times: UnsafePointer<Double>, nextTime: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
                  gate: TransientGate.View, input: InputHistory.View) {
         spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
                            inputTime: { k, _ in times[k] },
                            landing: { k, o, probe in
-                               let local = k + 1 < frameCount ? times[k + 1] - times[k] : tempo
+                               let local = (k + 1 < frameCount ? times[k + 1] : nextTime) - times[k]
                                return o + (Double(probe) - times[k]) / local
                            },
                            ratio: { ratios[$0] }, table: { tableIndices[$0] })

@@ -257,8 +257,8 @@ final class TrackKernel: @unchecked Sendable {
     private let readBufferRef: BufferRef?, sourceBufferRef: BufferRef?, tempoInputRef: BufferRef?, chunkRef: BufferRef?
     private let resamplerRef: Unretained<Resampler>?
     private let downmixMatrix: DownmixMatrix?
-    /// `pitchChunkFrames`, read here.
-    private let chunkFrames = TrackKernel.pitchChunkFrames
+    /// `pitchChunkFrames(mode)`, read here.
+    private let chunkFrames: Int
 
     /// One effect as `render` runs it: an EQ, or a shifter with the node's parameters it
     /// follows live.
@@ -301,10 +301,9 @@ final class TrackKernel: @unchecked Sendable {
         right.ramp(to: gains.right, steps: frames)
     }
 
-    /// Offline, a pitch lane that moves: its map (the shifter is a streaming one, reading it),
-    /// and the fixed chunks the shifter renders in, whatever the blocks asked of the track, so
-    /// that the output does not depend on them (`pitchChunkFrames`; the chunk buffer and what
-    /// is left of it).
+    /// A pitch lane that moves: its map (the shifter is a streaming one, reading it), and the
+    /// fixed chunks the shifter renders in, whatever the blocks asked of the track
+    /// (`pitchChunkFrames`; the chunk buffer and what is left of it).
     private let pitchMap: PitchMap?
     /// Offline, a moving tempo lane's map, or a steady tempo's with a moving pitch lane
     /// (`TrackTempo`): the shifter is then a streaming one reading it, in the same chunks.
@@ -357,7 +356,12 @@ final class TrackKernel: @unchecked Sendable {
     }
 
     /// Frames a moving pitch lane's shifter renders at a time.
-    static let pitchChunkFrames = 256
+    /// Frames a moving lane's shifter renders at a time: offline 1024, so that the work done
+    /// per chunk (the look-ahead, the maps' block reads, the pulls) is paid less often; live
+    /// 256, so that a short period never has to carry a long chunk. The shifter's output does
+    /// not depend on its blocks (`StreamingBlockTests`), so a session plays live what its
+    /// render wrote.
+    static func pitchChunkFrames(_ mode: RenderMode) -> Int { mode == .live ? 256 : 1024 }
     /// Frames of the timeline between two samples of a pitch lane's map.
     static let pitchMapStepFrames = 32
 
@@ -367,6 +371,7 @@ final class TrackKernel: @unchecked Sendable {
     init(layout: TrackLayout, outputRate: Int, mixChannels: Int, lfeGainDB: Double?, maximumFrameCount: Int, mode: RenderMode,
          onTimeline: Bool, failures: RenderFailures, timelineFrames: Int = 0) {
         self.failures = failures
+        chunkFrames = TrackKernel.pitchChunkFrames(mode)
         self.layout = layout
         meterRef = Unretained(meter)
         mute = ParameterRef(layout.player.muteParameter)
@@ -438,14 +443,19 @@ final class TrackKernel: @unchecked Sendable {
                         let live = PitchShifterSettings.liveTempoRange
                         settings.tempo = min(max(settings.tempo, live.lowerBound), live.upperBound)
                     }
-                    let chunkSpec = ProcessSpec(sampleRate: rate, maximumFrameCount: max(maximumFrameCount, TrackKernel.pitchChunkFrames),
+                    let chunkSpec = ProcessSpec(sampleRate: rate, maximumFrameCount: max(maximumFrameCount, chunkFrames),
                                                 channelCount: channelCount)
-                    shifter.prepare(chunkSpec, settings: settings, mode: .streaming, sharesWorkspace: true)
+                    // (offline, the pitches are the map's or the one setting: only their tables
+                    // are built; live, a hand may move the pitch anywhere)
+                    let first = settings.pitchCents
+                    let met = map.map { min($0.minimumCents, first)...max($0.maximumCents, first) } ?? first...first
+                    shifter.prepare(chunkSpec, settings: settings, mode: .streaming, sharesWorkspace: true,
+                                    pitchesMetCents: mode == .live ? nil : met)
                     tempoEffect = effects.count
                 } else {
                     // live: a streaming shifter (no latency; its input is read ahead as it needs it)
                     shifter.prepare(spec, settings: settings, mode: mode == .live ? .streaming : .offline,
-                                    sharesWorkspace: true)
+                                    sharesWorkspace: true, pitchesMetCents: nil)
                     if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
                 }
                 latency += shifter.latencyFrames
@@ -458,9 +468,9 @@ final class TrackKernel: @unchecked Sendable {
         tempoMap = tempoEffect == nil ? nil : timeMap
         tempoMapRef = tempoMap.map { Unretained($0) }
         let chunked = map != nil || tempoMap != nil
-        chunk = chunked ? AudioBuffer(channelCount: channelCount, capacityFrames: TrackKernel.pitchChunkFrames) : nil
+        chunk = chunked ? AudioBuffer(channelCount: channelCount, capacityFrames: chunkFrames) : nil
         tempoInput = tempoEffect == nil ? nil
-            : AudioBuffer(channelCount: channelCount, capacityFrames: max(maximumFrameCount, chunked ? TrackKernel.pitchChunkFrames : 0))
+            : AudioBuffer(channelCount: channelCount, capacityFrames: max(maximumFrameCount, chunked ? chunkFrames : 0))
         readBufferRef = readBuffer.map { BufferRef($0) }
         sourceBufferRef = sourceBuffer.map { BufferRef($0) }
         tempoInputRef = tempoInput.map { BufferRef($0) }

@@ -65,6 +65,35 @@ import TestSupport
         #expect(plan.maxStretch == 4 / PitchShifterSettings.liveTempoRange.lowerBound)
     }
 
+    /// Told the pitches it will meet (an offline lane's), a streaming shifter builds only the
+    /// tables of their cells (a cent's margin either way) and fills the other slots with the
+    /// nearest of those; every size is the whole range's, as without them.
+    @Test func onlyTheTablesOfThePitchesMetAreBuilt() {
+        func plan(_ met: ClosedRange<Double>?) -> PitchShifterPlan {
+            PitchShifterPlan(Self.stereo48, settings: PitchShifterSettings(pitchCents: 200), mode: .streaming, pitchesMetCents: met)
+        }
+        let all = plan(nil)
+        #expect(all.builtIndices == all.tableIndices)
+        // +100 … +300: the cells (0, 100] … (300, 400] are indices 2 … 5
+        let raised = plan(100...300)
+        #expect(raised.builtIndices == [2, 2] + [2, 3, 4, 5] + Array(repeating: 5, count: 20))
+        // −200 … 0: lowered, unit, and the cell just above 0
+        #expect(plan(-200...0).builtIndices == [0, 1] + Array(repeating: 2, count: 24))
+        // one pitch, +1250: the cell (1200, 1300] (index 14) and, within a cent, no other
+        #expect(plan(1250...1250).builtIndices == Array(repeating: 14, count: 26))
+        // the sizes are the whole range's
+        for p in [raised, plan(-200...0), plan(1250...1250)] {
+            #expect(p.tableIndices == all.tableIndices && p.maxHalfTaps == all.maxHalfTaps && p.lookAheadFrames == all.lookAheadFrames
+                    && p.historyFrames == all.historyFrames && p.stretchedLagFrames == all.stretchedLagFrames
+                    && p.gateReachFrames == all.gateReachFrames && p.spliceLatencyFrames == all.spliceLatencyFrames)
+        }
+        // every table's taps as built, without building it
+        for i in all.tableIndices {
+            #expect(SincTableCache.interpolatorTaps(index: i) == SincTableCache.interpolator(index: i).taps)
+            #expect(SincTableCache.tableTaps(index: i) == SincTableCache.table(index: i).taps)
+        }
+    }
+
     static let cases: [(ProcessSpec, PitchShifterSettings, PitchShifterMode)] = {
         var all: [(ProcessSpec, PitchShifterSettings, PitchShifterMode)] = []
         for spec in [mono441, stereo48, ProcessSpec(sampleRate: 96_000, maximumFrameCount: 256, channelCount: 2)] {

@@ -300,8 +300,14 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         #expect(abs(offset) < 1, "offset \(offset) samples")
     }
 
+    /// Any block size, a multiple of 8 or not (on hits the gate and splice act: the input's
+    /// envelope is scanned in groups of eight aligned to input time, not to the blocks).
     @Test func blockSizeDoesNotChangeOutput() {
         let x = Signals.noise(frames: 30_000)
         #expect(shift(x, cents: 350, block: 37).out == shift(x, cents: 350, block: 512).out)
+        let hits = StreamingBlockTests.hits(frames: 60_000)
+        let reference = shift(hits, cents: -700, block: 512).out
+        #expect(shift(hits, cents: -700, block: 37).out == reference)
+        #expect(shift(hits, cents: -700, block: 1001).out == reference)
     }
 }
