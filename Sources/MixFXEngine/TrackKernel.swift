@@ -650,11 +650,19 @@ final class TrackKernel: @unchecked Sendable {
                             let hand = step.pitch!.clampedValue, frame = pitchHeardFrame(shifter, tempo: step.fixedTempo)
                             shifter.holdPitch(touch { $0.isTouched(0, atFrame: frame, value: hand) } ? hand : nil)
                         }
+                        // a whole chunk the block takes goes straight to the block (no copy)
+                        let direct = frameCount - done >= capacity
+                        let l = direct ? out[0] + done : cL
+                        let r = cR == nil ? nil : direct ? out[1] + done : cR
                         switch shifter {
                         case .baseline(let s):
-                            s._withUnsafeGuaranteedRef { $0.shift(live: cL, cR, frameCount: capacity, maximumPull: most, pull: pullInput) }
+                            s._withUnsafeGuaranteedRef { $0.shift(live: l, r, frameCount: capacity, maximumPull: most, pull: pullInput) }
                         case .avx2(let s):
-                            s._withUnsafeGuaranteedRef { $0.shift(live: cL, cR, frameCount: capacity, maximumPull: most, pull: pullInput) }
+                            s._withUnsafeGuaranteedRef { $0.shift(live: l, r, frameCount: capacity, maximumPull: most, pull: pullInput) }
+                        }
+                        if direct {
+                            done += capacity
+                            continue
                         }
                         chunkPosition = 0
                         chunkAvailable = capacity
