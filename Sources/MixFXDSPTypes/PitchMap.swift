@@ -36,17 +36,28 @@ public final class PitchMap: @unchecked Sendable {
 
     deinit { values.deallocate() }
 
-    /// Live looped playback: the timeline's length, frames (0: no loop). Frame f ≥ 0 of the
-    /// timeline then reads the map at f mod `periodFrames`, so the map starts again at every
-    /// seam. Set on the control side, before rendering.
-    public var periodFrames = 0
+    /// Live looped playback: the length of a pass in the map's frames (0: no loop): the
+    /// timeline's length, or, on the input's time with a tempo map, the input a pass takes
+    /// (not whole). Frame f ≥ 0 then reads the map at f mod `periodFrames`, so the map starts
+    /// again at every seam. Set on the control side, before rendering.
+    public var periodFrames = 0.0
 
     /// The cents at `frame` of the timeline (fractional frames allowed). Does not allocate.
     @inline(__always) @_noAllocation @_noLocks
     public func cents(atFrame frame: Double) -> Double {
         let period = periodFrames
-        // (f mod P for f ≥ P, in whole periods: the fraction is kept)
-        let f = period > 0 && frame >= Double(period) ? frame - Double((Int(frame) / period) * period) : frame
+        var f = frame
+        if period > 0 && frame >= period {
+            // (f mod P in whole periods, the fraction kept; a period that is not whole by the
+            // division, one pass either way if its rounding left f outside [0, P))
+            let whole = Int(period)
+            if Double(whole) == period {
+                f = frame - Double((Int(frame) / whole) * whole)
+            } else {
+                f = frame - Double(Int(frame / period)) * period   // (positive: Int truncates to the floor)
+                if f < 0 { f += period } else if f >= period { f -= period }
+            }
+        }
         let x = f / Double(stepFrames)
         guard x > 0 else { return Double(values[0]) }
         let i = Int(x)

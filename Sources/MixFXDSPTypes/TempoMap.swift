@@ -27,6 +27,11 @@ public final class TempoMap: @unchecked Sendable {
     /// The fastest tempo of each run of `groupCells` cells (`maximumTempo(fromPosition:span:)`).
     private let groupMaxima: UnsafeMutablePointer<Double>
     private static let groupCells = 64
+    /// Live looped playback (`looping(everyFrames:)`): the pass's length L in output frames
+    /// (0: no loop), and s(L), the input a pass takes (not whole). Frame f of pass q = ⌊f/L⌋
+    /// is at s(f − qL) + q·s(L); input position x at the frame of x − q·s(L) plus qL.
+    public let periodFrames: Int
+    public let periodPosition: Double
 
     /// The map whose tempo at output time `x` frames is `tempo(x)` (called at every frame's
     /// midpoint, in order; each value above 0), held until its position reaches `position`
@@ -58,6 +63,31 @@ public final class TempoMap: @unchecked Sendable {
             }
             groupMaxima[g] = m
         }
+        periodFrames = 0
+        periodPosition = 0
+    }
+
+    /// A copy of `map` that starts again every `frames` output frames (live, looped: the
+    /// map is shared by renders that do not loop, so a loop gets its own).
+    private init(_ map: TempoMap, periodFrames frames: Int) {
+        stepFrames = map.stepFrames
+        count = map.count
+        positions = .allocate(capacity: count)
+        positions.initialize(from: map.positions, count: count)
+        minimumTempo = map.minimumTempo
+        maximumTempo = map.maximumTempo
+        let groups = (count - 1 + Self.groupCells - 1) / Self.groupCells
+        groupMaxima = .allocate(capacity: groups)
+        groupMaxima.initialize(from: map.groupMaxima, count: groups)
+        periodFrames = frames
+        periodPosition = map.position(atFrame: frames)
+    }
+
+    /// This map, starting again every `frames` output frames (above 0): pass q plays it from
+    /// input position q·s(frames) on. Control side.
+    public func looping(everyFrames frames: Int) -> TempoMap {
+        precondition(frames > 0)
+        return TempoMap(self, periodFrames: frames)
     }
 
     deinit {
@@ -77,6 +107,18 @@ public final class TempoMap: @unchecked Sendable {
     @inline(__always)
     @_noAllocation @_noLocks
     public func position(atFrame frame: Int) -> Double {
+        let period = periodFrames
+        if period > 0 && frame >= period {
+            let q = frame / period
+            return passPosition(atFrame: frame - q * period) + Double(q) * periodPosition
+        }
+        return passPosition(atFrame: frame)
+    }
+
+    /// s(n) within the table (no loop).
+    @inline(__always)
+    @_noAllocation @_noLocks
+    private func passPosition(atFrame frame: Int) -> Double {
         let j = frame >= 0 ? frame / stepFrames : -1
         if j < 0 { return Double(frame) * slope(cell: 0) }
         if j >= count - 1 { return positions[count - 1] + Double(frame - (count - 1) * stepFrames) * slope(cell: count - 2) }
@@ -89,13 +131,34 @@ public final class TempoMap: @unchecked Sendable {
     /// frame's division by the step: a block's times in one call).
     @_noAllocation @_noLocks
     public func positions(fromFrame first: Int, count n: Int, minus offset: Double, into out: UnsafeMutablePointer<Double>) {
+        let period = periodFrames
+        guard period > 0 && first + n > period else {
+            passPositions(fromFrame: first, count: n, minus: offset, into: out)
+            return
+        }
+        // looped: pass by pass, each frame s(f − qL) + q·s(L), less `offset`
+        var k = 0
+        while k < n {
+            let frame = first + k
+            let q = frame >= 0 ? frame / period : 0
+            let m = min(n - k, (q + 1) * period - frame)
+            passPositions(fromFrame: frame - q * period, count: m, minus: 0, into: out + k)
+            let shift = Double(q) * periodPosition
+            for i in k..<(k + m) { out[i] = (out[i] + shift) - offset }
+            k += m
+        }
+    }
+
+    /// `positions(fromFrame:count:minus:into:)` within the table (no loop).
+    @_noAllocation @_noLocks
+    private func passPositions(fromFrame first: Int, count n: Int, minus offset: Double, into out: UnsafeMutablePointer<Double>) {
         let step = stepFrames, cells = count - 1
         var k = 0
         while k < n {
             let frame = first + k
             let j = frame >= 0 ? frame / step : -1
             if j < 0 || j >= cells {
-                out[k] = position(atFrame: frame) - offset
+                out[k] = passPosition(atFrame: frame) - offset
                 k += 1
                 continue
             }
@@ -128,11 +191,31 @@ public final class TempoMap: @unchecked Sendable {
     /// The tempo at input position `x`: the slope of the cell that holds it.
     @inline(__always)
     @_noAllocation @_noLocks
-    public func tempo(atPosition x: Double) -> Double { slope(cell: cell(atPosition: x)) }
+    public func tempo(atPosition x: Double) -> Double { slope(cell: cell(atPosition: inPass(x).position)) }
+
+    /// Looped: `x` as a position within its pass, and the pass.
+    @inline(__always)
+    @_noAllocation @_noLocks
+    private func inPass(_ x: Double) -> (position: Double, pass: Int) {
+        let p = periodPosition, looped = periodFrames > 0
+        guard looped && x >= p else { return (x, 0) }
+        var q = Int(x / p), within = x - Double(q) * p
+        // (the division's rounding may leave the pass one off)
+        if within < 0 { q -= 1; within = x - Double(q) * p } else if within >= p { q += 1; within = x - Double(q) * p }
+        return (max(0, within), q)
+    }
 
     /// s⁻¹(x): the output frame (fractional) at which the input reaches `x`.
     @_noAllocation @_noLocks
     public func frame(atPosition x: Double) -> Double {
+        let (within, q) = inPass(x)
+        return passFrame(atPosition: within) + Double(q * periodFrames)
+    }
+
+    /// s⁻¹(x) within the table (no loop).
+    @inline(__always)
+    @_noAllocation @_noLocks
+    private func passFrame(atPosition x: Double) -> Double {
         let j = cell(atPosition: x)
         if j < 0 { return x / slope(cell: 0) }
         if j >= count - 1 { return Double((count - 1) * stepFrames) + (x - positions[count - 1]) / slope(cell: count - 2) }
@@ -142,7 +225,11 @@ public final class TempoMap: @unchecked Sendable {
     /// At least the fastest tempo of the cells that hold input positions `from ... from +
     /// span` (the fastest of the runs of 64 cells they lie in: a bound, read in a few steps).
     @_noAllocation @_noLocks
-    public func maximumTempo(fromPosition from: Double, span: Double) -> Double {
+    public func maximumTempo(fromPosition start: Double, span: Double) -> Double {
+        // (looped, a span over a seam: the fastest of the whole map, a bound)
+        let (from, _) = inPass(start)
+        let looped = periodFrames > 0, passEnd = periodPosition   // (values: no `self` right of `&&`)
+        if looped && from + span >= passEnd { return maximumTempo }
         let cells = count - 1
         let first = min(max(0, cell(atPosition: from)), cells - 1)
         let last = min(max(first, cell(atPosition: from + span)), cells - 1)

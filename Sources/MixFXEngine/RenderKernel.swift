@@ -222,6 +222,10 @@ public final class RenderKernel: @unchecked Sendable {
     /// live player loops each source every `layout.frameCount` times this.
     public var trackSourceFramesPerFrame: [Double] { tracks.map(\.sourceFramesPerOutputFrame) }
 
+    /// Per track, the source frames one pass of a loop takes (live, looping: where each
+    /// source starts again; with a tempo map, the input the map reaches at the session's end).
+    public var trackSourceFramesPerPass: [Double] { tracks.map { $0.sourceFramesPerPass(layout.frameCount) } }
+
     /// The latency each track's effects add (removed by `start()`). Live kernels give every
     /// track the same latency.
     public var trackLatencyFrames: [Int] { tracks.map(\.latencyFrames) }

@@ -307,9 +307,12 @@ final class TrackKernel: @unchecked Sendable {
     private let pitchMap: PitchMap?
     /// Offline, a moving tempo lane's map, or a steady tempo's with a moving pitch lane
     /// (`TrackTempo`): the shifter is then a streaming one reading it, in the same chunks.
-    private let tempoMap: TempoMap?
+    private var tempoMap: TempoMap?
     /// `tempoMap`, as the render path reads it.
-    private let tempoMapRef: Unretained<TempoMap>?
+    private var tempoMapRef: Unretained<TempoMap>?
+    /// `tempoMap` as the layout gave it: looped playback plays a copy that starts again at
+    /// every seam (`TempoMap.looping(everyFrames:)`).
+    private var unloopedTempoMap: TempoMap?
     /// The input position of `songBase` (where a moving pitch lane's map starts: its frames
     /// are the input's with a tempo map), set at each reset.
     private var pitchOrigin = 0
@@ -318,10 +321,28 @@ final class TrackKernel: @unchecked Sendable {
     /// Live looped playback: the lanes' timeline is `frames` long and starts again at each
     /// seam (the EQ's lanes and a pitch lane's map read the frame modulo it). Control side,
     /// before rendering.
+    /// With a tempo map, the map starts again at each seam too, from the input position a
+    /// pass reaches (s(L), not whole: the source loops there, `sourceFramesPerPass`); a pitch
+    /// map on the input's time then has that period.
     func setLoop(frames: Int) {
         loopFrames = frames
-        pitchMap?.periodFrames = frames
+        if let base = unloopedTempoMap {
+            let map = frames > 0 ? base.looping(everyFrames: frames) : base
+            tempoMap = map
+            tempoMapRef = Unretained(map)
+            pitchMap?.periodFrames = frames > 0 ? map.periodPosition : 0
+            for e in effects { if case .eq(_, let k) = e, k.inputMap != nil { k.inputMap = map } }
+        } else {
+            pitchMap?.periodFrames = Double(frames)
+        }
         for e in effects { if case .eq(_, let k) = e { k.loopFrames = frames } }
+    }
+
+    /// Live looped playback: the source frames a pass of `frames` timeline frames takes (the
+    /// tempo map's s(frames), else `frames` times `sourceFramesPerOutputFrame`).
+    func sourceFramesPerPass(_ frames: Int) -> Double {
+        if let map = unloopedTempoMap { return map.position(atFrame: frames) * inputFramesPerOutputRateFrame }
+        return Double(frames) * sourceFramesPerOutputFrame
     }
 
     /// Live looped playback: the session's length (0: no loop).
@@ -466,6 +487,7 @@ final class TrackKernel: @unchecked Sendable {
         latencyFrames = latency
         pitchMap = map
         tempoMap = tempoEffect == nil ? nil : timeMap
+        unloopedTempoMap = tempoMap
         tempoMapRef = tempoMap.map { Unretained($0) }
         let chunked = map != nil || tempoMap != nil
         chunk = chunked ? AudioBuffer(channelCount: channelCount, capacityFrames: chunkFrames) : nil

@@ -125,12 +125,6 @@ public final class LivePlayer: @unchecked Sendable {
         let layout = try engine.validate()
         // (a loop of no frames would have the feeder go round forever without writing)
         if options.loop && layout.frameCount == 0 { throw EngineError.nothingToLoop }
-        // (before the device opens: the seam would have to cut the input where a tempo map has
-        // it then; at a steady tempo R the input loops every length·R frames)
-        if options.loop && AudioEngine.playsOnTimeline(layout), let t = layout.tracks.first(where: { $0.tempoMap != nil }) {
-            let why = t.tempoLane.map { $0.constantValue == nil } ?? false ? "follows a moving tempo lane" : "has a moving pitch lane at tempo \(t.tempo)"
-            throw EngineError.notLive(node: t.player.name, problem: "it \(why): a moving tempo, or a moving pitch at a tempo ≠ 1, does not loop live yet (allowed: --loop with steady tempos, and pitch lanes at tempo 1; or no loop)")
-        }
         let out = ALSAOutput(device: options.device)
         try out.open(sampleRate: layout.sampleRate, channelCount: layout.channelCount,
                      preferredFormat: options.sampleFormat, bufferMilliseconds: options.bufferMilliseconds,
@@ -144,7 +138,7 @@ public final class LivePlayer: @unchecked Sendable {
             kernel.loops = true
             // (the kernel's length: at the device's rate when the session was moved to it)
             for (i, s) in sources.enumerated() {
-                s.setLoop(frames: Double(kernel.layout.frameCount) * kernel.trackSourceFramesPerFrame[i])
+                s.setLoop(frames: kernel.trackSourceFramesPerPass[i])
             }
         }
         let start = options.startSeconds.isFinite ? min(max(0, options.startSeconds), durationSeconds) : 0

@@ -334,7 +334,7 @@ import TestSupport
 
     /// A batch job takes the same flags (a pitch map's path from the manifest's folder): the map
     /// renders the very bytes of the step lane it stands for; `mixfx play` refuses a tempo lane
-    /// beyond the live tempos in the engine's words, and the loop of a moving tempo.
+    /// beyond the live tempos in the engine's words.
     @Test func batchAndPlayTakeTheSameFlags() throws {
         defer { dir.remove() }
         let a = try sine("s.wav", seconds: 1.5)
@@ -355,12 +355,6 @@ import TestSupport
         #expect(noLimit.status == 2 && noLimit.stderr == "mixfx: error: limit lane: the ceiling moves only on a master limiter, and the session has none (allowed: with --limit [CEILING], or \"master.limitDBTP\" in a preset)\n", "\(noLimit.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("nolimit.wav")))
         #expect(p.status == 2 && p.stderr == "mixfx: error: track 1 (\(a)) time-pitch tempo lane: a moving tempo lane on a track whose fastest tempo is 5 is not rendered (allowed: tempos from 0.25 to 4 on a track with a moving tempo or pitch lane)\n", "\(p.stderr)")
-        // a moving tempo lane, or a moving pitch lane at a tempo, does not loop live
-        for (flags, why) in [(["--automate", "tempo=1@0,1.5@1"], "follows a moving tempo lane"),
-                             (["--tempo", "1.25", "--automate", "pitch=0@0,100@1"], "has a moving pitch lane at tempo 1.25")] {
-            let loop = try MixFXBinary.run(["play", a, "--no-ui", "--device", "null", "--loop"] + flags)
-            #expect(loop.status != 0 && loop.stderr.contains("it \(why): a moving tempo, or a moving pitch at a tempo ≠ 1, does not loop live yet (allowed: --loop with steady tempos, and pitch lanes at tempo 1; or no loop)"), "\(loop.stderr)")
-        }
     }
 
     // MARK: the report

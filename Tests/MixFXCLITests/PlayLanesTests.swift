@@ -153,6 +153,50 @@ import TestSupport
         }
     }
 
+    /// A loop with a moving tempo lane: each pass plays the tempo map from its start, the
+    /// source starting again where the map has the pass's end. Clicks every 0.125 s of a 1 s
+    /// file under a lane from 0.8 to 1.25 over the first second (exponential, a tempo's
+    /// default curve): in each of the first two passes,
+    /// each click lands at its mapped time s⁻¹(x) within 1 ms (issue #33), the second pass a
+    /// pass later.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aLoopWithAMovingTempoLandsEachPassAtItsMappedTimes() throws {
+        defer { dir.remove() }
+        let rate = 48_000, r = Double(rate)
+        let onsets = Array(stride(from: 3_000, to: rate, by: 6_000))
+        var x = [Float](repeating: 0, count: rate)
+        for o in onsets { x[o] = 0.9 }
+        let input = dir.file("clicks.wav")
+        try AudioFiles.write([x], to: input, sampleRate: rate)
+        // (a tempo lane's segments are exponential unless told otherwise: R(u) = 0.8·k^(u/r),
+        // k = 1.25/0.8, so s(u) = 0.8·r·(k^(u/r) − 1)/ln k): its inverse, and the pass (the
+        // whole file)
+        let k = 1.25 / 0.8
+        func mapped(_ s: Double) -> Double { r * log(1 + s * log(k) / (0.8 * r)) / log(k) }
+        let pass = mapped(r)
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "s16", "--automate", "tempo=0.8@0,1.25@1"],
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: Int(2 * pass) + 4_800, bytesPerFrame: 2)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap).map { Double($0) }
+        try #require(y.count >= Int(2 * pass) + 960)
+        var worst = 0.0, at = (pass: 0, onset: 0)
+        for k in 0..<2 {
+            for o in onsets {
+                // (each pass starts on a whole frame of the timeline: the session's length)
+                let expected = Double(k) * pass.rounded() + mapped(Double(o))
+                let c = Int(expected.rounded())
+                let found = (max(0, c - 960)..<min(y.count, c + 960)).max { abs(y[$0]) < abs(y[$1]) }!
+                let e = abs(Double(found) - expected)
+                if e > worst { worst = e; at = (k, o) }
+            }
+        }
+        #expect(worst <= r / 1000, "pass \(at.pass): the click at source frame \(at.onset) lands \(worst) frames from its mapped time")
+    }
+
     /// The realtime contract with every live lane moving (volume, pan, master volume, EQ,
     /// pitch): on the raw tap the render thread allocates nothing from its first frame, warm-up
     /// included (as `PlayTests.theRenderThreadAllocatesNothingFromTheFirstFrame` without lanes).
