@@ -197,6 +197,40 @@ import TestSupport
         #expect(worst <= r / 1000, "pass \(at.pass): the click at source frame \(at.onset) lands \(worst) frames from its mapped time")
     }
 
+    /// A loop with a moving pitch lane at a steady tempo ≠ 1 (its map on the input's time,
+    /// repeating every s(L) input frames): a 440 Hz tone at tempo 1.25 with a step to +700
+    /// cents at 0.4 s plays 440 Hz before the step and 659.3 Hz after it in each of two passes
+    /// (zero crossings over 0.1 s, within 3 cents).
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aLoopWithAPitchLaneAtATempoStepsInEachPass() throws {
+        defer { dir.remove() }
+        let rate = 48_000
+        let input = dir.file("tone.wav")
+        try AudioFiles.write([Signals.sine(frequencyHz: 440, sampleRate: Double(rate), frames: rate, amplitude: 0.5)], to: input, sampleRate: rate)
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--tempo", "1.25", "--device", "mixfx_pulse_tap", "--no-ui",
+                                                          "--json", "--sample-format", "s16", "--automate", "pitch=0@0,step,700@0.4"],
+                                       environment: ALSARig.environment(tap: tap))
+        let pass = 38_400
+        ALSARig.waitForTap(tap, frames: 2 * pass + 4_800, bytesPerFrame: 2)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap).map { Double($0) }
+        try #require(y.count >= 2 * pass)
+        /// The frequency over 0.1 s from `start`: upward zero crossings, first to last.
+        func frequency(from start: Int) -> Double {
+            var ups: [Double] = []
+            for i in start..<(start + 4_800) where y[i] < 0 && y[i + 1] >= 0 { ups.append(Double(i) + y[i] / (y[i] - y[i + 1])) }
+            return Double(ups.count - 1) * Double(rate) / (ups.last! - ups.first!)
+        }
+        func cents(_ f: Double, _ g: Double) -> Double { 1_200 * log2(f / g) }
+        for k in 0..<2 {
+            let before = frequency(from: k * pass + 7_200), after = frequency(from: k * pass + 26_400)
+            #expect(abs(cents(before, 440)) < 3, "pass \(k): \(before) Hz before the step")
+            #expect(abs(cents(after, 440 * pow(2, 7 / 12))) < 3, "pass \(k): \(after) Hz after the step")
+        }
+    }
+
     /// The realtime contract with every live lane moving (volume, pan, master volume, EQ,
     /// pitch): on the raw tap the render thread allocates nothing from its first frame, warm-up
     /// included (as `PlayTests.theRenderThreadAllocatesNothingFromTheFirstFrame` without lanes).
