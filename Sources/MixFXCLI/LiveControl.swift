@@ -120,8 +120,12 @@ final class LiveControl: @unchecked Sendable {
             let m = player.kernel.masterLevels
             let lufs = m.shortTermLUFS
             let tp = m.takeTruePeak()
-            return .ok(String(format: "position %.3f s of %.3f s, played %.3f s at tempo %.3f, dsp %.1f%%, underruns %d%@; master short-term %@ LUFS, true peak %@ dBTP%@",
-                              s.positionSeconds, s.durationSeconds, s.playedSeconds, s.tempo, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : "",
+            // (on the mix's timeline the position moves at 1: the tracks' own tempos are named)
+            let tempo = player.kernel.playsOnTimeline
+                ? "on the timeline, tempos " + s.trackTempos.map { String(format: "%.3f", $0) }.joined(separator: " ")
+                : String(format: "at tempo %.3f", s.tempo)
+            return .ok(String(format: "position %.3f s of %.3f s, played %.3f s %@, dsp %.1f%%, underruns %d%@; master short-term %@ LUFS, true peak %@ dBTP%@",
+                              s.positionSeconds, s.durationSeconds, s.playedSeconds, tempo, s.dspLoad * 100, s.underruns, s.isPaused ? ", paused" : "",
                               lufs.isFinite ? String(format: "%.1f", lufs) : "-inf",
                               tp > 0 ? String(format: "%.1f", 20 * log10(Double(tp))) : "-inf",
                               engine.masterLimiter.map { String(format: ", limiter %.1f dBTP (gain %.1f dB)", $0.ceilingDBTP, m.limiterGainDB) } ?? ""))

@@ -464,6 +464,15 @@ public final class RenderKernel: @unchecked Sendable {
         return position
     }
 
+    /// On the timeline, each track's tempo at frame `frame` of the mix: its tempo map's there
+    /// (a moving lane, a time map, or a steady tempo with a moving pitch lane), else its
+    /// steady tempo; in song time none (`songPosition` has the tempo). Any thread: the maps
+    /// and tempos of a timeline session do not change while it plays.
+    public func trackTempos(atTimelineFrame frame: Int) -> [Double] {
+        guard playsOnTimeline else { return [] }
+        return tracks.map { $0.timelineTempo(atFrame: frame) }
+    }
+
     /// The mix's meter.
     private func finish(_ n: Int, _ outChannels: Int) -> Int {
         var peak: Float = 0, sumL: Float = 0, sumR: Float = 0

@@ -338,6 +338,12 @@ final class TrackKernel: @unchecked Sendable {
         for e in effects { if case .eq(_, let k) = e { k.loopFrames = frames } }
     }
 
+    /// The tempo at timeline frame `frame`: the tempo map's there, else the layout's tempo.
+    func timelineTempo(atFrame frame: Int) -> Double {
+        guard let map = unloopedTempoMap else { return layout.tempo }
+        return map.tempo(atPosition: map.position(atFrame: frame))
+    }
+
     /// Live looped playback: the source frames a pass of `frames` timeline frames takes (the
     /// tempo map's s(frames), else `frames` times `sourceFramesPerOutputFrame`).
     func sourceFramesPerPass(_ frames: Int) -> Double {

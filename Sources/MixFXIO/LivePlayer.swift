@@ -29,8 +29,12 @@ public struct LiveStatus: Sendable {
     public var positionSeconds: Double
     /// Seconds of playback heard since the start (pauses excluded): the wall time.
     public var playedSeconds: Double
-    /// The tempo the song position moves at now (1 unless a tempo was set).
+    /// The tempo the song position moves at now (1 unless a tempo was set; on the mix's
+    /// timeline, 1: the position is the timeline's).
     public var tempo: Double
+    /// On the mix's timeline, each track's tempo where it is heard now: its tempo lane's or
+    /// time map's there, or its steady tempo (in song time: empty, see `tempo`).
+    public var trackTempos: [Double]
     /// The session's length, seconds.
     public var durationSeconds: Double
     /// Render time of the last period over the period's duration (1 = a full core's real time).
@@ -242,6 +246,7 @@ public final class LivePlayer: @unchecked Sendable {
             positionSeconds: heard / rate,
             playedSeconds: Double(max(0, played.load(ordering: .relaxed) - delay)) / rate,
             tempo: songTempo,
+            trackTempos: kernel.trackTempos(atTimelineFrame: Int(heard)),
             durationSeconds: durationSeconds,
             dspLoad: Double(bitPattern: loadBits.load(ordering: .relaxed)),
             maxDSPLoad: Double(bitPattern: maxLoadBits.load(ordering: .relaxed)),

@@ -231,6 +231,34 @@ import TestSupport
         }
     }
 
+    /// `status` on the mix's timeline names each track's tempo where it is heard (the position
+    /// moves at 1 there): a tempo lane's at the position it reports (exponential from 0.8 to
+    /// 1.25 over 1.5 s, within 0.002), and a steady tempo's.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func statusNamesTheTracksTemposOnTheTimeline() throws {
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try AudioFiles.write([Signals.noise(frames: 96_000, amplitude: 0.2, seed: 21)], to: a, sampleRate: 48_000)
+        try AudioFiles.write([Signals.noise(frames: 96_000, amplitude: 0.2, seed: 22)], to: b, sampleRate: 48_000)
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--device", "mixfx_pulse_tap", "--no-ui", "--sample-format", "s16",
+                                                          "--automate", "1:tempo=0.8@0,1.25@1.5", "--track", "2:tempo=1.25"],
+                                       environment: ALSARig.environment(tap: dir.file("tap.raw")))
+        usleep(700_000)
+        p.send("status")
+        let status = try #require(p.waitForLine(startingWith: "ok position"), "\(p.stdout)")
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        // "ok position S s of D s, played W s on the timeline, tempos T1 T2, dsp ..."
+        let words = status.split(separator: " ")
+        let position = try #require(Double(words[2]), "\(status)")
+        let tempos = try #require(status.range(of: "on the timeline, tempos "), "\(status)").upperBound
+        let values = status[tempos...].split(separator: ",")[0].split(separator: " ").compactMap { Double($0) }
+        try #require(values.count == 2, "\(status)")
+        let expected = 0.8 * pow(1.25 / 0.8, min(1, position / 1.5))
+        #expect(position > 0.2 && abs(values[0] - expected) < 0.002, "\(status): track 1 at \(expected)")
+        #expect(values[1] == 1.25, "\(status)")
+    }
+
     /// The realtime contract with every live lane moving (volume, pan, master volume, EQ,
     /// pitch): on the raw tap the render thread allocates nothing from its first frame, warm-up
     /// included (as `PlayTests.theRenderThreadAllocatesNothingFromTheFirstFrame` without lanes).
