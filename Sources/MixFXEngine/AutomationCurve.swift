@@ -57,9 +57,14 @@ public enum AutomationCurve: String, CaseIterable, Sendable {
         case 4: return v0 + (v1 - v0) * (u * u * (3 - 2 * u))   // scurve
         default:
             // (a geometric segment whose ends are equal is that value, exactly)
-            return geometric ? (v0 == v1 ? v0 : v0 * Libm.exp(u * Libm.log(v1 / v0))) : v0 + (v1 - v0) * u
+            return geometric ? (v0 == v1 ? v0 : geometricValue(v0, logRatio: Libm.log(v1 / v0), u: u)) : v0 + (v1 - v0) * u
         }
     }
+
+    /// A geometric segment's value, v₀·e^(u·ln(v₁/v₀)), from its ln(v₁/v₀): what `interpolate`
+    /// computes, for a reader that keeps the logarithm of the segment it is in.
+    @inline(__always)
+    static func geometricValue(_ v0: Double, logRatio: Double, u: Double) -> Double { v0 * Libm.exp(u * logRatio) }
 
     /// The curve's code for `interpolate` (its index in `allCases`).
     var code: UInt8 { UInt8(AutomationCurve.allCases.firstIndex(of: self)!) }

@@ -14,6 +14,19 @@ final class PreparedLane: @unchecked Sendable {
     private let sampleRate: Double
     /// The segment of the last read (a hint: reads move forward; the value never depends on it).
     private var segment = 0
+    /// ln(v₁/v₀) of geometric segment `logSegment` (−1: none yet), kept between reads.
+    private var logSegment = -1, logRatio = 0.0
+    /// A geometric segment read by frame (`value(atFrame:)`, `fill`): its value is the formula
+    /// at every frame that is a multiple of `anchorFrames` (the anchor a), and between anchors
+    /// the anchor's value times (v₁/v₀)^(j/(rate·(t₁ − t₀))), j = f − a, the factors of
+    /// segment `stepSegment` kept in `steps` (one exp per anchor instead of one per frame:
+    /// within a few ulps of the formula, so the same Float gain but in the rarest case, and
+    /// the same value whatever the blocks, as the anchors are the timeline's).
+    static let anchorFrames = 32
+    private let steps: UnsafeMutablePointer<Double>
+    private var stepSegment = -1
+    /// The last anchor read (frame, segment) and its value.
+    private var anchorFrame = Int.min, anchorSegment = -1, anchorValue = 0.0
 
     /// `lane` (valid, non-empty) for a parameter on `scale`, at `sampleRate` frames per second.
     init(_ lane: AutomationLane, scale: AutomationScale, sampleRate: Double) {
@@ -26,15 +39,52 @@ final class PreparedLane: @unchecked Sendable {
             codes[i] = p.curve.code; geometric[i] = p.curve.isGeometric(on: scale)
         }
         self.sampleRate = sampleRate
+        steps = .allocate(capacity: Self.anchorFrames)
     }
 
     deinit {
-        seconds.deallocate(); values.deallocate(); codes.deallocate(); geometric.deallocate()
+        seconds.deallocate(); values.deallocate(); codes.deallocate(); geometric.deallocate(); steps.deallocate()
     }
 
-    /// The value at frame `frame` of the mix's timeline. Render side.
+    /// The value at frame `frame` of the mix's timeline (on a geometric segment, from its
+    /// anchor: see `anchorFrames`). Render side.
     @inline(__always)
-    func value(atFrame frame: Int) -> Double { value(at: Double(frame) / sampleRate) }
+    func value(atFrame frame: Int) -> Double {
+        let v = value(at: Double(frame) / sampleRate)   // (moves `segment` to the frame's)
+        let s = segment, t = Double(frame) / sampleRate
+        guard s + 1 < count, t > seconds[0], isGeometricRamp(s) else { return v }
+        return anchored(frame, segment: s)
+    }
+
+    /// Whether segment `s` moves on a geometric curve.
+    @inline(__always)
+    private func isGeometricRamp(_ s: Int) -> Bool {
+        let code = codes[s], v0 = values[s], v1 = values[s + 1]
+        return geometric[s] && code != 0 && code != 4 && v0 != v1
+    }
+
+    /// Geometric segment `s` at `frame`: the formula at its anchor, times the step factor.
+    @inline(__always)
+    private func anchored(_ frame: Int, segment s: Int) -> Double {
+        let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s], v1 = values[s + 1]
+        if logSegment != s { logRatio = Libm.log(v1 / v0); logSegment = s }
+        let l = logRatio
+        if stepSegment != s {
+            // (v₁/v₀)^(j/(rate·(t₁ − t₀))) for j = 0 ..< anchorFrames; j = 0 is 1, exactly
+            let perFrame = l / (sampleRate * (t1 - t0))
+            for j in 0..<Self.anchorFrames { steps[j] = Libm.exp(Double(j) * perFrame) }
+            stepSegment = s
+        }
+        let a = frame - LoopPosition.frame(frame, period: Self.anchorFrames)
+        let same = a == anchorFrame, sameSegment = s == anchorSegment   // (values: no `self` right of `||`)
+        if !same || !sameSegment {
+            let u = (Double(a) / sampleRate - t0) / (t1 - t0)
+            anchorValue = AutomationCurve.geometricValue(v0, logRatio: l, u: u)
+            anchorFrame = a
+            anchorSegment = s
+        }
+        return anchorValue * steps[frame - a]
+    }
 
     /// The values at frames `first ..< first + count` of the timeline into `out`: `value(atFrame:)`
     /// of each, to the bit, one segment at a time (a loop the compiler can vectorise). Render side.
@@ -55,6 +105,16 @@ final class PreparedLane: @unchecked Sendable {
             }
             let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s], v1 = values[s + 1]
             let geo = geometric[s], code = codes[s]
+            if isGeometricRamp(s) {
+                // from the anchors (see `anchorFrames`), as `value(atFrame:)`
+                while i < n {
+                    let t = Double(first + i) / sampleRate
+                    if t >= t1 { break }
+                    out[i] = anchored(first + i, segment: s)
+                    i += 1
+                }
+                continue
+            }
             while i < n {
                 let t = Double(first + i) / sampleRate
                 if t >= t1 { break }
@@ -76,7 +136,14 @@ final class PreparedLane: @unchecked Sendable {
         segment = i
         guard i + 1 < count else { return values[i] }
         let u = (t - seconds[i]) / (seconds[i + 1] - seconds[i])
-        return AutomationCurve.interpolate(values[i], values[i + 1], u: u, geometric: geometric[i], code: codes[i])
+        let v0 = values[i], v1 = values[i + 1], curve = codes[i]
+        // (a geometric segment read again: its logarithm kept, the same value as `interpolate`)
+        let geo = geometric[i], moving = curve != 0 && curve != 4 && v0 != v1
+        if geo && moving {
+            if logSegment != i { logRatio = Libm.log(v1 / v0); logSegment = i }
+            return AutomationCurve.geometricValue(v0, logRatio: logRatio, u: u)
+        }
+        return AutomationCurve.interpolate(v0, v1, u: u, geometric: geo, code: curve)
     }
 }
 
