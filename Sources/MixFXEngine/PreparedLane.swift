@@ -1,8 +1,9 @@
 /// An automation lane made ready for the render side: its breakpoints in plain arrays,
 /// allocated once when the kernel is made (control side), read without allocating, locking or
-/// throwing. It evaluates exactly the model's formula (`AutomationCurve.interpolate`, on the
-/// same doubles as `AutomationLane.value(at:scale:)`), at timeline frame f as t = f / rate, so
-/// a render's values do not depend on its block size.
+/// throwing. It evaluates the model's formula (`AutomationCurve.interpolate`, on the same
+/// doubles as `AutomationLane.value(at:scale:)`), at timeline frame f as t = f / rate: exactly,
+/// but between the anchors of a geometric segment read by frame (`anchorFrames`), where it is
+/// within a few ulps; either way a render's values do not depend on its block size.
 /// `@unchecked Sendable`: the arrays never change; the search hint is used by one thread at a
 /// time (the one rendering the track or the mix that reads the lane).
 final class PreparedLane: @unchecked Sendable {

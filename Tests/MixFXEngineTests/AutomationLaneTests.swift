@@ -87,4 +87,25 @@ import Testing
         // the last breakpoint's curve is unused, whatever it is
         #expect(error(AutomationLane([.init(seconds: 0, value: 0, curve: .linear), .init(seconds: 1, value: 1, curve: .exp)]), .pan) == nil)
     }
+    /// Read by frame, a geometric segment is the formula at every 32nd frame of the timeline
+    /// and within 4e-15 (relative) of it between; `fill` gives `value(atFrame:)` to the bit
+    /// from any first frame; the other curves are the formula exactly.
+    @Test func aGeometricSegmentReadByFrameIsTheFormula() {
+        let lane = AutomationLane([.init(seconds: 0.1, value: 0.05, curve: .db), .init(seconds: 1.3, value: 1.7, curve: .linear),
+                                   .init(seconds: 2, value: 0.2, curve: .db), .init(seconds: 2.5, value: 0.2)])
+        let rate = 48_000.0
+        let prepared = PreparedLane(lane, scale: .linearGain, sampleRate: rate)
+        var worst = 0.0
+        for f in stride(from: 0, to: 130_000, by: 7) {
+            let exact = lane.value(at: Double(f) / rate, scale: .linearGain), got = prepared.value(atFrame: f)
+            if f % PreparedLane.anchorFrames == 0 || Double(f) / rate >= 1.3 { #expect(got == exact, "frame \(f)") }
+            worst = max(worst, abs(got - exact) / exact)
+        }
+        #expect(worst < 4e-15 && worst > 0, "worst relative difference \(worst)")
+        var block = [Double](repeating: 0, count: 1_000)
+        for first in [4_799, 52_000, 62_390] {
+            prepared.fill(&block, fromFrame: first, count: 1_000)
+            #expect((0..<1_000).allSatisfy { block[$0] == prepared.value(atFrame: first + $0) }, "from \(first)")
+        }
+    }
 }
