@@ -125,6 +125,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var outIndex = 0
     /// The input pulled so far (the history holds it; streaming, a vocoder state may lag it).
     private var inputPulled = 0
+    /// `PitchShifterPlan.spliceReadAheadFrames`.
+    private var spliceReadAhead = 0
     private var wet: Float = 1   // streaming: the wet share (see `crossfadeToDry`)
     /// Streaming: the input time of the next output frame (see `process(live:...)`); the engine
     /// reads it as the track's position in its own time.
@@ -187,6 +189,7 @@ public final class PitchShifter: @unchecked Sendable {
         sampleRate = spec.sampleRate
         latencyFrames = plan.latencyFrames
         inputAheadFrames = plan.inputAheadFrames
+        spliceReadAhead = plan.spliceReadAheadFrames
         liveLatencyFrames = plan.kind == .streaming ? plan.spliceLatencyFrames : 0
         parts?.release()
         parts = nil
@@ -503,7 +506,10 @@ public final class PitchShifter: @unchecked Sendable {
         let neededOwn = lastTime + own.aheadFrames, neededSpare = lastTime + (spare?.aheadFrames ?? 0)
         let ahead = max(own.aheadFrames, spare?.aheadFrames ?? own.aheadFrames)
         let hasSpare = spare != nil
-        try pullInput(parts, upTo: hasSpare ? max(neededOwn, neededSpare) : neededOwn, ownNeed: neededOwn,
+        // (off the whole times, a splice reads up to `spliceReadAheadFrames` past the block's
+        // last input time; on them its length is kept within `ahead` instead, as offline)
+        let spliceNeed = exact ? 0 : lastTime + spliceReadAhead
+        try pullInput(parts, upTo: max(hasSpare ? max(neededOwn, neededSpare) : neededOwn, spliceNeed), ownNeed: neededOwn,
                       maximumPull: maximumPull, pull: pull)
         let pulled = inputPulled
         let ownRead = parts.reader { $0.lastReadPosition }

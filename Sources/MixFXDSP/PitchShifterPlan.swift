@@ -47,6 +47,12 @@ struct PitchShifterPlan: Equatable {
     /// up to r times faster (r ≥ 1). The gate's envelope and the history hold this much input
     /// past the oldest input time a block reads.
     let reachFrames: Int
+    /// Streaming: how far past a block's last input time a splice started in it may read the
+    /// input (an onset `onsetLookahead` ahead, its attack, the rest of its length at up to
+    /// the largest ratio, and a table's reach): the input is pulled at least this far, so a
+    /// splice never reads input not yet pulled (what it read there would depend on how far
+    /// ahead the blocks happened to pull).
+    let spliceReadAheadFrames: Int
     /// The transient gate's envelope ring: the reach, a block, the splice's onset probe
     /// (look-ahead and back) and a margin of 64.
     let gateReachFrames: Int
@@ -86,7 +92,7 @@ struct PitchShifterPlan: Equatable {
         guard kind != .skipped else {
             latencyFrames = 0; inputAheadFrames = 0; tableIndices = []; builtIndices = []; maxHalfTaps = 0; lookAheadFrames = 0
             reachFrames = 0; gateReachFrames = 0; historyFrames = 0; historySlackFrames = 0; stretchedLagFrames = 0
-            maxStretch = 1; spliceLatencyFrames = 0; formants = false; hasSwitch = false
+            maxStretch = 1; spliceLatencyFrames = 0; formants = false; hasSwitch = false; spliceReadAheadFrames = 0
             return
         }
         // The ratios the shifter may meet, and the tables they read.
@@ -103,6 +109,9 @@ struct PitchShifterPlan: Equatable {
         let onsetLookahead = Int(TransientSplice.onsetLookaheadSeconds * rate)
         let onsetBack = Int(TransientSplice.onsetBackSeconds * rate)
         let spliceHold = Int(TransientSplice.lengthSeconds * rate * max(1, maxRatio))
+        let attack = Int(TransientSplice.attackSeconds * rate), length = Int(TransientSplice.lengthSeconds * rate)
+        spliceReadAheadFrames = !streaming ? 0
+            : onsetLookahead + attack + Int((Double(length - attack) * max(1, maxRatio)).rounded(.up)) + halfTaps + 2
 
         let latency: Int, inputAhead: Int, lookAhead: Int, stretchedLag: Int, stretch: Double, spliceLatency: Int
         switch kind {

@@ -112,7 +112,7 @@ final class TransientGate {
         // Eight frames at a time while the gain rests at 1 (steady material: nearly always). A
         // frame closes the gate where the output's envelope e tops both the silence floor and
         // `excess` times the input's. e is bounded from above in vector operations: the doubling
-        // scan of `peakEnvelope` (the same maximum of ρ-decayed powers, its products rounded
+        // scan of `PeakEnvelope` (the same maximum of ρ-decayed powers, its products rounded
         // differently: each way at most 9 roundings from the exact value, so the two differ by
         // less than (1 + 2⁻²⁴)¹⁸, 1.1e-6) times 1 + 1e-5. Where the bound closes nothing,
         // e cannot either and the frames pass as they are; only the chunk's last e, which the

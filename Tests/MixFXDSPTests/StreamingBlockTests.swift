@@ -24,15 +24,17 @@ import TestSupport
     }
 
     /// The shifter's output for `x`, in blocks of the sizes `blocks` (repeated), a tempo lane
-    /// from 1.3 down to 0.7 and a pitch lane from −500 to +700 cents over the input.
-    static func render(_ x: [Float], blocks: [Int], frames: Int) -> [Float] {
+    /// from `tempi.0` to `tempi.1` over the output and a pitch lane from `cents.0` to
+    /// `cents.1` over the input.
+    static func render(_ x: [Float], blocks: [Int], frames: Int, tempi: (Double, Double) = (1.3, 0.7),
+                       cents: (Double, Double) = (-500, 700)) -> [Float] {
         let ps = PitchShifter()
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 1024, channelCount: 1),
-                   settings: PitchShifterSettings(pitchCents: -500), mode: .streaming)
+                   settings: PitchShifterSettings(pitchCents: cents.0), mode: .streaming)
         let length = Double(frames)
-        ps.setTempoMap(TempoMap(stepFrames: 32, untilPosition: Double(x.count) + 4_096) { 1.3 - 0.6 * min(1, $0 / length) },
+        ps.setTempoMap(TempoMap(stepFrames: 32, untilPosition: Double(x.count) + 4_096) { tempi.0 + (tempi.1 - tempi.0) * min(1, $0 / length) },
                        originFrame: 0)
-        ps.setPitchMap(PitchMap(stepFrames: 32, count: x.count / 32 + 2) { -500 + 1_200 * Double($0 * 32) / Double(x.count) },
+        ps.setPitchMap(PitchMap(stepFrames: 32, count: x.count / 32 + 2) { cents.0 + (cents.1 - cents.0) * Double($0 * 32) / Double(x.count) },
                        originFrame: 0)
         var y = [Float](repeating: 0, count: frames)
         var scratch = [Float](repeating: 0, count: 1024)
@@ -52,15 +54,18 @@ import TestSupport
         return y
     }
 
-    @Test func theOutputDoesNotDependOnTheBlocks() {
+    /// Also at the top of the range (+2400 cents at tempo 0.8), where a splice reads the input
+    /// furthest ahead of the blocks' times.
+    @Test(arguments: [((1.3, 0.7), (-500.0, 700.0)), ((0.8, 0.8), (2_400.0, 2_300.0))])
+    func theOutputDoesNotDependOnTheBlocks(tempi: (Double, Double), cents: (Double, Double)) {
         let x = Self.hits(frames: 4 * 44_100)
         let frames = 3 * 44_100
-        let reference = Self.render(x, blocks: [256], frames: frames)
+        let reference = Self.render(x, blocks: [256], frames: frames, tempi: tempi, cents: cents)
         #expect(reference.allSatisfy { $0.isFinite })
         // (the hits come through: the splice and gate had onsets to act on)
         #expect(reference.map { abs($0) }.max()! > 0.2)
         for blocks in [[1024], [100], [1], [37, 512, 3, 1000, 64]] {
-            let y = Self.render(x, blocks: blocks, frames: frames)
+            let y = Self.render(x, blocks: blocks, frames: frames, tempi: tempi, cents: cents)
             let differing = zip(y, reference).filter { $0 != $1 }.count
             #expect(differing == 0, "blocks \(blocks): \(differing) samples differ from blocks of 256")
         }
