@@ -271,11 +271,22 @@ import TestSupport
                                        environment: ALSARig.environment(tap: dir.file("t.raw")))
         p.send("status")
         #expect(p.waitForLine(startingWith: "ok position") != nil)
-        let threads = ALSARig.threadPolicies(of: p.process.processIdentifier)
+        // (the render thread raises itself as it starts, which on a busy machine may come a
+        // little after the first status: up to 3 s)
+        let fifo = 1
+        func settled(_ t: [(tid: Int32, name: String, policy: Int)]) -> Bool {
+            let plugin = t.filter { $0.name == "threaded-ml" }
+            return !plugin.isEmpty && plugin.allSatisfy { $0.policy == fifo } && t.filter { $0.name != "threaded-ml" && $0.policy == fifo }.count == 1
+        }
+        var threads = ALSARig.threadPolicies(of: p.process.processIdentifier)
+        let deadline = Date().addingTimeInterval(3)
+        while !settled(threads) && Date() < deadline {
+            usleep(20_000)
+            threads = ALSARig.threadPolicies(of: p.process.processIdentifier)
+        }
         p.send("quit")
         p.closeInput()
         #expect(p.wait() == 0, "\(p.stderr)")
-        let fifo = 1
         let plugin = threads.filter { $0.name == "threaded-ml" }
         #expect(!plugin.isEmpty && plugin.allSatisfy { $0.policy == fifo }, "\(threads)")
         #expect(threads.filter { $0.name != "threaded-ml" && $0.policy == fifo }.count == 1, "one render thread: \(threads)")
