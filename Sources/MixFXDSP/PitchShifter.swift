@@ -545,13 +545,9 @@ public final class PitchShifter: @unchecked Sendable {
             gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: first))
             crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
         } else {
-            // the input time of the frame after the block, as the next block will list it
-            var next = inputTime
-            if let map = heldTempoMap {
-                let end = tempoMapOrigin + outIndex + frameCount, base = tempoMapBase
-                withUnsafeMutablePointer(to: &next) { p in map { $0.positions(fromFrame: end, count: 1, minus: base, into: p) } }
-            }
-            gateAndSplice(parts, left, right, frameCount: frameCount, at: .listed(nextTime: next))
+            // (`inputTime` is now the frame after the block's, as the next block will list it: a
+            // map's `position(atFrame:)` less its base is its `positions`' value, to the bit)
+            gateAndSplice(parts, left, right, frameCount: frameCount, at: .listed(nextTime: inputTime))
         }
         outIndex += frameCount
         if pitchSwitch({ $0.isFadeOver }) {
@@ -592,7 +588,7 @@ public final class PitchShifter: @unchecked Sendable {
         case whole(firstTime: Int)
         /// Frame k at input time (n + k)·R, n the block's first output frame (offline tempo).
         case steadyTempo(Double)
-        /// Frame k at the block's `times[k]` (streaming; `tempo` the vocoder's now).
+        /// Frame k at the block's `times[k]`, the frame after the block at `nextTime` (streaming).
         case listed(nextTime: Double)
     }
 

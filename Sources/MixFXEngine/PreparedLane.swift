@@ -51,10 +51,25 @@ final class PreparedLane: @unchecked Sendable {
     /// anchor: see `anchorFrames`). Render side.
     @inline(__always)
     func value(atFrame frame: Int) -> Double {
-        let v = value(at: Double(frame) / sampleRate)   // (moves `segment` to the frame's)
-        let s = segment, t = Double(frame) / sampleRate
-        guard s + 1 < count, t > seconds[0], isGeometricRamp(s) else { return v }
+        let t = Double(frame) / sampleRate
+        let s = locate(t)
+        guard s >= 0, s + 1 < count, isGeometricRamp(s) else { return value(at: t) }
         return anchored(frame, segment: s)
+    }
+
+    /// The segment that holds `t` (−1 before the first breakpoint; the last one after it),
+    /// found from the last read's (`segment`, which it moves there).
+    @inline(__always)
+    private func locate(_ t: Double) -> Int {
+        // (locals: the right side of `&&` is a closure, and one capturing `self` is refused by
+        // the realtime check)
+        let seconds = seconds, count = count
+        if t <= seconds[0] { return -1 }
+        var i = min(segment, count - 1)
+        while i > 0 && seconds[i] > t { i -= 1 }
+        while i + 1 < count && seconds[i + 1] <= t { i += 1 }
+        segment = i
+        return i
     }
 
     /// Whether segment `s` moves on a geometric curve.
@@ -64,12 +79,18 @@ final class PreparedLane: @unchecked Sendable {
         return geometric[s] && code != 0 && code != 4 && v0 != v1
     }
 
+    /// ln(v₁/v₀) of geometric segment `s`, kept while reads stay in it.
+    @inline(__always)
+    private func logRatio(ofSegment s: Int) -> Double {
+        if logSegment != s { logRatio = Libm.log(values[s + 1] / values[s]); logSegment = s }
+        return logRatio
+    }
+
     /// Geometric segment `s` at `frame`: the formula at its anchor, times the step factor.
     @inline(__always)
     private func anchored(_ frame: Int, segment s: Int) -> Double {
-        let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s], v1 = values[s + 1]
-        if logSegment != s { logRatio = Libm.log(v1 / v0); logSegment = s }
-        let l = logRatio
+        let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s]
+        let l = logRatio(ofSegment: s)
         if stepSegment != s {
             // (v₁/v₀)^(j/(rate·(t₁ − t₀))) for j = 0 ..< anchorFrames; j = 0 is 1, exactly
             let perFrame = l / (sampleRate * (t1 - t0))
@@ -92,14 +113,12 @@ final class PreparedLane: @unchecked Sendable {
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
         var i = 0
         while i < n {
-            let t = Double(first + i) / sampleRate
-            if t <= seconds[0] {
+            let s = locate(Double(first + i) / sampleRate)
+            if s < 0 {
                 out[i] = values[0]
                 i += 1
                 continue
             }
-            _ = value(at: t)   // (moves `segment` to t's)
-            let s = segment
             guard s + 1 < count else {
                 (out + i).update(repeating: values[s], count: n - i)
                 return
@@ -127,24 +146,13 @@ final class PreparedLane: @unchecked Sendable {
 
     /// The value at `t` seconds (the model's `value(at:scale:)`, to the bit). Render side.
     func value(at t: Double) -> Double {
-        // (locals: the right side of `&&` is a closure, and one capturing `self` is refused by
-        // the realtime check)
-        let seconds = seconds, values = values, count = count
-        if t <= seconds[0] { return values[0] }
-        var i = min(segment, count - 1)
-        while i > 0 && seconds[i] > t { i -= 1 }
-        while i + 1 < count && seconds[i + 1] <= t { i += 1 }
-        segment = i
+        let i = locate(t)
+        if i < 0 { return values[0] }
         guard i + 1 < count else { return values[i] }
         let u = (t - seconds[i]) / (seconds[i + 1] - seconds[i])
-        let v0 = values[i], v1 = values[i + 1], curve = codes[i]
         // (a geometric segment read again: its logarithm kept, the same value as `interpolate`)
-        let geo = geometric[i], moving = curve != 0 && curve != 4 && v0 != v1
-        if geo && moving {
-            if logSegment != i { logRatio = Libm.log(v1 / v0); logSegment = i }
-            return AutomationCurve.geometricValue(v0, logRatio: logRatio, u: u)
-        }
-        return AutomationCurve.interpolate(v0, v1, u: u, geometric: geo, code: curve)
+        if isGeometricRamp(i) { return AutomationCurve.geometricValue(values[i], logRatio: logRatio(ofSegment: i), u: u) }
+        return AutomationCurve.interpolate(values[i], values[i + 1], u: u, geometric: geometric[i], code: codes[i])
     }
 }
 

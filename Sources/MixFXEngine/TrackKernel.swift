@@ -305,8 +305,9 @@ final class TrackKernel: @unchecked Sendable {
     /// fixed chunks the shifter renders in, whatever the blocks asked of the track
     /// (`pitchChunkFrames`; the chunk buffer and what is left of it).
     private let pitchMap: PitchMap?
-    /// Offline, a moving tempo lane's map, or a steady tempo's with a moving pitch lane
-    /// (`TrackTempo`): the shifter is then a streaming one reading it, in the same chunks.
+    /// A moving tempo lane's map, or a steady tempo's with a moving pitch lane (`TrackTempo`;
+    /// offline, and live on the timeline): the shifter is then a streaming one reading it, in
+    /// the same chunks; looped live, its copy that starts again at every seam.
     private var tempoMap: TempoMap?
     /// `tempoMap`, as the render path reads it.
     private var tempoMapRef: Unretained<TempoMap>?
@@ -319,11 +320,10 @@ final class TrackKernel: @unchecked Sendable {
     private let chunk: AudioBuffer?
     private var chunkPosition = 0, chunkAvailable = 0
     /// Live looped playback: the lanes' timeline is `frames` long and starts again at each
-    /// seam (the EQ's lanes and a pitch lane's map read the frame modulo it). Control side,
-    /// before rendering.
-    /// With a tempo map, the map starts again at each seam too, from the input position a
-    /// pass reaches (s(L), not whole: the source loops there, `sourceFramesPerPass`); a pitch
-    /// map on the input's time then has that period.
+    /// seam (the EQ's lanes and a pitch lane's map read the frame modulo it). With a tempo map,
+    /// the map starts again at each seam too, from the input position a pass reaches (s(L), not
+    /// whole: the source loops there, `sourceFramesPerPass`), and a pitch map on the input's
+    /// time has that period. Control side, before rendering.
     func setLoop(frames: Int) {
         loopFrames = frames
         if let base = unloopedTempoMap {
