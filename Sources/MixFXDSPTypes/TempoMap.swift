@@ -36,14 +36,26 @@ public final class TempoMap: @unchecked Sendable {
     /// The map whose tempo at output time `x` frames is `tempo(x)` (called at every frame's
     /// midpoint, in order; each value above 0), held until its position reaches `position`
     /// (at least one cell).
-    public init(stepFrames: Int, untilPosition position: Double, tempo: (Double) -> Double) {
+    public convenience init(stepFrames: Int, untilPosition position: Double, tempo: (Double) -> Double) {
+        self.init(stepFrames: stepFrames, untilPosition: position) { first, out in
+            for k in 0..<stepFrames { out[k] = tempo(Double(first + k) + 0.5) }
+        }
+    }
+
+    /// The same map, its tempos given a cell at a time: `tempos(first, out)` writes the tempo
+    /// at the midpoints of output frames `first ..< first + stepFrames` into `out` (called
+    /// for each cell, in order; the same sums, to the bit, as the values one at a time).
+    public init(stepFrames: Int, untilPosition position: Double, tempos: (Int, UnsafeMutablePointer<Double>) -> Void) {
         precondition(stepFrames >= 1)
         self.stepFrames = stepFrames
         var held: [Double] = [0]
         var s = 0.0, lo = Double.infinity, hi = 0.0, j = 0
+        let cell = UnsafeMutablePointer<Double>.allocate(capacity: stepFrames)
+        defer { cell.deallocate() }
         repeat {
             let start = s
-            for k in 0..<stepFrames { s += tempo(Double(j * stepFrames + k) + 0.5) }
+            tempos(j * stepFrames, cell)
+            for k in 0..<stepFrames { s += cell[k] }
             held.append(s)
             let slope = (s - start) / Double(stepFrames)
             lo = min(lo, slope); hi = max(hi, slope)

@@ -26,8 +26,9 @@ final class PreparedLane: @unchecked Sendable {
     static let anchorFrames = 32
     private let steps: UnsafeMutablePointer<Double>
     private var stepSegment = -1
-    /// The last anchor read (frame, segment) and its value.
-    private var anchorFrame = Int.min, anchorSegment = -1, anchorValue = 0.0
+    /// The last anchor read (frame, segment, and 0 or ½ for a read at frames or at their
+    /// midpoints) and its value.
+    private var anchorFrame = Int.min, anchorSegment = -1, anchorOffset = 0.0, anchorValue = 0.0
 
     /// `lane` (valid, non-empty) for a parameter on `scale`, at `sampleRate` frames per second.
     init(_ lane: AutomationLane, scale: AutomationScale, sampleRate: Double) {
@@ -86,9 +87,10 @@ final class PreparedLane: @unchecked Sendable {
         return logRatio
     }
 
-    /// Geometric segment `s` at `frame`: the formula at its anchor, times the step factor.
+    /// Geometric segment `s` at `frame` + `offset` frames: the formula at its anchor, times
+    /// the step factor.
     @inline(__always)
-    private func anchored(_ frame: Int, segment s: Int) -> Double {
+    private func anchored(_ frame: Int, segment s: Int, offset: Double = 0) -> Double {
         let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s]
         let l = logRatio(ofSegment: s)
         if stepSegment != s {
@@ -98,22 +100,29 @@ final class PreparedLane: @unchecked Sendable {
             stepSegment = s
         }
         let a = frame - LoopPosition.frame(frame, period: Self.anchorFrames)
-        let same = a == anchorFrame, sameSegment = s == anchorSegment   // (values: no `self` right of `||`)
-        if !same || !sameSegment {
-            let u = (Double(a) / sampleRate - t0) / (t1 - t0)
+        // (values: no `self` right of `||`)
+        let same = a == anchorFrame, sameSegment = s == anchorSegment, sameOffset = offset == anchorOffset
+        if !same || !sameSegment || !sameOffset {
+            let u = ((Double(a) + offset) / sampleRate - t0) / (t1 - t0)
             anchorValue = AutomationCurve.geometricValue(v0, logRatio: l, u: u)
             anchorFrame = a
             anchorSegment = s
+            anchorOffset = offset
         }
         return anchorValue * steps[frame - a]
     }
 
     /// The values at frames `first ..< first + count` of the timeline into `out`: `value(atFrame:)`
     /// of each, to the bit, one segment at a time (a loop the compiler can vectorise). Render side.
-    func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int) {
+    ///
+    /// `atMidpoints`: at the frames' midpoints, t = (f + ½) / rate, as a tempo map reads its
+    /// lane (`TempoMap`'s midpoint rule): `value(at: t)` of each, but on a geometric segment,
+    /// from anchors at the midpoints of the frames that are multiples of `anchorFrames`.
+    func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int, atMidpoints: Bool = false) {
+        let offset = atMidpoints ? 0.5 : 0
         var i = 0
         while i < n {
-            let s = locate(Double(first + i) / sampleRate)
+            let s = locate((Double(first + i) + offset) / sampleRate)
             if s < 0 {
                 out[i] = values[0]
                 i += 1
@@ -126,17 +135,33 @@ final class PreparedLane: @unchecked Sendable {
             let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s], v1 = values[s + 1]
             let geo = geometric[s], code = codes[s]
             if isGeometricRamp(s) {
-                // from the anchors (see `anchorFrames`), as `value(atFrame:)`
+                // from the anchors (see `anchorFrames`), as `value(atFrame:)`: an anchor's
+                // frames at a time, its value times the step factors
                 while i < n {
-                    let t = Double(first + i) / sampleRate
-                    if t >= t1 { break }
-                    out[i] = anchored(first + i, segment: s)
+                    let f = first + i
+                    if (Double(f) + offset) / sampleRate >= t1 { break }
+                    out[i] = anchored(f, segment: s, offset: offset)
                     i += 1
+                    let a = f - LoopPosition.frame(f, period: Self.anchorFrames)
+                    let stop = min(n, a + Self.anchorFrames - first)
+                    guard i < stop else { continue }
+                    let base = anchorValue, steps = steps, rate = sampleRate
+                    // (time grows with the frame: if the anchor's last frame is inside the
+                    // segment, so are the others)
+                    if (Double(first + stop - 1) + offset) / rate < t1 {
+                        for k in i..<stop { out[k] = base * steps[first + k - a] }
+                        i = stop
+                    } else {
+                        while i < stop && (Double(first + i) + offset) / rate < t1 {
+                            out[i] = base * steps[first + i - a]
+                            i += 1
+                        }
+                    }
                 }
                 continue
             }
             while i < n {
-                let t = Double(first + i) / sampleRate
+                let t = (Double(first + i) + offset) / sampleRate
                 if t >= t1 { break }
                 out[i] = AutomationCurve.interpolate(v0, v1, u: (t - t0) / (t1 - t0), geometric: geo, code: code)
                 i += 1

@@ -89,8 +89,11 @@ enum TrackTempo {
                 let p = nodes[k].rateParameter
                 return p.automation?.constantValue ?? p.clampedValue
             }.reduce(1, *)
-            return TempoMap(stepFrames: stepFrames, untilPosition: Double(inputFrames)) { x in
-                x < silenceFrames ? 1 : prepared.value(at: x / rate) * others
+            return TempoMap(stepFrames: stepFrames, untilPosition: Double(inputFrames)) { first, out in
+                prepared.fill(out, fromFrame: first, count: stepFrames, atMidpoints: true)
+                for k in 0..<stepFrames {
+                    out[k] = Double(first + k) + 0.5 < silenceFrames ? 1 : out[k] * others
+                }
             }
         }
         let tempo = steadyTempo(t)

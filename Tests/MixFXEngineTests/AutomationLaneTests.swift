@@ -108,4 +108,39 @@ import Testing
             #expect((0..<1_000).allSatisfy { block[$0] == prepared.value(atFrame: first + $0) }, "from \(first)")
         }
     }
+
+    /// A tempo map reads its lane at the frames' midpoints: the formula at (f + ½)/rate, from
+    /// anchors every `anchorFrames` frames, whatever the runs it is read in.
+    @Test func aGeometricSegmentReadAtMidpointsIsTheFormula() {
+        let lane = AutomationLane([.init(seconds: 0, value: 0.5, curve: .exp), .init(seconds: 1.1, value: 2, curve: .linear),
+                                   .init(seconds: 1.7, value: 1.2, curve: .exp), .init(seconds: 2.2, value: 0.8)])
+        let rate = 44_100.0
+        let prepared = PreparedLane(lane, scale: .positive, sampleRate: rate)
+        let frames = 110_000
+        var whole = [Double](repeating: 0, count: frames)
+        prepared.fill(&whole, fromFrame: 0, count: frames, atMidpoints: true)
+        var worst = 0.0
+        for f in 0..<frames {
+            let exact = lane.value(at: (Double(f) + 0.5) / rate, scale: .positive)
+            let t = (Double(f) + 0.5) / rate
+            if f % PreparedLane.anchorFrames == 0 || (t >= 1.1 && t < 1.7) || t >= 2.2 { #expect(whole[f] == exact, "frame \(f)") }
+            worst = max(worst, abs(whole[f] - exact) / exact)
+        }
+        #expect(worst < 4e-15 && worst > 0, "worst relative difference \(worst)")
+        // in runs of 1, 31, 64 and 1000 (a fresh lane: the hint and anchors start cold)
+        for run in [1, 31, 64, 1_000] {
+            let again = PreparedLane(lane, scale: .positive, sampleRate: rate)
+            var block = [Double](repeating: 0, count: run)
+            var first = 0, same = true
+            while first < frames {
+                let n = min(run, frames - first)
+                again.fill(&block, fromFrame: first, count: n, atMidpoints: true)
+                for k in 0..<n where block[k] != whole[first + k] { same = false }
+                first += n
+            }
+            #expect(same, "runs of \(run)")
+        }
+        // the frames' own values are not the midpoints' (the offset is applied)
+        #expect(prepared.value(atFrame: 1_000) != whole[1_000])
+    }
 }
