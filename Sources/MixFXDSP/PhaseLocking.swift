@@ -19,6 +19,8 @@ final class PhaseLocking {
     /// The bins `advance` works on: those below it are synthesised (see `advance`).
     private var bins: Int
     private let fftSize: Int
+    /// The frames' sample rate (for `alignFloorHz`).
+    private let alignSampleRate: Float
     /// U[k], the phasor each bin turns by (8 bins of slack for whole-vector fills).
     let rotRe: UnsafeMutablePointer<Float>
     let rotIm: UnsafeMutablePointer<Float>
@@ -34,8 +36,9 @@ final class PhaseLocking {
 
     /// Phasors for frames of `fftSize` points (control side); the scratch comes later
     /// (`bindScratch`).
-    init(fftSize: Int) {
+    init(fftSize: Int, sampleRate: Double) {
         self.fftSize = fftSize
+        alignSampleRate = Float(sampleRate)
         laneTable = setLanes
         fullBins = fftSize / 2 + 1
         bins = fullBins
@@ -75,14 +78,72 @@ final class PhaseLocking {
     /// band edge, so the bins above it are never synthesised; their phasors go stale, and a bin
     /// that comes back below the edge starts from whatever it holds, like a new partial).
     /// `peakReach` is how many bins either side a peak must top: 1 or 2 (`peakReach(stretch:)`).
-    @_noLocks
+    ///
+    /// `align` (a frame at exactly 0 cents and tempo 1, where the shifter may cross to the dry
+    /// input): the phasors are also turned back toward 1 (see `alignCents`). Returns whether
+    /// every phasor the frame synthesises with is then exactly 1, so that the frame's output is
+    /// the input itself (always true with `align` false: then it is not asked).
+    @_noLocks @discardableResult
     func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
                  prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int,
-                 activeBins: Int, peakReach: Int) {
+                 activeBins: Int, peakReach: Int, align: Bool = false) -> Bool {
         bins = min(max(activeBins, 16), fullBins)
         let count = peakReach == 1 ? findPeaks(power, OneBin.self) : findPeaks(power, TwoBins.self)
         advancePeakPhasors(count: count, ha: ha, hs: hs, re, im, prevRe, prevIm, channels: channels)
+        guard align else {
+            fillRegions(count: count, power)
+            return true
+        }
+        if count == 0 {
+            // nothing sounds: every phasor back to 1 at once
+            reset()
+            return true
+        }
+        let aligned = alignPeakPhasors(count: count, hs: hs)
         fillRegions(count: count, power)
+        return aligned
+    }
+
+    /// How far `align` may move a partial's pitch, in cents: a peak's phasor turns toward 1 by
+    /// at most ω·Hs·(2^(c/1200) − 1) per frame, ω its bin's frequency (at least
+    /// `alignFloorHz`'s), so a partial's phase, off by up to π from the input's, is back in
+    /// 1/(2·f·(2^(c/1200) − 1)) seconds: 0.4 s at 440 Hz, 1.7 s at 100 Hz and below.
+    ///
+    /// Why: at 0 cents and tempo 1 each peak keeps the phase offset it gathered while the pitch
+    /// was elsewhere (θ = 0 there), so the wet signal is the input with each partial's phase
+    /// turned. The shifter's fade to the dry input would then sum two signals out of phase: a
+    /// tone could dip by 20 dB or more. Turned back to 1, the wet signal is the input and the fade
+    /// is between equals.
+    static let alignCents: Float = 5
+    static let alignFloorHz: Float = 100
+
+    /// Turns each peak's new phasor toward 1 (see `alignCents`); returns whether all are 1.
+    private func alignPeakPhasors(count: Int, hs hopFrames: Int) -> Bool {
+        // the largest turn per frame of bin p: max(ω_p, ω_floor)·Hs·κ, ω_p = 2πp/N (radians
+        // per frame), with the floor's bin f_floor·N/Fs taken as a number of bins
+        let kappa = Float(Libm.pow(2, Double(Self.alignCents) / 1200) - 1)
+        let perBin = 2 * Float.pi / Float(fftSize) * Float(hopFrames) * kappa
+        let floorBins = SIMD8<Float>(repeating: Self.alignFloorHz * Float(fftSize) / alignSampleRate)
+        let one = SIMD8<Float>(repeating: 1), zero = SIMD8<Float>()
+        var allDone = true
+        var q = 0
+        while q < count {
+            let p = SIMD8<Float>(UnsafeRawPointer(peaks).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Int32>.self))
+            let ur = UnsafeRawPointer(peakRotRe).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Float>.self)
+            let ui = UnsafeRawPointer(peakRotIm).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Float>.self)
+            let angle = fastAtan2(ui, ur)
+            let most = p.replacing(with: floorBins, where: p .< floorBins) * perBin
+            let done = angle.replacing(with: -angle, where: angle .< zero) .<= most
+            let rest = angle - most.replacing(with: -most, where: angle .< zero)
+            let (sn, cs) = fastSinCos(rest)
+            let nr = cs.replacing(with: one, where: done), ni = sn.replacing(with: zero, where: done)
+            UnsafeMutableRawPointer(peakRotRe).storeBytes(of: nr, toByteOffset: 4 * q, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(peakRotIm).storeBytes(of: ni, toByteOffset: 4 * q, as: SIMD8<Float>.self)
+            // (the padding lanes repeat the last peak)
+            if !all(done) { allDone = false }
+            q += 8
+        }
+        return allDone
     }
 
     /// How far a peak must stand above its neighbours, in bins, for a frame that stretches time

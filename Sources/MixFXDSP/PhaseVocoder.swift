@@ -95,6 +95,10 @@ final class PhaseVocoder {
     let historyS: UnsafeMutablePointer<Int>
     /// Frame m's tempo R_m (its stretch is r_m/R_m), by m & historyMask.
     let historyT: UnsafeMutablePointer<Double>
+    /// Whether frame m's output is the input itself (at 0 cents and tempo 1, every phasor 1:
+    /// `PhaseLocking.advance(align:)`), by m & historyMask: only then may the shifter cross to
+    /// the dry input.
+    let historyAligned: UnsafeMutablePointer<Bool>
 
     /// Input frames taken so far: the next input time.
     private(set) var inputEnd = 0
@@ -162,7 +166,7 @@ final class PhaseVocoder {
         im = .allocate(capacity: bins * ch)
         prevRe = .allocate(capacity: bins * ch)
         prevIm = .allocate(capacity: bins * ch)
-        locking = Owned(PhaseLocking(fftSize: n))
+        locking = Owned(PhaseLocking(fftSize: n, sampleRate: sampleRate))
         formant = formants ? Owned(FormantCorrection(bins: bins)) : nil
         var measure = ScratchCarver(nil)
         (power, outRe, outIm) = Self.scratch(&measure, fftSize: n)
@@ -175,11 +179,13 @@ final class PhaseVocoder {
         historyR = .allocate(capacity: frames)
         historyS = .allocate(capacity: frames)
         historyT = .allocate(capacity: frames)
+        historyAligned = .allocate(capacity: frames)
     }
 
     deinit {
         for p in [stretched, norm, re, im, prevRe, prevIm] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
+        historyAligned.deallocate()
         fft.release(); inputHistory.release(); locking.release(); formant?.release()
         heldPitchMap?.release()
         heldTempoMap?.release()
@@ -254,6 +260,7 @@ final class PhaseVocoder {
         let tempo: Double
         let historyA: UnsafeMutablePointer<Double>, historyR: UnsafeMutablePointer<Double>
         let historyS: UnsafeMutablePointer<Int>, historyT: UnsafeMutablePointer<Double>
+        let historyAligned: UnsafeMutablePointer<Bool>
         let historyMask: Int, historyCapacity: Int
         let framesRun: Int, nextAnalysisCentre: Double
         let finalStretchedEnd: Int, stretchedStart: Int
@@ -261,7 +268,7 @@ final class PhaseVocoder {
     }
     var readView: ReadView {
         ReadView(tempo: tempo, historyA: historyA, historyR: historyR, historyS: historyS, historyT: historyT,
-                 historyMask: historyMask, historyCapacity: historyCapacity, framesRun: framesRun,
+                 historyAligned: historyAligned, historyMask: historyMask, historyCapacity: historyCapacity, framesRun: framesRun,
                  nextAnalysisCentre: nextAnalysisCentre, finalStretchedEnd: finalStretchedEnd,
                  stretchedStart: stretchedStart, stretched: stretched, stretchedCapacity: stretchedCapacity)
     }
@@ -424,14 +431,18 @@ final class PhaseVocoder {
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
         formant?({ $0.update(power: power, ratio: ratio) })
+        // (at 0 cents and tempo 1 the phasors go back to 1, for the fade to the dry input)
+        let align = ratio == 1 && stretch == 1
+        var aligned = true   // (frame 0: the phasors are 1 after a reset)
         if framesRun > 0 {
             let ha = a - lastCentre, hs = s - lastSynthesisCentre
-            locking {
+            aligned = locking {
                 $0.advance(power: power, re: frameRe, im: frameIm, prevRe: lastRe, prevIm: lastIm,
                            channels: ch, ha: ha, hs: hs, activeBins: activeBins,
-                           peakReach: phaseLockingPeakReach(stretch: stretch))
+                           peakReach: phaseLockingPeakReach(stretch: stretch), align: align)
             }
         }
+        historyAligned[framesRun & historyMask] = align && aligned
         let (rotRe, rotIm) = locking { ($0.rotRe, $0.rotIm) }
         let formantGains = formant?({ $0.gains })
         // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,

@@ -520,6 +520,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
         let t0 = inputTime
         let source = vocoder { $0.readView }
+        let firstSegment = parts.reader { $0.segment }
         inputTime = parts.reader {
             $0.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: b.ratios, tableIndices: b.tableIndices,
                     from: source, times: b.times, nudge: nudge, mapped: mapped)
@@ -543,7 +544,8 @@ public final class PitchShifter: @unchecked Sendable {
             let readTaps = parts.reader { $0.tableViews[g].taps }, spliceTaps = parts.splice { $0.taps(index: g) }
             parts.splice { $0.setRoom(aheadFrames: ahead, halfTaps: max(readTaps, spliceTaps) / 2) }
             gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: first))
-            crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts)
+            crossfadeToDry(left, right, frameCount: frameCount, firstTime: first, parts: parts, source: source,
+                           firstSegment: firstSegment)
         } else {
             // (`inputTime` is now the frame after the block's, as the next block will list it: a
             // map's `position(atFrame:)` less its base is its `positions`' value, to the bit)
@@ -633,11 +635,14 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
 
-    /// Streaming: toward the dry input while the pitch is at 0 cents, the tempo 1 and the
-    /// vocoder has glided there, back to the wet signal otherwise; a linear fade of
-    /// `wetFadeSeconds`.
+    /// Streaming: toward the dry input while the pitch is at 0 cents, the tempo 1, the vocoder
+    /// has glided there and the frame read is the input itself (its phasors turned back to 1:
+    /// `PhaseVocoder.historyAligned`, so the fade is between equals), back to the wet signal
+    /// otherwise; a linear fade of `wetFadeSeconds`. `source` is the vocoder the block was
+    /// read from and `firstSegment` its reader's segment before the block (frame k's frame is
+    /// found from there, as the reader found it: the same whatever the blocks).
     private func crossfadeToDry(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
-                                firstTime: Int, parts: Parts) {
+                                firstTime: Int, parts: Parts, source: PhaseVocoder.ReadView, firstSegment: Int) {
         let step = Float(1 / (Self.wetFadeSeconds * sampleRate))
         let view = parts.history { $0.view }
         let history = view.base, stride = view.stride, mask = view.mask
@@ -658,7 +663,17 @@ public final class PitchShifter: @unchecked Sendable {
         if wet == 1 && !mayBeDry { return }
         var w = wet
         defer { wet = w }
+        let historyA = source.historyA, aligned = source.historyAligned, frameMask = source.historyMask
+        let framesRun = source.framesRun
+        var seg = firstSegment
         for k in 0..<frameCount {
+            // the frame this output frame was read from (before time 0: silence, as the input)
+            var isInput = true
+            if firstTime + k >= 0 {
+                let t = Double(firstTime + k)
+                while seg + 1 < framesRun && historyA[(seg + 1) & frameMask] <= t { seg += 1 }
+                isInput = aligned[seg & frameMask]
+            }
             var dryL: Float = 0, dryR: Float = 0
             if firstTime + k >= 0 {
                 let slot = (firstTime + k) & mask
@@ -671,7 +686,7 @@ public final class PitchShifter: @unchecked Sendable {
                 let frame = Double(firstTime + k + origin)
                 zero = map { $0.cents(atFrame: frame) } == 0
             }
-            let wantWet = !(blockTables.ratios[k] == 1 && zero && tempoIsOne)
+            let wantWet = !(blockTables.ratios[k] == 1 && zero && tempoIsOne && isInput)
             Smoother.linear(&w, toward: wantWet ? 1 : 0, step: step)
             let m = w
             if m == 0 {

@@ -14,7 +14,7 @@ import TestSupport
     func binsTakeTheirRegionsPeakPhasor(fftSize: Int, peakReach: Int) throws {
         let bins = fftSize / 2 + 1, channels = 2
         var rng = SeededGenerator(seed: UInt64(fftSize * 10 + peakReach))
-        let locking = PhaseLocking(fftSize: fftSize)
+        let locking = PhaseLocking(fftSize: fftSize, sampleRate: 48_000)
         var measure = ScratchCarver(nil)
         locking.bindScratch(&measure)
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: measure.byteCount + 64, alignment: 64)
@@ -41,7 +41,7 @@ import TestSupport
                     power[k] = Float.random(in: 0...1, using: &rng) * Float.random(in: 0...1, using: &rng); k += 1
                 }
             }
-            power.withUnsafeBufferPointer { p in
+            _ = power.withUnsafeBufferPointer { p in
                 locking.advance(power: p.baseAddress!, re: re, im: im, prevRe: prevRe, prevIm: prevIm, channels: channels,
                                 ha: 512 + frame, hs: 600, activeBins: bins, peakReach: peakReach)
             }
