@@ -20,7 +20,7 @@ final class PhaseLocking {
     private var bins: Int
     private let fftSize: Int
     /// The frames' sample rate (for `alignFloorHz`).
-    private let alignSampleRate: Float
+    private let alignSampleRateHz: Float
     /// U[k], the phasor each bin turns by (8 bins of slack for whole-vector fills).
     let rotRe: UnsafeMutablePointer<Float>
     let rotIm: UnsafeMutablePointer<Float>
@@ -38,7 +38,7 @@ final class PhaseLocking {
     /// (`bindScratch`).
     init(fftSize: Int, sampleRate: Double) {
         self.fftSize = fftSize
-        alignSampleRate = Float(sampleRate)
+        alignSampleRateHz = Float(sampleRate)
         laneTable = setLanes
         fullBins = fftSize / 2 + 1
         bins = fullBins
@@ -99,41 +99,56 @@ final class PhaseLocking {
             reset()
             return true
         }
-        let aligned = alignPeakPhasors(count: count, hs: hs)
+        let aligned = alignPeakPhasors(count: count, hs: hs, power: power)
         fillRegions(count: count, power)
         return aligned
     }
 
-    /// How far `align` may move a partial's pitch, in cents: a peak's phasor turns toward 1 by
-    /// at most ω·Hs·(2^(c/1200) − 1) per frame, ω its bin's frequency (at least
-    /// `alignFloorHz`'s), so a partial's phase, off by up to π from the input's, is back in
-    /// 1/(2·f·(2^(c/1200) − 1)) seconds: 0.4 s at 440 Hz, 1.7 s at 100 Hz and below.
+    /// How far `align` turns a peak's phasor toward 1 per frame: by at most
+    /// ω·Hs·(2^(c/1200) − 1), c = `alignCents`, ω the peak bin's frequency (at least
+    /// `alignFloorHz`'s), so its partial's pitch moves by at most c cents, and by at most
+    /// `alignMostRadians`, so that the frames a sample overlap-adds (N/Hs of them, each turned a
+    /// little further) stay nearly in phase and their sum keeps its level. A phase off by up to π
+    /// is back in max(1/(2·f·(2^(c/1200) − 1)), π/`alignMostRadians` frames): 0.4 s at 440 Hz,
+    /// 1.7 s at 100 Hz and below, π/0.1 frames (0.36 s at 44.1 kHz) above about 500 Hz. A peak
+    /// more than `alignQuietDB` below the frame's loudest is set to 1 at once: its step is not
+    /// heard, and waiting for it would hold the fade back for nothing.
     ///
     /// Why: at 0 cents and tempo 1 each peak keeps the phase offset it gathered while the pitch
     /// was elsewhere (θ = 0 there), so the wet signal is the input with each partial's phase
-    /// turned. The shifter's fade to the dry input would then sum two signals out of phase: a
-    /// tone could dip by 20 dB or more. Turned back to 1, the wet signal is the input and the fade
-    /// is between equals.
+    /// turned, and the shifter's fade to the dry input would sum two tones out of phase (a dip
+    /// as deep as their phases are apart). Turned back to 1, the wet signal is the input and the
+    /// fade is between equals.
     static let alignCents: Float = 5
     static let alignFloorHz: Float = 100
+    static let alignMostRadians: Float = 0.1
+    static let alignQuietDB: Float = 60
 
     /// Turns each peak's new phasor toward 1 (see `alignCents`); returns whether all are 1.
-    private func alignPeakPhasors(count: Int, hs hopFrames: Int) -> Bool {
-        // the largest turn per frame of bin p: max(ω_p, ω_floor)·Hs·κ, ω_p = 2πp/N (radians
-        // per frame), with the floor's bin f_floor·N/Fs taken as a number of bins
+    private func alignPeakPhasors(count: Int, hs hopFrames: Int, power: UnsafePointer<Float>) -> Bool {
+        // the largest turn per frame of bin p: min(max(ω_p, ω_floor)·Hs·κ, the cap),
+        // ω_p = 2πp/N (radians per frame), with the floor's bin f_floor·N/Fs as a number of bins
         let kappa = Float(Libm.pow(2, Double(Self.alignCents) / 1200) - 1)
         let perBin = 2 * Float.pi / Float(fftSize) * Float(hopFrames) * kappa
-        let floorBins = SIMD8<Float>(repeating: Self.alignFloorHz * Float(fftSize) / alignSampleRate)
+        let floorBins = SIMD8<Float>(repeating: Self.alignFloorHz * Float(fftSize) / alignSampleRateHz)
+        let cap = SIMD8<Float>(repeating: Self.alignMostRadians)
         let one = SIMD8<Float>(repeating: 1), zero = SIMD8<Float>()
+        // the loudest peak's power, and the quiet ones' bound below it
+        var loudest: Float = 0
+        for q in 0..<count { loudest = max(loudest, power[Int(peaks[q])]) }
+        let quiet = loudest * Float(Libm.pow(10, -Double(Self.alignQuietDB) / 10))
         var allDone = true
         var q = 0
         while q < count {
             let p = SIMD8<Float>(UnsafeRawPointer(peaks).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Int32>.self))
+            let i0 = Int(peaks[q]), i1 = Int(peaks[q + 1]), i2 = Int(peaks[q + 2]), i3 = Int(peaks[q + 3])
+            let i4 = Int(peaks[q + 4]), i5 = Int(peaks[q + 5]), i6 = Int(peaks[q + 6]), i7 = Int(peaks[q + 7])
+            let level = SIMD8(power[i0], power[i1], power[i2], power[i3], power[i4], power[i5], power[i6], power[i7])
             let ur = UnsafeRawPointer(peakRotRe).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Float>.self)
             let ui = UnsafeRawPointer(peakRotIm).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Float>.self)
             let angle = fastAtan2(ui, ur)
-            let most = p.replacing(with: floorBins, where: p .< floorBins) * perBin
-            let done = angle.replacing(with: -angle, where: angle .< zero) .<= most
+            let most = pointwiseMin(p.replacing(with: floorBins, where: p .< floorBins) * perBin, cap)
+            let done = (angle.replacing(with: -angle, where: angle .< zero) .<= most) .| (level .< quiet)
             let rest = angle - most.replacing(with: -most, where: angle .< zero)
             let (sn, cs) = fastSinCos(rest)
             let nr = cs.replacing(with: one, where: done), ni = sn.replacing(with: zero, where: done)

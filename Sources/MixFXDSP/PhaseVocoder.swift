@@ -95,10 +95,12 @@ final class PhaseVocoder {
     let historyS: UnsafeMutablePointer<Int>
     /// Frame m's tempo R_m (its stretch is r_m/R_m), by m & historyMask.
     let historyT: UnsafeMutablePointer<Double>
-    /// Whether frame m's output is the input itself (at 0 cents and tempo 1, every phasor 1:
-    /// `PhaseLocking.advance(align:)`), by m & historyMask: only then may the shifter cross to
-    /// the dry input.
+    /// Whether what frame m is read with is the input itself: at 0 cents and tempo 1, every
+    /// phasor 1 (`PhaseLocking.advance(align:)`) in it and in the frames before it that overlap
+    /// it (`alignedRun`), by m & historyMask: only then may the shifter cross to the dry input.
     let historyAligned: UnsafeMutablePointer<Bool>
+    /// Frames in a row made with every phasor 1 (after a reset: as many as any frame overlaps).
+    private var alignedRun = 0
 
     /// Input frames taken so far: the next input time.
     private(set) var inputEnd = 0
@@ -218,6 +220,7 @@ final class PhaseVocoder {
         prevRe.update(repeating: 0, count: bins * ch)
         prevIm.update(repeating: 0, count: bins * ch)
         locking { $0.reset() }
+        alignedRun = fftSize
         inputEnd = 0
         stretchedStart = -fftSize / 2 - 2 * readHalfTaps - 8
         framesRun = 0
@@ -442,7 +445,9 @@ final class PhaseVocoder {
                            peakReach: phaseLockingPeakReach(stretch: stretch), align: align)
             }
         }
-        historyAligned[framesRun & historyMask] = align && aligned
+        alignedRun = align && aligned ? alignedRun + 1 : 0
+        // (the frames a synthesis window overlaps: N over the hop, rounded up)
+        historyAligned[framesRun & historyMask] = alignedRun * hop >= n
         let (rotRe, rotIm) = locking { ($0.rotRe, $0.rotIm) }
         let formantGains = formant?({ $0.gains })
         // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,

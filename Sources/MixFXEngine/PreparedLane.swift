@@ -28,7 +28,7 @@ final class PreparedLane: @unchecked Sendable {
     private var stepSegment = -1
     /// The last anchor read (frame, segment, and 0 or ½ for a read at frames or at their
     /// midpoints) and its value.
-    private var anchorFrame = Int.min, anchorSegment = -1, anchorOffset = 0.0, anchorValue = 0.0
+    private var anchorFrame = Int.min, anchorSegment = -1, anchorOffsetFrames = 0.0, anchorValue = 0.0
 
     /// `lane` (valid, non-empty) for a parameter on `scale`, at `sampleRate` frames per second.
     init(_ lane: AutomationLane, scale: AutomationScale, sampleRate: Double) {
@@ -90,7 +90,7 @@ final class PreparedLane: @unchecked Sendable {
     /// Geometric segment `s` at `frame` + `offset` frames: the formula at its anchor, times
     /// the step factor.
     @inline(__always)
-    private func anchored(_ frame: Int, segment s: Int, offset: Double = 0) -> Double {
+    private func anchored(_ frame: Int, segment s: Int, offsetFrames offset: Double = 0) -> Double {
         let t0 = seconds[s], t1 = seconds[s + 1], v0 = values[s]
         let l = logRatio(ofSegment: s)
         if stepSegment != s {
@@ -101,13 +101,13 @@ final class PreparedLane: @unchecked Sendable {
         }
         let a = frame - LoopPosition.frame(frame, period: Self.anchorFrames)
         // (values: no `self` right of `||`)
-        let same = a == anchorFrame, sameSegment = s == anchorSegment, sameOffset = offset == anchorOffset
+        let same = a == anchorFrame, sameSegment = s == anchorSegment, sameOffset = offset == anchorOffsetFrames
         if !same || !sameSegment || !sameOffset {
             let u = ((Double(a) + offset) / sampleRate - t0) / (t1 - t0)
             anchorValue = AutomationCurve.geometricValue(v0, logRatio: l, u: u)
             anchorFrame = a
             anchorSegment = s
-            anchorOffset = offset
+            anchorOffsetFrames = offset
         }
         return anchorValue * steps[frame - a]
     }
@@ -119,7 +119,7 @@ final class PreparedLane: @unchecked Sendable {
     /// lane (`TempoMap`'s midpoint rule): `value(at: t)` of each, but on a geometric segment,
     /// from anchors at the midpoints of the frames that are multiples of `anchorFrames`.
     func fill(_ out: UnsafeMutablePointer<Double>, fromFrame first: Int, count n: Int, atMidpoints: Bool = false) {
-        let offset = atMidpoints ? 0.5 : 0
+        let offset = atMidpoints ? 0.5 : 0   // (frames)
         var i = 0
         while i < n {
             let s = locate((Double(first + i) + offset) / sampleRate)
@@ -140,7 +140,7 @@ final class PreparedLane: @unchecked Sendable {
                 while i < n {
                     let f = first + i
                     if (Double(f) + offset) / sampleRate >= t1 { break }
-                    out[i] = anchored(f, segment: s, offset: offset)
+                    out[i] = anchored(f, segment: s, offsetFrames: offset)
                     i += 1
                     let a = f - LoopPosition.frame(f, period: Self.anchorFrames)
                     let stop = min(n, a + Self.anchorFrames - first)

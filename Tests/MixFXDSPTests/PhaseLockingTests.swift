@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MixFXDSP
 import TestSupport
@@ -86,6 +87,74 @@ import TestSupport
 
     /// Peaks stand over ±2 bins up to a stretch of 1.3 either way, over ±1 beyond (both ways the
     /// same: a tempo of 0.5 stretches by 2, its return by 0.5).
+    /// `advance(align:)` at 0 cents and tempo 1 (Ha = Hs, a stationary spectrum, so θ = 0):
+    /// each peak's phasor, turned 0.9π away, comes back toward 1 by min(max(ω_p, ω_floor)·Hs·κ,
+    /// the cap) per frame (κ = 2^(5/1200) − 1), lands on exactly 1, and only then does the frame
+    /// count as the input; a peak 70 dB below the loudest is set to 1 at once, and a frame
+    /// without peaks sets every phasor to 1.
+    @Test func alignTurnsThePhasorsBackWithinTheirBounds() throws {
+        let fftSize = 4096, bins = fftSize / 2 + 1, hop = 512, rate = 48_000.0
+        let locking = PhaseLocking(fftSize: fftSize, sampleRate: rate)
+        var measure = ScratchCarver(nil)
+        locking.bindScratch(&measure)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: measure.byteCount + 64, alignment: 64)
+        defer { scratch.deallocate() }
+        var carver = ScratchCarver(scratch)
+        locking.bindScratch(&carver)
+        // peaks at bins 3 (35 Hz: below the floor), 38 (445 Hz) and 600 (7 kHz: capped), and a
+        // quiet one at 900; the spectra the same frame after frame (each bin's phase advance is
+        // then its own ω·Hs, exactly what θ = 0 needs)
+        let loud: [Int: Float] = [3: 1, 38: 1, 600: 1, 900: 1e-7]
+        var power = [Float](repeating: 0, count: bins + 8)
+        var re = [Float](repeating: 0, count: bins), im = [Float](repeating: 0, count: bins)
+        for (p, level) in loud {
+            for d in -2...2 { power[p + d] = level / Float(1 + 4 * d * d) }
+            re[p] = level.squareRoot()
+        }
+        // the previous frame's spectrum: each bin turned back by ω_k·Hs (a steady partial)
+        var prevRe = [Float](repeating: 0, count: bins), prevIm = [Float](repeating: 0, count: bins)
+        for k in 0..<bins {
+            let a = -2 * Double.pi * Double(k * hop % fftSize) / Double(fftSize)
+            prevRe[k] = re[k] * Float(cos(a)); prevIm[k] = re[k] * Float(sin(a))
+        }
+        let start = 0.9 * Float.pi
+        for k in 0..<bins { locking.rotRe[k] = cos(start); locking.rotIm[k] = sin(start) }
+        let kappa = pow(2, 5.0 / 1200) - 1
+        func bound(_ p: Int) -> Double {
+            min(2 * Double.pi * Double(max(Double(p), 100 * Double(fftSize) / rate)) / Double(fftSize) * Double(hop) * kappa, 0.1)
+        }
+        var angles: [Int: Double] = [3: Double(start), 38: Double(start), 600: Double(start)]
+        var frames = 0, aligned = false
+        while !aligned && frames < 1_000 {
+            aligned = power.withUnsafeBufferPointer { pw in
+                locking.advance(power: pw.baseAddress!, re: re, im: im, prevRe: prevRe, prevIm: prevIm, channels: 1,
+                                ha: hop, hs: hop, activeBins: bins, peakReach: 2, align: true)
+            }
+            frames += 1
+            #expect(locking.rotRe[900] == 1 && locking.rotIm[900] == 0, "the quiet peak is 1 at once")
+            for (p, before) in angles {
+                let now = Double(atan2(locking.rotIm[p], locking.rotRe[p]))
+                // (the polynomial atan2 and sincos: within 1e-4 rad of the exact turn)
+                #expect(abs((before - now) - min(before, bound(p))) < 1e-4, "bin \(p), frame \(frames): \(before) → \(now)")
+                angles[p] = now
+            }
+            if !aligned { #expect(angles.values.contains { $0 != 0 }) }
+        }
+        #expect(aligned && angles.values.allSatisfy { $0 == 0 })
+        #expect(locking.rotRe[38] == 1 && locking.rotIm[38] == 0 && locking.rotRe[600] == 1 && locking.rotRe[3] == 1)
+        // the slowest is the one below the floor: 0.9π over its bound's turn per frame
+        let expected = Int((Double(start) / bound(3)).rounded(.up))
+        #expect(abs(frames - expected) <= 1, "\(frames) frames, \(expected) expected")
+        // no peaks: every phasor 1
+        for k in 0..<bins { locking.rotRe[k] = -1; locking.rotIm[k] = 0 }
+        let silent = [Float](repeating: 0, count: bins + 8)
+        let none = silent.withUnsafeBufferPointer { pw in
+            locking.advance(power: pw.baseAddress!, re: re, im: im, prevRe: prevRe, prevIm: prevIm, channels: 1,
+                            ha: hop, hs: hop, activeBins: bins, peakReach: 2, align: true)
+        }
+        #expect(none && (0..<bins).allSatisfy { locking.rotRe[$0] == 1 && locking.rotIm[$0] == 0 })
+    }
+
     @Test func peakReachFollowsTheStretch() {
         #expect(PhaseLocking.peakReach(stretch: 1) == 2)
         #expect(PhaseLocking.peakReach(stretch: 1.2599) == 2)   // +400 cents
