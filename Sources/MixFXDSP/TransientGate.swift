@@ -8,9 +8,9 @@ import Glibc
 /// wet signal's power envelope is more than `excessPowerRatio` (6.02 dB) above what the input
 /// held at that instant (the input's envelope `lookaheadSeconds` ahead: instant attack,
 /// `releaseSeconds` release), the wet signal is turned down to 6.02 dB above it; the gain opens
-/// in `openSeconds` and closes in `closeSeconds` (one-pole time constants). On steady material
-/// the two envelopes agree and the gain stays exactly 1. Measured on noise hits: pre-echo −50 dB
-/// (−13 dB without the gate).
+/// in `openSeconds` and closes in `closeSeconds` (one-pole time constants: closing within a
+/// millisecond, so the smear's rise does not get through while the gain comes down). On steady
+/// material the two envelopes agree and the gain stays exactly 1.
 ///
 /// It also keeps the input's envelope by input time, which the transient splice reads to find
 /// onsets. Made by `PitchShifter.prepare` (control side); `reset`, `recordInput` and `process` on
@@ -19,7 +19,7 @@ final class TransientGate {
     static let lookaheadSeconds = 0.0002
     static let releaseSeconds = 0.02
     static let openSeconds = 0.00025
-    static let closeSeconds = 0.005
+    static let closeSeconds = 0.001
     /// The wet power above the input's that closes the gate: 4 (6.02 dB).
     static let excessPowerRatio: Float = 4
     /// The wet amplitude the gate lets through, over the input's: 2 (6.02 dB).

@@ -23,6 +23,11 @@ final class TransientSplice {
     static let onsetPowerRatio: Float = 8
     /// Below this envelope (−80 dB) there is no onset.
     static let onsetFloor: Float = 1e-8
+    /// A hit from silence (what came before it under `onsetFloor`, or 10⁴ below it in power,
+    /// 40 dB) is read without its precursor (`spliceBlend`); over other sound the kernel reads
+    /// it whole, as it reads everything else (there the precursor is under that sound, and a
+    /// cut read would add an edge to it).
+    static let cutPowerRatio: Float = 1e4
 
     let onsetLookaheadFrames: Int, onsetBackFrames: Int, attackFrames: Int
     private let lengthFrames: Int, holdoffFrames: Int
@@ -30,12 +35,17 @@ final class TransientSplice {
     let tables: [SincTable]
     /// The same as values, for the render path (`SincTable.View`).
     private let tableViews: UnsafeMutablePointer<SincTable.View>
+    /// A read's window with the input from the onset on left out (`spliceBlend`): a table's
+    /// taps for each of two channels.
+    private let cutScratch: UnsafeMutablePointer<Float>
     /// How far ahead of output time a splice raising the pitch may read: the shifter's latency
     /// less what the reads and the look-ahead need.
     private var roomFrames: Int
     // The current splice: onset T (input time), ratio, table, and where its hold and fade end;
     // new onsets wait until `holdoffEnd`.
     private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
+    /// The onset the reads before it leave out (`cutPowerRatio`), or `Int.max`: none.
+    private var cutOnset = Int.max
 
     /// A splice at `sampleRate` reading through `tables`, inside a shifter of `latencyFrames`
     /// whose reads reach `halfTaps` samples either side.
@@ -49,15 +59,16 @@ final class TransientSplice {
         tableViews = .allocate(capacity: tables.count)
         for (i, t) in tables.enumerated() { tableViews[i] = t.view }
         roomFrames = latencyFrames - halfTaps - 2 * onsetLookaheadFrames - attackFrames - 4
+        cutScratch = .allocate(capacity: 2 * (tables.map(\.taps).max() ?? 0))
     }
 
-    deinit { tableViews.deallocate() }
+    deinit { tableViews.deallocate(); cutScratch.deallocate() }
 
     /// The taps of the table of grid index `index`.
     func taps(index: Int) -> Int { tableViews[index].taps }
 
     func reset() {
-        end = Int.min; holdoffEnd = Int.min
+        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max
         tempoEnd = minusInfinity
     }
 
@@ -154,6 +165,7 @@ final class TransientSplice {
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     onset = probe
+                    cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratioAt(k)
                     table = tableAt(k)
                     rampStart = o
@@ -175,7 +187,7 @@ final class TransientSplice {
             // the attack at its own speed, then `ratio` times faster
             let since = o - onsetOut
             let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
-            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table])
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table], onset: cutOnset, scratch: cutScratch)
         }
     }
 
@@ -219,6 +231,7 @@ final class TransientSplice {
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     onset = probe
+                    cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratios[k]
                     table = tableIndices[k]
                     // reading ahead of t by (t − T)·(r − 1) must stay inside the input held
@@ -243,26 +256,42 @@ final class TransientSplice {
             // the attack at its own speed, then r times faster
             let sinceAttack = now - onset - attack
             let pos = sinceAttack <= 0 ? Double(now) : Double(onset + attack) + Double(sinceAttack) * ratio
-            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table])
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table], onset: cutOnset, scratch: cutScratch)
         }
     }
 }
 
 /// A splice's output frame k moves by `weight` toward the input read at `pos` through `table`.
+/// Before `onset` (a hit from silence: `TransientSplice.cutPowerRatio`; `Int.max`: none) the
+/// input from the onset on is left out of the read (copied into `scratch` with those samples
+/// 0): the table's symmetric kernel would otherwise ring the hit into the silence before it, a
+/// pre-echo that the input itself does not have.
 /// (A function, not a static method: a call to a class's static method takes the
 /// class's metadata, which the realtime check refuses.)
 @inline(__always)
 private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int, weight w: Float,
-                          input: InputHistory.View, at pos: Double, table t: SincTable.View) {
+                          input: InputHistory.View, at pos: Double, table t: SincTable.View, onset: Int,
+                          scratch: UnsafeMutablePointer<Float>) {
     let i = floorToInt(pos)
-    let base = (i - t.taps / 2 + 1) & input.mask
+    let first = i - t.taps / 2 + 1
+    var a = input.base + (first & input.mask), b = a + input.stride
+    if pos < Double(onset) && first + t.taps > onset {
+        let mask = input.mask, taps = t.taps, stereo = right != nil
+        for j in 0..<taps {
+            let x = first + j, keep: Float = x < onset ? 1 : 0
+            scratch[j] = keep * input.base[x & mask]
+            if stereo { scratch[taps + j] = keep * input.base[input.stride + (x & mask)] }
+        }
+        a = scratch
+        b = scratch + taps
+    }
     let frac = pos - Double(i)
     if let right {
-        let (gL, gR) = t.interpolate(input.base + base, input.base + input.stride + base, index: t.taps / 2 - 1, fraction: frac)
+        let (gL, gR) = t.interpolate(a, b, index: t.taps / 2 - 1, fraction: frac)
         left[k] += w * (gL - left[k])
         right[k] += w * (gR - right[k])
     } else {
-        let gL = t.interpolate(input.base + base, index: t.taps / 2 - 1, fraction: frac)
+        let gL = t.interpolate(a, index: t.taps / 2 - 1, fraction: frac)
         left[k] += w * (gL - left[k])
     }
 }
