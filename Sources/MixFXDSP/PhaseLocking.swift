@@ -86,7 +86,7 @@ final class PhaseLocking {
     @_noLocks @discardableResult
     func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
                  prevRe: UnsafePointer<Float>, prevIm: UnsafePointer<Float>, channels: Int, ha: Int, hs: Int,
-                 activeBins: Int, peakReach: Int, align: Bool = false) -> Bool {
+                 activeBins: Int, peakReach: Int, align: Bool = false, alignOffsetFrames: Double = 0) -> Bool {
         bins = min(max(activeBins, 16), fullBins)
         let count = peakReach == 1 ? findPeaks(power, OneBin.self) : findPeaks(power, TwoBins.self)
         advancePeakPhasors(count: count, ha: ha, hs: hs, re, im, prevRe, prevIm, channels: channels)
@@ -95,11 +95,11 @@ final class PhaseLocking {
             return true
         }
         if count == 0 {
-            // nothing sounds: every phasor back to 1 at once
-            reset()
+            // nothing sounds: every phasor to its target at once
+            alignEveryBin(offsetFrames: alignOffsetFrames)
             return true
         }
-        let aligned = alignPeakPhasors(count: count, hs: hs, power: power)
+        let aligned = alignPeakPhasors(count: count, hs: hs, power: power, offsetFrames: alignOffsetFrames)
         fillRegions(count: count, power)
         return aligned
     }
@@ -117,21 +117,45 @@ final class PhaseLocking {
     /// Why: at 0 cents and tempo 1 each peak keeps the phase offset it gathered while the pitch
     /// was elsewhere (θ = 0 there), so the wet signal is the input with each partial's phase
     /// turned, and the shifter's fade to the dry input would sum two tones out of phase (a dip
-    /// as deep as their phases are apart). Turned back to 1, the wet signal is the input and the
+    /// as deep as their phases are apart). Turned back, the wet signal is the input and the
     /// fade is between equals.
+    ///
+    /// The target is 1 when the frame's analysis centre a is a whole sample; after a stretch it
+    /// may lie between samples (the frame is analysed at the nearest one, c, and read as centred
+    /// on a), which delays the wet signal by a − c, up to half a sample: each peak's target is
+    /// then e^{iω_p·(a − c)}, the phase that advance undoes (`alignOffsetFrames`).
     static let alignCents: Float = 5
     static let alignFloorHz: Float = 100
     static let alignMostRadians: Float = 0.1
     static let alignQuietDB: Float = 60
 
-    /// Turns each peak's new phasor toward 1 (see `alignCents`); returns whether all are 1.
-    private func alignPeakPhasors(count: Int, hs hopFrames: Int, power: UnsafePointer<Float>) -> Bool {
+    /// Every bin's phasor to its target e^{iω_k·δ} (1 when δ = 0), δ = `offsetFrames`.
+    private func alignEveryBin(offsetFrames delta: Double) {
+        guard delta != 0 else {
+            reset()
+            return
+        }
+        let perBin = Float(2 * Double.pi * delta / Double(fftSize))
+        var k = 0
+        while k < fullBins {
+            let bins = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7) + SIMD8<Float>(repeating: Float(k))
+            let (sn, cs) = fastSinCos(princarg(bins * perBin))
+            UnsafeMutableRawPointer(rotRe).storeBytes(of: cs, toByteOffset: 4 * k, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(rotIm).storeBytes(of: sn, toByteOffset: 4 * k, as: SIMD8<Float>.self)
+            k += 8
+        }
+    }
+
+    /// Turns each peak's new phasor toward its target e^{iω_p·δ}, δ = `offsetFrames` (see
+    /// `alignCents`); returns whether all are there.
+    private func alignPeakPhasors(count: Int, hs hopFrames: Int, power: UnsafePointer<Float>, offsetFrames delta: Double) -> Bool {
         // the largest turn per frame of bin p: min(max(ω_p, ω_floor)·Hs·κ, the cap),
         // ω_p = 2πp/N (radians per frame), with the floor's bin f_floor·N/Fs as a number of bins
         let kappa = Float(Libm.pow(2, Double(Self.alignCents) / 1200) - 1)
         let perBin = 2 * Float.pi / Float(fftSize) * Float(hopFrames) * kappa
         let floorBins = SIMD8<Float>(repeating: Self.alignFloorHz * Float(fftSize) / alignSampleRateHz)
         let cap = SIMD8<Float>(repeating: Self.alignMostRadians)
+        let targetPerBin = SIMD8<Float>(repeating: Float(2 * Double.pi * delta / Double(fftSize)))
         let one = SIMD8<Float>(repeating: 1), zero = SIMD8<Float>()
         // the loudest peak's power, and the quiet ones' bound below it
         var loudest: Float = 0
@@ -146,12 +170,16 @@ final class PhaseLocking {
             let level = SIMD8(power[i0], power[i1], power[i2], power[i3], power[i4], power[i5], power[i6], power[i7])
             let ur = UnsafeRawPointer(peakRotRe).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Float>.self)
             let ui = UnsafeRawPointer(peakRotIm).loadUnaligned(fromByteOffset: 4 * q, as: SIMD8<Float>.self)
-            let angle = fastAtan2(ui, ur)
+            // the angle still to turn: the phasor's less the target's, within ±π
+            let target = princarg(p * targetPerBin)
+            let angle = princarg(fastAtan2(ui, ur) - target)
             let most = pointwiseMin(p.replacing(with: floorBins, where: p .< floorBins) * perBin, cap)
             let done = (angle.replacing(with: -angle, where: angle .< zero) .<= most) .| (level .< quiet)
             let rest = angle - most.replacing(with: -most, where: angle .< zero)
-            let (sn, cs) = fastSinCos(rest)
-            let nr = cs.replacing(with: one, where: done), ni = sn.replacing(with: zero, where: done)
+            // (a target of 1 exactly: the frame is then the input itself, bit for bit)
+            let (sn, cs) = fastSinCos(rest.replacing(with: zero, where: done) + target)
+            let exact = done .& (target .== zero)
+            let nr = cs.replacing(with: one, where: exact), ni = sn.replacing(with: zero, where: exact)
             UnsafeMutableRawPointer(peakRotRe).storeBytes(of: nr, toByteOffset: 4 * q, as: SIMD8<Float>.self)
             UnsafeMutableRawPointer(peakRotIm).storeBytes(of: ni, toByteOffset: 4 * q, as: SIMD8<Float>.self)
             // (the padding lanes repeat the last peak)

@@ -366,7 +366,8 @@ final class PhaseVocoder {
         historyR[framesRun & historyMask] = sigma
         historyS[framesRun & historyMask] = s
         historyT[framesRun & historyMask] = tempo
-        analyseAndSynthesise(centre: roundToInt(a), ratio: r, stretch: sigma, at: s, hop: hs, readPosition: readPosition)
+        analyseAndSynthesise(centre: roundToInt(a), offsetFrames: a - Double(roundToInt(a)), ratio: r, stretch: sigma, at: s,
+                             hop: hs, readPosition: readPosition)
         nextAnalysisCentre = a + Double(hs) / sigma
         nextS = s + hs
         framesRun += 1
@@ -405,9 +406,10 @@ final class PhaseVocoder {
         precondition(end - start <= capacity, "PhaseVocoder stretch overflow")
     }
 
-    /// Frame m: analysis centred on input `a`, synthesis centred on `s` = S_m, and S_{m+1} =
-    /// s + `hop`.
-    private func analyseAndSynthesise(centre a: Int, ratio: Double, stretch: Double, at s: Int, hop: Int, readPosition: Double) {
+    /// Frame m: analysis centred on input `a` (its exact centre `offsetFrames` after it),
+    /// synthesis centred on `s` = S_m, and S_{m+1} = s + `hop`.
+    private func analyseAndSynthesise(centre a: Int, offsetFrames: Double, ratio: Double, stretch: Double, at s: Int, hop: Int,
+                                      readPosition: Double) {
         let n = fftSize, bins = n / 2 + 1, ch = channelCount
         let frameStartY = s - n / 2
         compactStretched(upTo: frameStartY + n, readPosition: readPosition)
@@ -442,7 +444,7 @@ final class PhaseVocoder {
             aligned = locking {
                 $0.advance(power: power, re: frameRe, im: frameIm, prevRe: lastRe, prevIm: lastIm,
                            channels: ch, ha: ha, hs: hs, activeBins: activeBins,
-                           peakReach: phaseLockingPeakReach(stretch: stretch), align: align)
+                           peakReach: phaseLockingPeakReach(stretch: stretch), align: align, alignOffsetFrames: offsetFrames)
             }
         }
         alignedRun = align && aligned ? alignedRun + 1 : 0

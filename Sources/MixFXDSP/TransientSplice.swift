@@ -97,13 +97,14 @@ final class TransientSplice {
                  tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate.View, input: InputHistory.View) {
         spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
                            inputTime: { _, o in o * tempo }, landing: { _, _, probe in Double(probe) / tempo },
-                           ratio: { _ in ratio }, table: { _ in tableIndex })
+                           ratio: { _ in ratio }, table: { _ in tableIndex }, cutsPrecursor: true)
     }
 
     /// The same with a tempo that changes (streaming): frame k is at input time `times[k]` and
     /// reads at `ratios[k]` (grid index `tableIndices[k]`); an onset lands where the local tempo
     /// (`times[k+1] − times[k]`, the frame after the block at `nextTime`) carries it, so where it
-    /// lands does not depend on where the blocks end.
+    /// lands does not depend on where the blocks end. (A hit's precursor is read here as it is:
+    /// cut, the clicks under a time map came out silent; not understood yet.)
     @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  times: UnsafePointer<Double>, nextTime: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
@@ -114,7 +115,7 @@ final class TransientSplice {
                                let local = (k + 1 < frameCount ? times[k + 1] : nextTime) - times[k]
                                return o + (Double(probe) - times[k]) / local
                            },
-                           ratio: { ratios[$0] }, table: { tableIndices[$0] })
+                           ratio: { ratios[$0] }, table: { tableIndices[$0] }, cutsPrecursor: false)
     }
 
     /// The splice placed in output time: frame k (output frame o) is at input time
@@ -124,7 +125,7 @@ final class TransientSplice {
     private func spliceInOutputTime(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                                     firstOutput: Int, gate: TransientGate.View, input: InputHistory.View,
                                     inputTime: (Int, Double) -> Double, landing: (Int, Double, Int) -> Double,
-                                    ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int) {
+                                    ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int, cutsPrecursor: Bool) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
@@ -165,7 +166,7 @@ final class TransientSplice {
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     onset = probe
-                    cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
+                    cutOnset = cutsPrecursor && (eBefore < floor || eNow > Self.cutPowerRatio * eBefore) ? probe : Int.max
                     ratio = ratioAt(k)
                     table = tableAt(k)
                     rampStart = o
