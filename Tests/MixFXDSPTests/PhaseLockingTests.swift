@@ -4,6 +4,17 @@ import Testing
 import TestSupport
 
 @Suite struct PhaseLockingTests {
+    /// A phase locking with its scratch bound (the caller deallocates the scratch).
+    static func locking(fftSize: Int, sampleRate: Double) -> (PhaseLocking, UnsafeMutableRawPointer) {
+        let locking = PhaseLocking(fftSize: fftSize, sampleRate: sampleRate)
+        var measure = ScratchCarver(nil)
+        locking.bindScratch(&measure)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: measure.byteCount + 64, alignment: 64)
+        var carver = ScratchCarver(scratch)
+        locking.bindScratch(&carver)
+        return (locking, scratch)
+    }
+
     /// Every bin takes the phasor of its region's peak, the regions found as the type documents
     /// them, by plain loops: peaks are the local maxima over ±2 bins (±1 for a large stretch), and a region ends at the
     /// lowest bin between its peak and the next (lowest by the power's bits with the 3 lowest
@@ -15,13 +26,8 @@ import TestSupport
     func binsTakeTheirRegionsPeakPhasor(fftSize: Int, peakReach: Int) throws {
         let bins = fftSize / 2 + 1, channels = 2
         var rng = SeededGenerator(seed: UInt64(fftSize * 10 + peakReach))
-        let locking = PhaseLocking(fftSize: fftSize, sampleRate: 48_000)
-        var measure = ScratchCarver(nil)
-        locking.bindScratch(&measure)
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: measure.byteCount + 64, alignment: 64)
+        let (locking, scratch) = Self.locking(fftSize: fftSize, sampleRate: 48_000)
         defer { scratch.deallocate() }
-        var carver = ScratchCarver(scratch)
-        locking.bindScratch(&carver)
 
         func spectrum() -> [Float] { (0..<(bins * channels)).map { _ in Float.random(in: -1...1, using: &rng) } }
         let re = spectrum(), im = spectrum(), prevRe = spectrum(), prevIm = spectrum()
@@ -94,13 +100,8 @@ import TestSupport
     /// without peaks sets every phasor to 1.
     @Test func alignTurnsThePhasorsBackWithinTheirBounds() throws {
         let fftSize = 4096, bins = fftSize / 2 + 1, hop = 512, rate = 48_000.0
-        let locking = PhaseLocking(fftSize: fftSize, sampleRate: rate)
-        var measure = ScratchCarver(nil)
-        locking.bindScratch(&measure)
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: measure.byteCount + 64, alignment: 64)
+        let (locking, scratch) = Self.locking(fftSize: fftSize, sampleRate: rate)
         defer { scratch.deallocate() }
-        var carver = ScratchCarver(scratch)
-        locking.bindScratch(&carver)
         // peaks at bins 3 (35 Hz: below the floor), 38 (445 Hz) and 600 (7 kHz: capped), and a
         // quiet one at 900; the spectra the same frame after frame (each bin's phase advance is
         // then its own ω·Hs, exactly what θ = 0 needs)
