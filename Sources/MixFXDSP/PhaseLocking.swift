@@ -21,6 +21,9 @@ final class PhaseLocking {
     private let fftSize: Int
     /// The frames' sample rate (for `alignFloorHz`).
     private let alignSampleRateHz: Float
+    /// 2^(c/1200) − 1 for c = `alignCents`, and 10^(−`alignQuietDB`/10) (`alignPeakPhasors`).
+    private let alignKappa = Float(Libm.pow(2, Double(alignCents) / 1200) - 1)
+    private let alignQuietRatio = Float(Libm.pow(10, -Double(alignQuietDB) / 10))
     /// U[k], the phasor each bin turns by (8 bins of slack for whole-vector fills).
     let rotRe: UnsafeMutablePointer<Float>
     let rotIm: UnsafeMutablePointer<Float>
@@ -80,8 +83,9 @@ final class PhaseLocking {
     /// `peakReach` is how many bins either side a peak must top: 1 or 2 (`peakReach(stretch:)`).
     ///
     /// `align` (a frame at exactly 0 cents and tempo 1, where the shifter may cross to the dry
-    /// input): the phasors are also turned back toward 1 (see `alignCents`). Returns whether
-    /// every phasor the frame synthesises with is then exactly 1, so that the frame's output is
+    /// input): the phasors are also turned back toward their targets (1, or the phase of a
+    /// fractional analysis centre, `alignOffsetFrames`: see `alignCents`). Returns whether every
+    /// phasor the frame synthesises with is then at its target, so that the frame's output is
     /// the input itself (always true with `align` false: then it is not asked).
     @_noLocks @discardableResult
     func advance(power: UnsafePointer<Float>, re: UnsafePointer<Float>, im: UnsafePointer<Float>,
@@ -104,14 +108,14 @@ final class PhaseLocking {
         return aligned
     }
 
-    /// How far `align` turns a peak's phasor toward 1 per frame: by at most
+    /// How far `align` turns a peak's phasor toward its target per frame: by at most
     /// ω·Hs·(2^(c/1200) − 1), c = `alignCents`, ω the peak bin's frequency (at least
     /// `alignFloorHz`'s), so its partial's pitch moves by at most c cents, and by at most
     /// `alignMostRadians`, so that the frames a sample overlap-adds (N/Hs of them, each turned a
     /// little further) stay nearly in phase and their sum keeps its level. A phase off by up to π
     /// is back in max(1/(2·f·(2^(c/1200) − 1)), π/`alignMostRadians` frames): 0.4 s at 440 Hz,
     /// 1.7 s at 100 Hz and below, π/0.1 frames (0.36 s at 44.1 kHz) above about 500 Hz. A peak
-    /// more than `alignQuietDB` below the frame's loudest is set to 1 at once: its step is not
+    /// more than `alignQuietDB` below the frame's loudest is set to its target at once: its step is not
     /// heard, and waiting for it would hold the fade back for nothing.
     ///
     /// Why: at 0 cents and tempo 1 each peak keeps the phase offset it gathered while the pitch
@@ -151,8 +155,7 @@ final class PhaseLocking {
     private func alignPeakPhasors(count: Int, hs hopFrames: Int, power: UnsafePointer<Float>, offsetFrames delta: Double) -> Bool {
         // the largest turn per frame of bin p: min(max(ω_p, ω_floor)·Hs·κ, the cap),
         // ω_p = 2πp/N (radians per frame), with the floor's bin f_floor·N/Fs as a number of bins
-        let kappa = Float(Libm.pow(2, Double(Self.alignCents) / 1200) - 1)
-        let perBin = 2 * Float.pi / Float(fftSize) * Float(hopFrames) * kappa
+        let perBin = 2 * Float.pi / Float(fftSize) * Float(hopFrames) * alignKappa
         let floorBins = SIMD8<Float>(repeating: Self.alignFloorHz * Float(fftSize) / alignSampleRateHz)
         let cap = SIMD8<Float>(repeating: Self.alignMostRadians)
         let targetPerBin = SIMD8<Float>(repeating: Float(2 * Double.pi * delta / Double(fftSize)))
@@ -160,7 +163,7 @@ final class PhaseLocking {
         // the loudest peak's power, and the quiet ones' bound below it
         var loudest: Float = 0
         for q in 0..<count { loudest = max(loudest, power[Int(peaks[q])]) }
-        let quiet = loudest * Float(Libm.pow(10, -Double(Self.alignQuietDB) / 10))
+        let quiet = loudest * alignQuietRatio
         var allDone = true
         var q = 0
         while q < count {

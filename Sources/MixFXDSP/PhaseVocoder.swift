@@ -96,10 +96,12 @@ final class PhaseVocoder {
     /// Frame m's tempo R_m (its stretch is r_m/R_m), by m & historyMask.
     let historyT: UnsafeMutablePointer<Double>
     /// Whether what frame m is read with is the input itself: at 0 cents and tempo 1, every
-    /// phasor 1 (`PhaseLocking.advance(align:)`) in it and in the frames before it that overlap
-    /// it (`alignedRun`), by m & historyMask: only then may the shifter cross to the dry input.
+    /// phasor at its target (`PhaseLocking.advance(align:)`) in it and in the frames before it
+    /// that overlap it (`alignedRun`), by m & historyMask: only then may the shifter cross to
+    /// the dry input.
     let historyAligned: UnsafeMutablePointer<Bool>
-    /// Frames in a row made with every phasor 1 (after a reset: as many as any frame overlaps).
+    /// Frames in a row made with every phasor at its target (after a reset, where the phasors
+    /// are 1: as many as any frame overlaps).
     private var alignedRun = 0
 
     /// Input frames taken so far: the next input time.
@@ -436,7 +438,7 @@ final class PhaseVocoder {
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
         formant?({ $0.update(power: power, ratio: ratio) })
-        // (at 0 cents and tempo 1 the phasors go back to 1, for the fade to the dry input)
+        // (at 0 cents and tempo 1 the phasors go back to the input's, for the fade to the dry input)
         let align = ratio == 1 && stretch == 1
         var aligned = true   // (frame 0: the phasors are 1 after a reset)
         if framesRun > 0 {

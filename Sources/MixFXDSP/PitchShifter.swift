@@ -644,8 +644,8 @@ public final class PitchShifter: @unchecked Sendable {
     }
 
     /// Streaming: toward the dry input while the pitch is at 0 cents, the tempo 1, the vocoder
-    /// has glided there and the frame read is the input itself (its phasors turned back to 1:
-    /// `PhaseVocoder.historyAligned`, so the fade is between equals), back to the wet signal
+    /// has glided there and the frame read is the input itself (its phasors turned back to the
+    /// input's: `PhaseVocoder.historyAligned`, so the fade is between equals), back to the wet signal
     /// otherwise; a linear fade of `wetFadeSeconds`. `source` is the vocoder the block was
     /// read from and `firstSegment` its reader's segment before the block (frame k's frame is
     /// found from there, as the reader found it: the same whatever the blocks).
