@@ -57,7 +57,7 @@ struct PitchShifterPlan: Equatable {
     /// (look-ahead and back) and a margin of 64.
     let gateReachFrames: Int
     /// The input history: the reach, a block, the reads' reach both ways twice over, the onset
-    /// look-ahead twice and a margin of 64; streaming, also N/2, because a switch's restarted
+    /// look-ahead twice, the splice's look back for quiet and a margin of 64; streaming, also N/2, because a switch's restarted
     /// frame 0 reads N/2 behind the output's input time. At least what the vocoder's analysis
     /// windows need (`PhaseVocoder.inputFramesHeld`).
     let historyFrames: Int
@@ -169,7 +169,8 @@ struct PitchShifterPlan: Equatable {
         let reach = lookAhead + spliceHold
         reachFrames = reach
         gateReachFrames = reach + maxFrames + onsetLookahead + onsetBack + 64
-        historyFrames = max(reach + maxFrames + 4 * halfTaps + 2 * onsetLookahead + 64 + (streaming ? n / 2 : 0),
+        let quietBack = Int(TransientSplice.quietBackSeconds * rate)
+        historyFrames = max(reach + maxFrames + 4 * halfTaps + 2 * onsetLookahead + quietBack + 64 + (streaming ? n / 2 : 0),
                             PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames))
         historySlackFrames = max(2 * halfTaps, n)
         formants = streaming || settings.preserveFormants

@@ -10,6 +10,16 @@
 /// `lengthSeconds` it crossfades back to the vocoder over the last third (which by then holds no
 /// early copies). Steady material never triggers it; a new onset waits `holdoffSeconds`.
 ///
+/// Only a hit over quiet is spliced: its envelope must also be `quietPowerRatio` (40 dB) above
+/// the input's mean power from `quietBackSeconds` to `quietBackSeconds − quietSpanSeconds`
+/// before the probe (the samples, not the envelope, whose release would still hold a hit
+/// 100 ms back). A hit over other sound is left to the vocoder:
+/// a splice would play that sound r times faster too, and its fade back would sum two copies of
+/// it at different phases, which colours the sound around every hit of a mix more than the
+/// vocoder's smear does (under that sound the smear is masked). Looking 5–10 ms back passes
+/// over what rings just before a band-limited click (a resampled input's kernel) and still
+/// sees the sound a hit in a mix lands on.
+///
 /// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
 /// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
 /// render side. One thread at a time.
@@ -21,6 +31,12 @@ final class TransientSplice {
     static let holdoffSeconds = 0.05
     /// The envelope's rise over `onsetBackSeconds` that marks an onset: 8 (9.03 dB).
     static let onsetPowerRatio: Float = 8
+    /// Where before the probe the splice looks for quiet, and for how long.
+    static let quietBackSeconds = 0.01
+    static let quietSpanSeconds = 0.005
+    /// The hit's envelope over the input's mean power there that makes it a hit over quiet:
+    /// 10⁴ (40 dB, as `cutPowerRatio`); or that mean under `onsetFloor`.
+    static let quietPowerRatio: Float = 1e4
     /// Below this envelope (−80 dB) there is no onset.
     static let onsetFloor: Float = 1e-8
     /// A hit from silence (what came before it under `onsetFloor`, or 10⁴ below it in power,
@@ -30,6 +46,8 @@ final class TransientSplice {
     static let cutPowerRatio: Float = 1e4
 
     let onsetLookaheadFrames: Int, onsetBackFrames: Int, attackFrames: Int
+    /// `quietBackSeconds` and `quietSpanSeconds` in frames.
+    let quietBackFrames: Int, quietSpanFrames: Int
     private let lengthFrames: Int, holdoffFrames: Int
     /// The tables, by ratio grid index (`SincTableCache.index(forRatio:)`).
     let tables: [SincTable]
@@ -46,12 +64,16 @@ final class TransientSplice {
     private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
     /// The onset the reads before it leave out (`cutPowerRatio`), or `Int.max`: none.
     private var cutOnset = Int.max
+    /// The input's mean power before the last onset tested (`quietPowerRatio`), and that onset's probe.
+    private var quietPower: Float = 0, quietProbe = Int.min / 2
 
     /// A splice at `sampleRate` reading through `tables`, inside a shifter of `latencyFrames`
     /// whose reads reach `halfTaps` samples either side.
     init(sampleRate: Double, tables: [SincTable], latencyFrames: Int, halfTaps: Int) {
         onsetLookaheadFrames = Int(Self.onsetLookaheadSeconds * sampleRate)
         onsetBackFrames = Int(Self.onsetBackSeconds * sampleRate)
+        quietBackFrames = Int(Self.quietBackSeconds * sampleRate)
+        quietSpanFrames = max(1, Int(Self.quietSpanSeconds * sampleRate))
         attackFrames = Int(Self.attackSeconds * sampleRate)
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
@@ -68,7 +90,7 @@ final class TransientSplice {
     func taps(index: Int) -> Int { tableViews[index].taps }
 
     func reset() {
-        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max
+        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max; quietPower = 0; quietProbe = Int.min / 2
         tempoEnd = minusInfinity
     }
 
@@ -129,6 +151,8 @@ final class TransientSplice {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        let quietBack = quietBackFrames, quietSpan = quietSpanFrames, channels = right == nil ? 1 : 2
+        let quietRatio = Self.quietPowerRatio
         var k = 0
         while k < frameCount {
             let o = Double(firstOutput + k)
@@ -165,6 +189,15 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
+                    // (what lies before the hit is measured once for its rise, which the
+                    // envelope climbs frame by frame)
+                    if probe - quietProbe >= back {
+                        quietPower = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
+                        quietProbe = probe
+                    }
+                }
+                let quiet = quietPower
+                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor && (quiet < floor || eNow > quietRatio * quiet) {
                     onset = probe
                     cutOnset = cutsPrecursor && (eBefore < floor || eNow > Self.cutPowerRatio * eBefore) ? probe : Int.max
                     ratio = ratioAt(k)
@@ -201,6 +234,8 @@ final class TransientSplice {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        let quietBack = quietBackFrames, quietSpan = quietSpanFrames, channels = right == nil ? 1 : 2
+        let quietRatio = Self.quietPowerRatio
         let riseLanes = SIMD8<Float>(repeating: rise), floorLanes = SIMD8<Float>(repeating: floor)
         let envRaw = UnsafeRawPointer(env)
         var k = min(frameCount, max(0, -firstTime))
@@ -231,6 +266,15 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
+                    // (what lies before the hit is measured once for its rise, which the
+                    // envelope climbs frame by frame)
+                    if probe - quietProbe >= back {
+                        quietPower = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
+                        quietProbe = probe
+                    }
+                }
+                let quiet = quietPower
+                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor && (quiet < floor || eNow > quietRatio * quiet) {
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratios[k]
@@ -295,4 +339,18 @@ private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMut
         let gL = t.interpolate(a, index: t.taps / 2 - 1, fraction: frac)
         left[k] += w * (gL - left[k])
     }
+}
+
+/// The input's mean power over `count` frames from input time `first`, every channel.
+@inline(__always)
+private func meanPower(from first: Int, count: Int, channels: Int, input: InputHistory.View) -> Float {
+    var sum: Float = 0
+    for c in 0..<channels {
+        let samples = input.base + c * input.stride
+        for j in 0..<count {
+            let v = samples[(first + j) & input.mask]
+            sum += v * v
+        }
+    }
+    return sum / Float(count * channels)
 }

@@ -161,4 +161,39 @@ import TestSupport
         let err = (4000 + 64..<4000 + attack).map { abs(wet[$0] - x[$0]) }.max()!
         #expect(err < 1e-3, "the attack differs from the input by \(err)")
     }
+
+    /// Only a hit over quiet is spliced: the same hit over a held tone (40 dB under it fails the
+    /// quiet test, 20 dB under it; the rise itself is an onset either way) is left to the
+    /// vocoder, and over a tone 50 dB under it the splice takes over.
+    @Test(arguments: [(-20.0, false), (-50.0, true)])
+    func onlyAHitOverQuietIsSpliced(toneDB: Double, spliced: Bool) throws {
+        let rate = 48_000.0
+        let table = SincTableCache.table(index: SincTableCache.index(forRatio: 0.5))
+        let splice = TransientSplice(sampleRate: rate, tables: Array(repeating: table, count: SincTableCache.index(forRatio: 0.5) + 1),
+                                     latencyFrames: 12_000, halfTaps: table.taps / 2)
+        let gate = TransientGate(sampleRate: rate, reachFrames: 16_384)
+        let history = InputHistory(channelCount: 1, frames: 16_384, slack: table.taps)
+        // a held 300 Hz tone at `toneDB` under the hit's peak, and the 1 kHz hit at 4000
+        let toneAmplitude = 0.8 * pow(10, toneDB / 20)
+        var x = (0..<8192).map { Float(toneAmplitude * sin(2 * Double.pi * 300 * Double($0) / rate)) }
+        for i in 0..<2000 { x[4000 + i] += Float(0.8 * sin(2 * Double.pi * 1000 * Double(i) / rate) * exp(-Double(i) / 400)) }
+        x.withUnsafeBufferPointer { xp in
+            gate.recordInput(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
+            history.write(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
+        }
+        // the onset test alone finds the hit in both cases: its envelope rises 9 dB in 3 ms
+        let probe = 4000 + splice.onsetLookaheadFrames
+        let view = gate.view
+        #expect(view.envelope[probe & view.mask] > TransientSplice.onsetPowerRatio * view.envelope[(probe - splice.onsetBackFrames) & view.mask])
+        var wet = [Float](repeating: 0, count: 8192)
+        let ratios = [Double](repeating: 0.5, count: 8192)
+        let indices = [Int](repeating: SincTableCache.index(forRatio: 0.5), count: 8192)
+        wet.withUnsafeMutableBufferPointer { w in
+            splice.process(left: w.baseAddress!, right: nil, frameCount: 8192, firstTime: 0, ratios: ratios, tableIndices: indices,
+                           gate: gate.view, input: history.view)
+        }
+        // (the tone's own start from silence at 0 is a hit over quiet, spliced by 1500)
+        let written = wet[3900..<4600].contains { $0 != 0 }
+        #expect(written == spliced, "a hit \(-toneDB) dB over a tone: spliced \(written)")
+    }
 }
