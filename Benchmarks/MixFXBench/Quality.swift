@@ -119,12 +119,13 @@ enum QualityBenchmark {
     }
 
     /// Runs every section and prints the summary; `recordings` is the round-trip directory (see
-    /// Benchmarks/recordings.sh), `bandTimes` the band's wall times by tool name (from run.sh).
-    static func run(recordings: String?, bandTimes: [String: Double]) throws {
+    /// Benchmarks/recordings.sh), `bandTimes` the band's wall times by tool name (from run.sh),
+    /// `only` the tools to run by name (nil: every one installed; ViSQOL scores either way).
+    static func run(recordings: String?, bandTimes: [String: Double], only: Set<String>? = nil) throws {
         let dir = NSTemporaryDirectory() + "mixfx-quality"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let rate = 44_100
-        let tools = tools()
+        let tools = tools().filter { only?.contains($0.name) ?? true }
         let visqol = recordings != nil ? Self.visqol() : nil
         var summary = [Summary](repeating: Summary(), count: tools.count)
         func header(_ first: String) {

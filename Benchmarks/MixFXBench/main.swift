@@ -66,8 +66,8 @@ if args.count == 2 && args[1] == "--fft" {
     exit(0)
 }
 if args.count >= 2 && args[1] == "--quality" {
-    // --quality [--recordings DIR] [--band-times "tool=seconds;tool=seconds…"]
-    var recordings: String?, bandTimes: [String: Double] = [:]
+    // --quality [--recordings DIR] [--band-times "tool=seconds;tool=seconds…"] [--tools "mixfx,bungee…"]
+    var recordings: String?, bandTimes: [String: Double] = [:], only: Set<String>?
     var i = 2
     while i + 1 < args.count {
         if args[i] == "--recordings" { recordings = args[i + 1] }
@@ -77,9 +77,10 @@ if args.count >= 2 && args[1] == "--quality" {
                 if kv.count == 2, let v = Double(kv[1]) { bandTimes[String(kv[0])] = v }
             }
         }
+        if args[i] == "--tools" { only = Set(args[i + 1].split(separator: ",").map(String.init)) }
         i += 2
     }
-    try QualityBenchmark.run(recordings: recordings, bandTimes: bandTimes)
+    try QualityBenchmark.run(recordings: recordings, bandTimes: bandTimes, only: only)
     exit(0)
 }
 if args.count == 2 && args[1] == "--spikes" {
