@@ -191,7 +191,8 @@ final class TransientSplice {
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     // (what lies before the hit is measured once for its rise, which the
                     // envelope climbs frame by frame)
-                    if probe - quietProbe >= back {
+                    let last = quietProbe   // (a local: no `self` right of `||`)
+                    if probe - last >= back || probe < last {   // (or time went back: a seek)
                         quietPower = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
                         quietProbe = probe
                     }
@@ -268,7 +269,8 @@ final class TransientSplice {
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     // (what lies before the hit is measured once for its rise, which the
                     // envelope climbs frame by frame)
-                    if probe - quietProbe >= back {
+                    let last = quietProbe   // (a local: no `self` right of `||`)
+                    if probe - last >= back || probe < last {   // (or time went back: a seek)
                         quietPower = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
                         quietProbe = probe
                     }
