@@ -119,14 +119,13 @@ final class TransientSplice {
                  tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate.View, input: InputHistory.View) {
         spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
                            inputTime: { _, o in o * tempo }, landing: { _, _, probe in Double(probe) / tempo },
-                           ratio: { _ in ratio }, table: { _ in tableIndex }, cutsPrecursor: true)
+                           ratio: { _ in ratio }, table: { _ in tableIndex })
     }
 
     /// The same with a tempo that changes (streaming): frame k is at input time `times[k]` and
     /// reads at `ratios[k]` (grid index `tableIndices[k]`); an onset lands where the local tempo
     /// (`times[k+1] − times[k]`, the frame after the block at `nextTime`) carries it, so where it
-    /// lands does not depend on where the blocks end. (A hit's precursor is read here as it is:
-    /// cut, the clicks under a time map came out silent; not understood yet.)
+    /// lands does not depend on where the blocks end.
     @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  times: UnsafePointer<Double>, nextTime: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
@@ -137,7 +136,7 @@ final class TransientSplice {
                                let local = (k + 1 < frameCount ? times[k + 1] : nextTime) - times[k]
                                return o + (Double(probe) - times[k]) / local
                            },
-                           ratio: { ratios[$0] }, table: { tableIndices[$0] }, cutsPrecursor: false)
+                           ratio: { ratios[$0] }, table: { tableIndices[$0] })
     }
 
     /// The splice placed in output time: frame k (output frame o) is at input time
@@ -147,7 +146,7 @@ final class TransientSplice {
     private func spliceInOutputTime(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                                     firstOutput: Int, gate: TransientGate.View, input: InputHistory.View,
                                     inputTime: (Int, Double) -> Double, landing: (Int, Double, Int) -> Double,
-                                    ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int, cutsPrecursor: Bool) {
+                                    ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
@@ -200,7 +199,7 @@ final class TransientSplice {
                 let quiet = quietPower
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor && (quiet < floor || eNow > quietRatio * quiet) {
                     onset = probe
-                    cutOnset = cutsPrecursor && (eBefore < floor || eNow > Self.cutPowerRatio * eBefore) ? probe : Int.max
+                    cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratioAt(k)
                     table = tableAt(k)
                     rampStart = o
@@ -322,10 +321,13 @@ private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMut
     let i = floorToInt(pos)
     let first = i - t.taps / 2 + 1
     var a = input.base + (first & input.mask), b = a + input.stride
-    if pos < Double(onset) && first + t.taps > onset {
+    // (a read within a sample of the onset keeps the onset's own sample: cut there, a hit
+    // read at onset − ε and onset + 1 − ε would lose its first sample, all of a click)
+    let cutFrom = pos > Double(onset - 1) ? onset + 1 : onset
+    if pos < Double(onset) && first + t.taps > cutFrom {
         let mask = input.mask, taps = t.taps, stereo = right != nil
         for j in 0..<taps {
-            let x = first + j, keep: Float = x < onset ? 1 : 0
+            let x = first + j, keep: Float = x < cutFrom ? 1 : 0
             scratch[j] = keep * input.base[x & mask]
             if stereo { scratch[taps + j] = keep * input.base[input.stride + (x & mask)] }
         }

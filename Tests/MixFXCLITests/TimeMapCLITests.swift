@@ -195,6 +195,31 @@ import TestSupport
         #expect(over.status == 2 && kept == Self.mapText, "\(over.stderr)")
     }
 
+    /// Noise hits from silence under the map: nothing in the 30 ms before each hit's mapped
+    /// frame above −70 dB of the 30 ms after it. The splice reads a hit from silence without its
+    /// interpolator's precursor here too (listed times), where a hit read a hair before its
+    /// onset keeps the onset's own sample (cut there, clicks landing at an integer plus a
+    /// rounding vanished).
+    @Test func hitsUnderAMapKeepNoPrecursor() throws {
+        let dir = TempDir("mixfx-timemap-hits")
+        defer { dir.remove() }
+        let h = Signals.hits(rate: Self.rate)
+        let input = dir.file("hits.wav"), mapFile = try Self.writeMap(dir), out = dir.file("out.wav")
+        try AudioFiles.write([Array(h.signal[..<192_000])], to: input, sampleRate: Self.rate, sampleFormat: .f32)
+        let r = try MixFXBinary.run(["render", input, "--timemap", mapFile, "-o", out, "--sample-format", "f32", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let y = try AudioFiles.read(out).0[0]
+        let w = Self.rate * 3 / 100
+        var worst = -Double.infinity
+        for o in h.onsets where o < 186_000 {
+            let q = Int(Self.mapped(Double(o)).rounded(.down))
+            let before = y[(q - w)..<q].reduce(0.0) { $0 + Double($1 * $1) }
+            let after = y[q..<(q + w)].reduce(0.0) { $0 + Double($1 * $1) }
+            worst = max(worst, 10 * log10(max(before, 1e-30) / after))
+        }
+        #expect(worst < -70, "pre-echo \(worst) dB before a hit under the map")
+    }
+
     /// With `--speed v` the map's times are the speed's too: file frame F lands on T(F)/v of
     /// the mix, and the length is the last target over v.
     @Test func aTimeMapFollowsTheSpeed() throws {
