@@ -10,15 +10,16 @@
 /// `lengthSeconds` it crossfades back to the vocoder over the last third (which by then holds no
 /// early copies). Steady material never triggers it; a new onset waits `holdoffSeconds`.
 ///
-/// Only a hit over quiet is spliced: its envelope must also be `quietPowerRatio` (40 dB) above
-/// the input's mean power from `quietBackSeconds` to `quietBackSeconds − quietSpanSeconds`
-/// before the probe (the samples, not the envelope, whose release would still hold a hit
-/// 100 ms back). A hit over other sound is left to the vocoder:
-/// a splice would play that sound r times faster too, and its fade back would sum two copies of
-/// it at different phases, which colours the sound around every hit of a mix more than the
-/// vocoder's smear does (under that sound the smear is masked). Looking 5–10 ms back passes
-/// over what rings just before a band-limited click (a resampled input's kernel) and still
-/// sees the sound a hit in a mix lands on.
+/// A hit over quiet is spliced whole: its envelope is `quietPowerRatio` (40 dB) above the
+/// input's mean power from `quietBackSeconds` to `quietBackSeconds − quietSpanSeconds` before
+/// the probe (the samples, not the envelope, whose release would still hold a hit 100 ms back;
+/// 5–10 ms back passes over what rings just before a band-limited click). A hit over other
+/// sound is spliced above `crossoverHz` only: there a whole splice would play that sound r times
+/// faster too, and its fade back would sum two copies of it at different phases (a held tone
+/// dips through every hit), while the attack that the vocoder smears most audibly (hats, snares,
+/// consonants) is mostly above the crossover. The splice's change to the output, w·(g − wet),
+/// then goes through a high-pass (second-order Butterworth), so below the crossover the output
+/// is the vocoder's and above it the splice's; the filter rings out for `tailSeconds` after.
 ///
 /// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
 /// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
@@ -37,6 +38,10 @@ final class TransientSplice {
     /// The hit's envelope over the input's mean power there that makes it a hit over quiet:
     /// 10⁴ (40 dB, as `cutPowerRatio`); or that mean under `onsetFloor`.
     static let quietPowerRatio: Float = 1e4
+    /// Where a splice over other sound starts (the high-pass's corner).
+    static let crossoverHz = 1500.0
+    /// How long that high-pass runs on after a splice, for its own ring to decay.
+    static let tailSeconds = 0.005
     /// Below this envelope (−80 dB) there is no onset.
     static let onsetFloor: Float = 1e-8
     /// A hit from silence (what came before it under `onsetFloor`, or 10⁴ below it in power,
@@ -48,6 +53,13 @@ final class TransientSplice {
     let onsetLookaheadFrames: Int, onsetBackFrames: Int, attackFrames: Int
     /// `quietBackSeconds` and `quietSpanSeconds` in frames.
     let quietBackFrames: Int, quietSpanFrames: Int
+    /// `tailSeconds` in frames.
+    private let tailFrames: Int
+    /// The high-pass of a splice over other sound: b0, b1, b2, a1, a2 (RBJ's cookbook,
+    /// Q = 1/√2), then its transposed direct form II state, z1 and z2 per channel.
+    private let highPass: UnsafeMutablePointer<Float>
+    /// Whether the current splice is above the crossover only (a hit over other sound).
+    private var highOnly = false
     private let lengthFrames: Int, holdoffFrames: Int
     /// The tables, by ratio grid index (`SincTableCache.index(forRatio:)`).
     let tables: [SincTable]
@@ -64,8 +76,9 @@ final class TransientSplice {
     private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
     /// The onset the reads before it leave out (`cutPowerRatio`), or `Int.max`: none.
     private var cutOnset = Int.max
-    /// The input's mean power before the last onset tested (`quietPowerRatio`), and that onset's probe.
-    private var quietPower: Float = 0, quietProbe = Int.min / 2
+    /// Where the current splice's last frame is, its high-pass's ring included (whole input
+    /// times; output frames with a tempo).
+    private var activeEnd = Int.min, activeEndOut = -Double.infinity
 
     /// A splice at `sampleRate` reading through `tables`, inside a shifter of `latencyFrames`
     /// whose reads reach `halfTaps` samples either side.
@@ -77,6 +90,15 @@ final class TransientSplice {
         attackFrames = Int(Self.attackSeconds * sampleRate)
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
+        tailFrames = Int(Self.tailSeconds * sampleRate)
+        // RBJ high-pass: w0 = 2π·f0/Fs, α = sin w0 / (2Q); b = ((1 + cos w0)/2, −(1 + cos w0),
+        // (1 + cos w0)/2), a = (1 + α, −2 cos w0, 1 − α), divided by a0
+        let w0 = 2 * Double.pi * Self.crossoverHz / sampleRate, alpha = Libm.sin(w0) / (2 * 0.5.squareRoot())
+        let c = Libm.cos(w0), a0 = 1 + alpha
+        highPass = .allocate(capacity: 9)
+        highPass[0] = Float((1 + c) / 2 / a0); highPass[1] = Float(-(1 + c) / a0); highPass[2] = highPass[0]
+        highPass[3] = Float(-2 * c / a0); highPass[4] = Float((1 - alpha) / a0)
+        highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
         self.tables = tables
         tableViews = .allocate(capacity: tables.count)
         for (i, t) in tables.enumerated() { tableViews[i] = t.view }
@@ -84,14 +106,15 @@ final class TransientSplice {
         cutScratch = .allocate(capacity: 2 * (tables.map(\.taps).max() ?? 0))
     }
 
-    deinit { tableViews.deallocate(); cutScratch.deallocate() }
+    deinit { tableViews.deallocate(); cutScratch.deallocate(); highPass.deallocate() }
 
     /// The taps of the table of grid index `index`.
     func taps(index: Int) -> Int { tableViews[index].taps }
 
     func reset() {
-        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max; quietPower = 0; quietProbe = Int.min / 2
-        tempoEnd = minusInfinity
+        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max; activeEnd = Int.min
+        tempoEnd = minusInfinity; activeEndOut = minusInfinity; highOnly = false
+        highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
     }
 
     /// The input held past the output's input time is now `aheadFrames` (a shifter reading its
@@ -156,7 +179,7 @@ final class TransientSplice {
         while k < frameCount {
             let o = Double(firstOutput + k)
             let now = floorToInt(inputTime(k, o))
-            let over = o >= tempoEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            let over = o >= activeEndOut, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
             if over && free && k + 8 <= frameCount {
                 // Between splices, eight frames at once when none of them starts one (the input
                 // times only grow, so all eight are past the splice and the hold-off too): the
@@ -188,16 +211,12 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
-                    // (what lies before the hit is measured once for its rise, which the
-                    // envelope climbs frame by frame)
-                    let last = quietProbe   // (a local: no `self` right of `||`)
-                    if probe - last >= back || probe < last {   // (or time went back: a seek)
-                        quietPower = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
-                        quietProbe = probe
-                    }
-                }
-                let quiet = quietPower
-                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor && (quiet < floor || eNow > quietRatio * quiet) {
+                    // over quiet: against the hit's envelope a look-ahead on (the first rising
+                    // frame may hold only its first samples)
+                    let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
+                    let eHit = max(eNow, env[(probe + lookahead) & envMask])
+                    highOnly = !(quiet < floor || eHit > quietRatio * quiet)
+                    if highOnly { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratioAt(k)
@@ -206,10 +225,15 @@ final class TransientSplice {
                     onsetOut = max(o + 1, landing(k, o, probe))
                     holdEndOut = onsetOut + Double(2 * lengthFrames / 3)
                     tempoEnd = onsetOut + Double(lengthFrames)
+                    activeEndOut = tempoEnd + Double(highOnly ? tailFrames : 0)
                     holdoffEnd = probe + holdoffFrames
                 }
             }
-            guard o < tempoEnd else { continue }
+            guard o < activeEndOut else { continue }
+            guard o < tempoEnd else {
+                spliceTail(left, right, k, highPass: highPass)
+                continue
+            }
             let w: Float
             if o < onsetOut {
                 w = Float((o - rampStart) / (onsetOut - rampStart))
@@ -221,7 +245,8 @@ final class TransientSplice {
             // the attack at its own speed, then `ratio` times faster
             let since = o - onsetOut
             let pos = Double(onset) + (since <= attack ? since : attack + (since - attack) * ratio)
-            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table], onset: cutOnset, scratch: cutScratch)
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table], onset: cutOnset,
+                        scratch: cutScratch, highPass: highOnly ? highPass : nil)
         }
     }
 
@@ -244,7 +269,7 @@ final class TransientSplice {
             // Between splices, eight frames at once when none of them starts one: the same
             // onset test on eight probes (the envelope's slots contiguous, no frame at ratio 1,
             // which the test skips), so a quiet stretch costs a vector compare per eight frames.
-            let over = now >= end, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            let over = now >= activeEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
             if over && free && k + 8 <= frameCount {
                 let probe = now + lookahead, slot = probe & envMask, backSlot = (probe - back) & envMask
                 if probe - back >= 0 && slot + 8 <= envMask + 1 && backSlot + 8 <= envMask + 1 {
@@ -266,16 +291,12 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
-                    // (what lies before the hit is measured once for its rise, which the
-                    // envelope climbs frame by frame)
-                    let last = quietProbe   // (a local: no `self` right of `||`)
-                    if probe - last >= back || probe < last {   // (or time went back: a seek)
-                        quietPower = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
-                        quietProbe = probe
-                    }
-                }
-                let quiet = quietPower
-                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor && (quiet < floor || eNow > quietRatio * quiet) {
+                    // over quiet: against the hit's envelope a look-ahead on (the first rising
+                    // frame may hold only its first samples)
+                    let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
+                    let eHit = max(eNow, env[(probe + lookahead) & envMask])
+                    highOnly = !(quiet < floor || eHit > quietRatio * quiet)
+                    if highOnly { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratios[k]
@@ -287,10 +308,15 @@ final class TransientSplice {
                     }
                     holdEnd = probe + 2 * length / 3
                     end = probe + length
+                    activeEnd = end + (highOnly ? tailFrames : 0)
                     holdoffEnd = probe + holdoffFrames
                 }
             }
-            guard now < end else { continue }
+            guard now < activeEnd else { continue }
+            guard now < end else {
+                spliceTail(left, right, k, highPass: highPass)
+                continue
+            }
             let w: Float
             if now < onset {
                 w = Float(now - (onset - lookahead)) / Float(lookahead)
@@ -302,7 +328,8 @@ final class TransientSplice {
             // the attack at its own speed, then r times faster
             let sinceAttack = now - onset - attack
             let pos = sinceAttack <= 0 ? Double(now) : Double(onset + attack) + Double(sinceAttack) * ratio
-            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table], onset: cutOnset, scratch: cutScratch)
+            spliceBlend(left, right, k, weight: w, input: input, at: pos, table: tableViews[table], onset: cutOnset,
+                        scratch: cutScratch, highPass: highOnly ? highPass : nil)
         }
     }
 }
@@ -317,7 +344,7 @@ final class TransientSplice {
 @inline(__always)
 private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int, weight w: Float,
                           input: InputHistory.View, at pos: Double, table t: SincTable.View, onset: Int,
-                          scratch: UnsafeMutablePointer<Float>) {
+                          scratch: UnsafeMutablePointer<Float>, highPass: UnsafeMutablePointer<Float>?) {
     let i = floorToInt(pos)
     let first = i - t.taps / 2 + 1
     var a = input.base + (first & input.mask), b = a + input.stride
@@ -337,12 +364,41 @@ private func spliceBlend(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMut
     let frac = pos - Double(i)
     if let right {
         let (gL, gR) = t.interpolate(a, b, index: t.taps / 2 - 1, fraction: frac)
-        left[k] += w * (gL - left[k])
-        right[k] += w * (gR - right[k])
+        if let highPass {
+            left[k] += highPassStep(w * (gL - left[k]), highPass, state: 5)
+            right[k] += highPassStep(w * (gR - right[k]), highPass, state: 7)
+        } else {
+            left[k] += w * (gL - left[k])
+            right[k] += w * (gR - right[k])
+        }
     } else {
         let gL = t.interpolate(a, index: t.taps / 2 - 1, fraction: frac)
-        left[k] += w * (gL - left[k])
+        if let highPass {
+            left[k] += highPassStep(w * (gL - left[k]), highPass, state: 5)
+        } else {
+            left[k] += w * (gL - left[k])
+        }
     }
+}
+
+/// After a splice over other sound: its high-pass rings out (its input 0) into frame k.
+@inline(__always)
+private func spliceTail(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, _ k: Int,
+                        highPass: UnsafeMutablePointer<Float>) {
+    left[k] += highPassStep(0, highPass, state: 5)
+    if let right { right[k] += highPassStep(0, highPass, state: 7) }
+}
+
+/// One sample through the biquad `h` (b0, b1, b2, a1, a2 at 0…4), transposed direct form II with
+/// its state at `state` and `state + 1`:
+///
+///     y = b0·x + z1,   z1 ← b1·x − a1·y + z2,   z2 ← b2·x − a2·y
+@inline(__always)
+private func highPassStep(_ x: Float, _ h: UnsafeMutablePointer<Float>, state z: Int) -> Float {
+    let y = h[0] * x + h[z]
+    h[z] = h[1] * x - h[3] * y + h[z + 1]
+    h[z + 1] = h[2] * x - h[4] * y
+    return y
 }
 
 /// The input's mean power over `count` frames from input time `first`, every channel.
