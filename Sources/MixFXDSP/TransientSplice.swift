@@ -20,6 +20,8 @@
 /// consonants) is mostly above the crossover. The splice's change to the output, w·(g − wet),
 /// then goes through a high-pass (second-order Butterworth), so below the crossover the output
 /// is the vocoder's and above it the splice's; the filter rings out for `tailSeconds` after.
+/// A tempo alone (pitch ratio 1) splices whole over sound too: it reads the sound under the
+/// hit at its own speed, and its fade back is between two takes of it.
 ///
 /// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
 /// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
@@ -215,7 +217,8 @@ final class TransientSplice {
                     // frame may hold only its first samples)
                     let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
                     let eHit = max(eNow, env[(probe + lookahead) & envMask])
-                    highOnly = !(quiet < floor || eHit > quietRatio * quiet)
+                    // (a tempo alone reads the sound under the hit at its own speed: whole, as over quiet)
+                    highOnly = ratioAt(k) != 1 && !(quiet < floor || eHit > quietRatio * quiet)
                     if highOnly { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
@@ -295,7 +298,7 @@ final class TransientSplice {
                     // frame may hold only its first samples)
                     let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
                     let eHit = max(eNow, env[(probe + lookahead) & envMask])
-                    highOnly = !(quiet < floor || eHit > quietRatio * quiet)
+                    highOnly = !(quiet < floor || eHit > quietRatio * quiet)   // (ratio ≠ 1 here)
                     if highOnly { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
