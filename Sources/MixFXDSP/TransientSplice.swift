@@ -18,8 +18,11 @@
 /// faster too, and its fade back would sum two copies of it at different phases (a held tone
 /// dips through every hit), while the attack that the vocoder smears most audibly (hats, snares,
 /// consonants) is mostly above the crossover. The splice's change to the output, w·(g − wet),
-/// then goes through a high-pass (second-order Butterworth), so below the crossover the output
-/// is the vocoder's and above it the splice's; the filter rings out for `tailSeconds` after.
+/// then goes through a high-pass H (second-order Butterworth), so the output is
+/// (1 − H)·wet + H·g: the vocoder's well below the crossover, the splice's well above it, and
+/// both in between (1 − H is not a low-pass: +2 dB near 1.2 kHz, falling 6 dB per octave
+/// above), where the sound under the hit can swell a few dB for the splice's 30 ms. The
+/// filter rings out for `tailSeconds` after.
 /// A tempo alone (pitch ratio 1) splices whole over sound too: it reads the sound under the
 /// hit at its own speed, and its fade back is between two takes of it.
 ///
@@ -181,8 +184,10 @@ final class TransientSplice {
         while k < frameCount {
             let o = Double(firstOutput + k)
             let now = floorToInt(inputTime(k, o))
-            let over = o >= activeEndOut, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
-            if over && free && k + 8 <= frameCount {
+            // (`over`: a new splice may start; `idle`: nor is a high-pass ringing out, so frames
+            // may be skipped)
+            let over = o >= tempoEnd, idle = o >= activeEndOut, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            if idle && free && k + 8 <= frameCount {
                 // Between splices, eight frames at once when none of them starts one (the input
                 // times only grow, so all eight are past the splice and the hold-off too): the
                 // same onset test on each, with nothing else to do for them.
@@ -219,7 +224,9 @@ final class TransientSplice {
                     let eHit = max(eNow, env[(probe + lookahead) & envMask])
                     // (a tempo alone reads the sound under the hit at its own speed: whole, as over quiet)
                     highOnly = ratioAt(k) != 1 && !(quiet < floor || eHit > quietRatio * quiet)
-                    if highOnly { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
+                    // (a splice over sound while the last one's high-pass rings out carries its
+                    // state on: its input starts from w = 0, so the two join without a seam)
+                    if !highOnly || idle { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratioAt(k)
@@ -272,8 +279,8 @@ final class TransientSplice {
             // Between splices, eight frames at once when none of them starts one: the same
             // onset test on eight probes (the envelope's slots contiguous, no frame at ratio 1,
             // which the test skips), so a quiet stretch costs a vector compare per eight frames.
-            let over = now >= activeEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
-            if over && free && k + 8 <= frameCount {
+            let over = now >= end, idle = now >= activeEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
+            if idle && free && k + 8 <= frameCount {
                 let probe = now + lookahead, slot = probe & envMask, backSlot = (probe - back) & envMask
                 if probe - back >= 0 && slot + 8 <= envMask + 1 && backSlot + 8 <= envMask + 1 {
                     let eNow = envRaw.loadUnaligned(fromByteOffset: 4 * slot, as: SIMD8<Float>.self)
@@ -299,7 +306,7 @@ final class TransientSplice {
                     let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
                     let eHit = max(eNow, env[(probe + lookahead) & envMask])
                     highOnly = !(quiet < floor || eHit > quietRatio * quiet)   // (ratio ≠ 1 here)
-                    if highOnly { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
+                    if !highOnly || idle { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratios[k]
