@@ -11,7 +11,7 @@
 /// early copies). Steady material never triggers it; a new onset waits `holdoffSeconds`.
 ///
 /// A hit over quiet is spliced whole: its envelope is `quietPowerRatio` (40 dB) above the
-/// input's mean power from `quietBackSeconds` to `quietBackSeconds − quietSpanSeconds` before
+/// input's mean power (less its mean: an offset is not sound) from `quietBackSeconds` to `quietBackSeconds − quietSpanSeconds` before
 /// the probe (the samples, not the envelope, whose release would still hold a hit 100 ms back;
 /// 5–10 ms back passes over what rings just before a band-limited click). A hit over other
 /// sound is spliced above `crossoverHz` only: there a whole splice would play that sound r times
@@ -411,16 +411,22 @@ private func highPassStep(_ x: Float, _ h: UnsafeMutablePointer<Float>, state z:
     return y
 }
 
-/// The input's mean power over `count` frames from input time `first`, every channel.
+/// The input's mean power over `count` frames from input time `first`, every channel, without
+/// its mean (its variance): a DC offset is not sound a splice could comb, and the high-pass
+/// would take it out of the attack.
 @inline(__always)
 private func meanPower(from first: Int, count: Int, channels: Int, input: InputHistory.View) -> Float {
-    var sum: Float = 0
+    var power: Float = 0
     for c in 0..<channels {
         let samples = input.base + c * input.stride
+        var sum: Float = 0, squares: Float = 0
         for j in 0..<count {
             let v = samples[(first + j) & input.mask]
-            sum += v * v
+            sum += v
+            squares += v * v
         }
+        let mean = sum / Float(count)
+        power += max(0, squares / Float(count) - mean * mean)
     }
-    return sum / Float(count * channels)
+    return power / Float(channels)
 }

@@ -172,13 +172,13 @@ import TestSupport
         let index = SincTableCache.index(forRatio: 0.5)
         let table = SincTableCache.table(index: index)
         /// The output's amplitude at `hz` over the hold (ratio 0.5: the input's frequencies halved).
-        func run(toneDB: Double) -> (tone: Double, hit: Double, toneIn: Double) {
+        func run(toneDB: Double, offset: Float = 0) -> (tone: Double, hit: Double, toneIn: Double, mean: Double) {
             let splice = TransientSplice(sampleRate: rate, tables: Array(repeating: table, count: index + 1),
                                          latencyFrames: 12_000, halfTaps: table.taps / 2)
             let gate = TransientGate(sampleRate: rate, reachFrames: 16_384)
             let history = InputHistory(channelCount: 1, frames: 16_384, slack: table.taps)
             let toneAmplitude = 0.8 * pow(10, toneDB / 20)
-            var x = (0..<8192).map { Float(toneAmplitude * sin(2 * Double.pi * 300 * Double($0) / rate)) }
+            var x = (0..<8192).map { Float(toneAmplitude * sin(2 * Double.pi * 300 * Double($0) / rate)) + offset }
             for i in 0..<3000 { x[4000 + i] += Float(0.8 * sin(2 * Double.pi * 6000 * Double(i) / rate) * exp(-Double(i) / 1500)) }
             x.withUnsafeBufferPointer { xp in
                 gate.recordInput(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
@@ -202,7 +202,7 @@ import TestSupport
                 }
                 return 2 * hypot(c, s) / sum
             }
-            return (amplitude(150), amplitude(3000), toneAmplitude)
+            return (amplitude(150), amplitude(3000), toneAmplitude, Double(wet[4160..<4960].reduce(0, +)) / 800)
         }
         let quiet = run(toneDB: -50), loud = run(toneDB: -20)
         let db = { (a: Double, b: Double) in 20 * log10(a / b) }
@@ -210,5 +210,8 @@ import TestSupport
         #expect(db(loud.tone, loud.toneIn) < -30, "over sound the tone comes out at \(db(loud.tone, loud.toneIn)) dB")
         #expect(abs(db(loud.hit, quiet.hit)) < 1, "the hit over sound at \(db(loud.hit, quiet.hit)) dB of the hit over quiet")
         #expect(quiet.hit > 0.1, "the hit at \(quiet.hit)")
+        // an offset (−26 dBFS) under the quiet tone is not sound: spliced whole, the offset with it
+        let offset = run(toneDB: -50, offset: 0.05)
+        #expect(abs(offset.mean - 0.05) < 0.005, "a hit over an offset: the output's mean \(offset.mean), not 0.05")
     }
 }
