@@ -91,6 +91,21 @@ extension BiquadCoefficients {
     }
 }
 
+extension BiquadCoefficients {
+    /// A high-pass from the same cookbook:
+    ///
+    ///     w0 = 2π·f0/Fs,   alpha = sin(w0)/(2Q)
+    ///     b0 = (1 + cos(w0))/2,   b1 = −(1 + cos(w0)),   b2 = (1 + cos(w0))/2
+    ///     a0 = 1 + alpha,         a1 = −2·cos(w0),        a2 = 1 − alpha
+    ///
+    /// (Q = 1/√2: Butterworth, −3 dB at f0, 12 dB per octave below.)
+    public static func highPass(frequencyHz: Double, q: Double, sampleRate: Double) -> BiquadCoefficients {
+        let w0 = 2 * Double.pi * frequencyHz / sampleRate
+        let c = Libm.cos(w0), alpha = Libm.sin(w0) / (2 * q)
+        return BiquadCoefficients(b0: (1 + c) / 2, b1: -(1 + c), b2: (1 + c) / 2, a0: 1 + alpha, a1: -2 * c, a2: 1 - alpha)
+    }
+}
+
 /// One biquad running two channels at once in SIMD lanes (transposed direct form II, in `Double`:
 /// a 55 Hz shelf at 48 kHz needs the precision). A mono signal uses lane 0.
 public struct StereoBiquad: Sendable {

@@ -57,8 +57,8 @@ struct PitchShifterPlan: Equatable {
     /// (look-ahead and back) and a margin of 64.
     let gateReachFrames: Int
     /// The input history: the reach, a block, the reads' reach both ways twice over, the onset
-    /// look-ahead twice, the splice's look back for quiet and a margin of 64; streaming, also N/2, because a switch's restarted
-    /// frame 0 reads N/2 behind the output's input time. At least what the vocoder's analysis
+    /// look-ahead twice, the splice's look back for quiet and a margin of 64; streaming, also
+    /// N/2, because a switch's restarted frame 0 reads N/2 behind the output's input time. At least what the vocoder's analysis
     /// windows need (`PhaseVocoder.inputFramesHeld`).
     let historyFrames: Int
     /// The history's mirrored head: the longest contiguous read (a window N, or a table's taps

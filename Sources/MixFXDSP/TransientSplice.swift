@@ -11,9 +11,10 @@
 /// early copies). Steady material never triggers it; a new onset waits `holdoffSeconds`.
 ///
 /// A hit over quiet is spliced whole: its envelope is `quietPowerRatio` (40 dB) above the
-/// input's mean power (less its mean: an offset is not sound) from `quietBackSeconds` to `quietBackSeconds − quietSpanSeconds` before
-/// the probe (the samples, not the envelope, whose release would still hold a hit 100 ms back;
-/// 5–10 ms back passes over what rings just before a band-limited click). A hit over other
+/// input's power (less its mean: an offset is not sound) from `quietBackSeconds` to
+/// `quietBackSeconds − quietSpanSeconds` before the probe (the samples, not the envelope, whose
+/// release would still hold a hit 100 ms back; 5–10 ms back passes over what rings just before
+/// a band-limited click). A hit over other
 /// sound is spliced above `crossoverHz` only: there a whole splice would play that sound r times
 /// faster too, and its fade back would sum two copies of it at different phases (a held tone
 /// dips through every hit), while the attack that the vocoder smears most audibly (hats, snares,
@@ -60,8 +61,9 @@ final class TransientSplice {
     let quietBackFrames: Int, quietSpanFrames: Int
     /// `tailSeconds` in frames.
     private let tailFrames: Int
-    /// The high-pass of a splice over other sound: b0, b1, b2, a1, a2 (RBJ's cookbook,
-    /// Q = 1/√2), then its transposed direct form II state, z1 and z2 per channel.
+    /// The high-pass of a splice over other sound (`BiquadCoefficients.highPass`, Q = 1/√2) as
+    /// b0, b1, b2, a1, a2, then its state, z1 and z2 per channel (`highPassStep`). Sample by
+    /// sample in `Float`, inside the splice's loop, rather than a `StereoBiquad` over a block.
     private let highPass: UnsafeMutablePointer<Float>
     /// Whether the current splice is above the crossover only (a hit over other sound).
     private var highOnly = false
@@ -96,13 +98,10 @@ final class TransientSplice {
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
         tailFrames = Int(Self.tailSeconds * sampleRate)
-        // RBJ high-pass: w0 = 2π·f0/Fs, α = sin w0 / (2Q); b = ((1 + cos w0)/2, −(1 + cos w0),
-        // (1 + cos w0)/2), a = (1 + α, −2 cos w0, 1 − α), divided by a0
-        let w0 = 2 * Double.pi * Self.crossoverHz / sampleRate, alpha = Libm.sin(w0) / (2 * 0.5.squareRoot())
-        let c = Libm.cos(w0), a0 = 1 + alpha
+        let h = BiquadCoefficients.highPass(frequencyHz: Self.crossoverHz, q: 0.5.squareRoot(), sampleRate: sampleRate)
         highPass = .allocate(capacity: 9)
-        highPass[0] = Float((1 + c) / 2 / a0); highPass[1] = Float(-(1 + c) / a0); highPass[2] = highPass[0]
-        highPass[3] = Float(-2 * c / a0); highPass[4] = Float((1 - alpha) / a0)
+        highPass[0] = Float(h.b0); highPass[1] = Float(h.b1); highPass[2] = Float(h.b2)
+        highPass[3] = Float(h.a1); highPass[4] = Float(h.a2)
         highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
         self.tables = tables
         tableViews = .allocate(capacity: tables.count)
@@ -119,7 +118,25 @@ final class TransientSplice {
     func reset() {
         end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max; activeEnd = Int.min
         tempoEnd = minusInfinity; activeEndOut = minusInfinity; highOnly = false
-        highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
+        clearHighPass()
+    }
+
+    private func clearHighPass() { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
+
+    /// At an onset at `probe` (envelope `eNow`): whether its splice is over other sound
+    /// (`highOnly`: never for a tempo alone, `shifted` false, which reads the sound under the hit
+    /// at its own speed), measured against the hit's envelope a look-ahead on (the first rising
+    /// frame may hold only its first samples). A splice over sound that starts while the last
+    /// one's high-pass rings out (not `idle`) carries its state on: its input starts from w = 0,
+    /// so the two join without a seam.
+    @inline(__always)
+    private func chooseKind(probe: Int, eNow: Float, shifted: Bool, idle: Bool, channels: Int,
+                            env: UnsafeMutablePointer<Float>, envMask: Int, input: InputHistory.View) {
+        let quiet = meanPower(from: probe - quietBackFrames, count: quietSpanFrames, channels: channels, input: input)
+        let eHit = max(eNow, env[(probe + onsetLookaheadFrames) & envMask])
+        let overQuiet = quiet < Self.onsetFloor || eHit > Self.quietPowerRatio * quiet
+        highOnly = shifted && !overQuiet
+        if !highOnly || idle { clearHighPass() }
     }
 
     /// The input held past the output's input time is now `aheadFrames` (a shifter reading its
@@ -178,8 +195,7 @@ final class TransientSplice {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
-        let quietBack = quietBackFrames, quietSpan = quietSpanFrames, channels = right == nil ? 1 : 2
-        let quietRatio = Self.quietPowerRatio
+        let channels = right == nil ? 1 : 2
         var k = 0
         while k < frameCount {
             let o = Double(firstOutput + k)
@@ -218,18 +234,11 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
-                    // over quiet: against the hit's envelope a look-ahead on (the first rising
-                    // frame may hold only its first samples)
-                    let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
-                    let eHit = max(eNow, env[(probe + lookahead) & envMask])
-                    // (a tempo alone reads the sound under the hit at its own speed: whole, as over quiet)
-                    highOnly = ratioAt(k) != 1 && !(quiet < floor || eHit > quietRatio * quiet)
-                    // (a splice over sound while the last one's high-pass rings out carries its
-                    // state on: its input starts from w = 0, so the two join without a seam)
-                    if !highOnly || idle { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
+                    ratio = ratioAt(k)
+                    chooseKind(probe: probe, eNow: eNow, shifted: ratio != 1, idle: idle, channels: channels,
+                               env: env, envMask: envMask, input: input)
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
-                    ratio = ratioAt(k)
                     table = tableAt(k)
                     rampStart = o
                     onsetOut = max(o + 1, landing(k, o, probe))
@@ -269,8 +278,7 @@ final class TransientSplice {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
-        let quietBack = quietBackFrames, quietSpan = quietSpanFrames, channels = right == nil ? 1 : 2
-        let quietRatio = Self.quietPowerRatio
+        let channels = right == nil ? 1 : 2
         let riseLanes = SIMD8<Float>(repeating: rise), floorLanes = SIMD8<Float>(repeating: floor)
         let envRaw = UnsafeRawPointer(env)
         var k = min(frameCount, max(0, -firstTime))
@@ -301,12 +309,8 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
-                    // over quiet: against the hit's envelope a look-ahead on (the first rising
-                    // frame may hold only its first samples)
-                    let quiet = meanPower(from: probe - quietBack, count: quietSpan, channels: channels, input: input)
-                    let eHit = max(eNow, env[(probe + lookahead) & envMask])
-                    highOnly = !(quiet < floor || eHit > quietRatio * quiet)   // (ratio ≠ 1 here)
-                    if !highOnly || idle { highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0 }
+                    chooseKind(probe: probe, eNow: eNow, shifted: true, idle: idle, channels: channels,   // (ratio ≠ 1 here)
+                               env: env, envMask: envMask, input: input)
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratios[k]

@@ -4,6 +4,16 @@ import Testing
 import TestSupport
 
 @Suite struct ShelfEQTests {
+    /// The cookbook high-pass (the transient splice's crossover): Butterworth, so −3.01 dB at its
+    /// corner, −40 dB a decade below (12 dB per octave) and flat well above.
+    @Test func highPassIsButterworth() {
+        let rate = 48_000.0
+        let h = BiquadCoefficients.highPass(frequencyHz: 1500, q: 0.5.squareRoot(), sampleRate: rate)
+        #expect(abs(h.magnitudeDB(atHz: 1500, sampleRate: rate) + 3.0103) < 0.01)
+        #expect(abs(h.magnitudeDB(atHz: 150, sampleRate: rate) + 40) < 0.1)
+        #expect(abs(h.magnitudeDB(atHz: 12_000, sampleRate: rate)) < 0.05)
+    }
+
     /// The filters step two samples at a time, and a block that ends inside a pair leaves its
     /// first sample pending: blocks of any length (one sample each, odd lengths) give the same
     /// samples as one long block, in mono and stereo.
