@@ -63,7 +63,7 @@ final class TimePitchProcessor: @unchecked Sendable {
 
     /// Prepares the shifter for `settings` and sizes the queue (allocates; control side).
     private func prepare() {
-        shifter.prepare(spec, settings: settings, mode: isLive ? .streaming : .offline, sharesWorkspace: false, pitchesMetCents: nil)
+        shifter.prepare(spec, settings: settings, mode: isLive ? .streaming : .offline, sharesWorkspace: false, bounds: nil)
         let block = spec.maximumFrameCount
         let capacity: Int
         if isLive {

@@ -172,17 +172,17 @@ public final class PitchShifter: @unchecked Sendable {
     /// Allocates for `spec`, `settings` and `mode`, as `PitchShifterPlan` sizes it. The FFT size
     /// follows the sample rate (≈ 85 ms: 4096 at 44.1/48 kHz, 8192 at 88.2/96 kHz). With
     /// `sharesWorkspace`, its scratch memory is not its own: hand it a `PitchShifterWorkspace` of
-    /// `workspaceByteCount` bytes or more (`use(_:)`) before it processes. `pitchesMetCents`
-    /// (streaming): the pitches it will be asked for, when they are known before it runs (an
-    /// offline lane's), so that only their interpolation tables are built; asking it for a
-    /// pitch outside them reads another cell's table. Control side.
+    /// `workspaceByteCount` bytes or more (`use(_:)`) before it processes. `bounds`
+    /// (streaming): the pitches and tempos it will be asked for, when they are known before it
+    /// runs (an offline lane's and time map's), so that only their interpolation tables are
+    /// built and its buffers are sized for them (`StreamingBounds`). Control side.
     public func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode = .offline,
-                        sharesWorkspace: Bool = false, pitchesMetCents: ClosedRange<Double>? = nil) {
+                        sharesWorkspace: Bool = false, bounds: StreamingBounds? = nil) {
         precondition(spec.channelCount >= 1 && spec.channelCount <= 2)
         precondition(PitchShifterSettings.overlapRange.contains(settings.overlap))
         precondition(PitchShifterSettings.tempoRange.contains(settings.tempo))
         precondition(mode == .offline || PitchShifterSettings.liveTempoRange.contains(settings.tempo))
-        let plan = PitchShifterPlan(spec, settings: settings, mode: mode, pitchesMetCents: pitchesMetCents)
+        let plan = PitchShifterPlan(spec, settings: settings, mode: mode, bounds: bounds)
         self.plan = plan
         self.settings = settings
         self.mode = mode
@@ -521,9 +521,19 @@ public final class PitchShifter: @unchecked Sendable {
         let t0 = inputTime
         let source = vocoder { $0.readView }
         let firstSegment = parts.reader { $0.segment }
-        inputTime = parts.reader {
-            $0.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: b.ratios, tableIndices: b.tableIndices,
-                    from: source, times: b.times, nudge: nudge, mapped: mapped)
+        if exact && !hasSpare {
+            // whole times at tempo 1: frame k at t0 + k, the same values as the running sum, as
+            // products (no chain of additions from one frame to the next)
+            let first = Int(t0)
+            inputTime = parts.reader {
+                $0.read(into: left, right, frameCount: frameCount, firstFrame: first, ratios: b.ratios,
+                        tableIndices: b.tableIndices, from: source)
+            }
+        } else {
+            inputTime = parts.reader {
+                $0.read(into: left, right, frameCount: frameCount, firstTime: t0, ratios: b.ratios, tableIndices: b.tableIndices,
+                        from: source, times: b.times, nudge: nudge, mapped: mapped)
+            }
         }
         if let map = heldTempoMap {
             let end = tempoMapOrigin + outIndex + frameCount, base = tempoMapBase

@@ -33,8 +33,7 @@ struct PitchShifterPlan: Equatable {
     let tableIndices: [Int]
     /// The grid index whose tables fill each slot: the slot's own where the shifter may read
     /// it, else the nearest one it may (a slot it never reads). A streaming shifter told which
-    /// pitches it will meet (an offline lane's, `pitchesMetCents`) builds only theirs; the
-    /// sizes above are the whole range's all the same, so the output does not depend on it.
+    /// pitches it will meet (an offline lane's, `StreamingBounds`) builds only theirs.
     let builtIndices: [Int]
     /// The widest reach, either side, of the reader's interpolators and the splice's tables.
     let maxHalfTaps: Int
@@ -79,10 +78,13 @@ struct PitchShifterPlan: Equatable {
     /// Streaming: a second vocoder state for the live pitch switch (`PitchSwitch`).
     let hasSwitch: Bool
 
-    /// The plan for `spec`, `settings` and `mode`. `pitchesMetCents`: streaming, the pitches the
-    /// shifter will be asked for, if known before it runs (nil: any in the live range).
+    /// The plan for `spec`, `settings` and `mode`. `bounds`: streaming, the pitches and tempos
+    /// the shifter will be asked for, if known before it runs (nil: any in the live ranges).
+    /// Bounds size the look-ahead, the history and the stretched buffer for those (with 0
+    /// cents and tempo 1 among them) instead of the live ranges; the tables' taps, the
+    /// splice's latency and with them the output are the live range's all the same.
     init(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode,
-         pitchesMetCents: ClosedRange<Double>? = nil) {
+         bounds: StreamingBounds? = nil) {
         let rate = spec.sampleRate, maxFrames = spec.maximumFrameCount
         let n = PhaseVocoder.fftSize(sampleRate: rate)
         fftSize = n
@@ -96,12 +98,20 @@ struct PitchShifterPlan: Equatable {
             return
         }
         // The ratios the shifter may meet, and the tables they read.
-        let minRatio = streaming ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.lowerBound) : settings.ratio
-        let maxRatio = streaming ? PitchShifterSettings.ratio(cents: PitchShifterSettings.centsRange.upperBound) : settings.ratio
-        let top = SincTableCache.index(forRatio: maxRatio)
+        // (streaming: the tables span the live range; the sizes, the bounds' pitches and tempos)
+        let live = PitchShifterSettings.centsRange, liveTempo = PitchShifterSettings.liveTempoRange
+        let sizedCents = bounds.map { min($0.pitchCents.lowerBound, 0)...max($0.pitchCents.upperBound, 0) } ?? live
+        let minRatio = streaming ? PitchShifterSettings.ratio(cents: sizedCents.lowerBound) : settings.ratio
+        let maxRatio = streaming ? PitchShifterSettings.ratio(cents: sizedCents.upperBound) : settings.ratio
+        let top = SincTableCache.index(forRatio: streaming ? PitchShifterSettings.ratio(cents: live.upperBound) : maxRatio)
         let indices = streaming ? Array(0...top) : Array(repeating: top, count: top + 1)
         tableIndices = indices
-        builtIndices = streaming ? Self.builtIndices(indices, pitchesMet: pitchesMetCents) : indices
+        builtIndices = streaming ? Self.builtIndices(indices, pitchesMet: bounds?.pitchCents) : indices
+        // the grid indices the sizes are worked out for: every one, or those the bounds' pitches
+        // read (and 0 cents')
+        let sizedIndices = bounds.map { b in
+            Array(Set(Self.builtIndices(indices, pitchesMet: min(b.pitchCents.lowerBound, 0)...max(b.pitchCents.upperBound, 0)))).sorted()
+        } ?? indices
         let readTaps = indices.map { SincTableCache.interpolatorTaps(index: $0) }
         let spliceTaps = indices.map { SincTableCache.tableTaps(index: $0) }
         let halfTaps = (readTaps + spliceTaps).map { $0 / 2 }.max()!
@@ -136,26 +146,29 @@ struct PitchShifterPlan: Equatable {
             // L for every grid index (with the smallest ratio of its cell) at tempo R (the
             // stretch r/R): at tempo 1 it is a fixed-latency live shifter's L; at the live
             // tempo range's ends it bounds the streaming look-ahead.
-            func worstBound(tempo: Double) -> Int {
+            func worstBound(tempo: Double, over indices: [Int], lowest: Double) -> Int {
                 indices.map { i in
                     let r: Double
                     switch i {
                     case SincTableCache.unitIndex: r = 1
-                    case SincTableCache.loweredIndex: r = min(minRatio, 1)
+                    case SincTableCache.loweredIndex: r = min(lowest, 1)
                     default: r = PitchShifterSettings.ratio(cents: SincTableCache.cents(index: i - 1))
                     }
                     return Self.latencyBound(fftSize: n, taps: readTaps[i], stretch: r / tempo)
                 }.max()!
             }
-            let liveLatency = worstBound(tempo: 1)
-            let slow = PitchShifterSettings.liveTempoRange.lowerBound, fast = PitchShifterSettings.liveTempoRange.upperBound
+            // (the splice's latency is the live range's whatever the bounds: it shapes the output)
+            let liveLatency = worstBound(tempo: 1, over: indices, lowest: PitchShifterSettings.ratio(cents: live.lowerBound))
+            let sizedLatency = worstBound(tempo: 1, over: sizedIndices, lowest: minRatio)
+            let tempos = bounds.map { min($0.tempo.lowerBound, 1)...max($0.tempo.upperBound, 1) } ?? liveTempo
+            let slow = tempos.lowerBound, fast = tempos.upperBound
             let blockInput = Self.blockInputFrames(maxFrames, tempo: fast)
             latency = 0
             inputAhead = 0
-            lookAhead = max(liveLatency, worstBound(tempo: fast)) + blockInput + maxFrames
+            lookAhead = max(sizedLatency, worstBound(tempo: fast, over: sizedIndices, lowest: minRatio)) + blockInput + maxFrames
             // the stretched span: what is pulled ahead of the read position, stretched
             stretch = maxRatio / slow
-            let span = max(Double(liveLatency) * maxRatio, Double(worstBound(tempo: slow)) * stretch)
+            let span = max(Double(sizedLatency) * maxRatio, Double(worstBound(tempo: slow, over: sizedIndices, lowest: minRatio)) * stretch)
                 + Double(blockInput) * stretch
             stretchedLag = Int((span / stretch).rounded(.up))
             spliceLatency = liveLatency

@@ -31,10 +31,10 @@ public protocol PitchShifting: AnyObject, Sendable {
     var workspaceByteCount: Int { get }
 
     /// Allocates for `spec`, `settings` and `mode` (control side); with `sharesWorkspace`, all
-    /// but its scratch memory, which `use(_:)` then gives it. `pitchesMetCents` (streaming):
-    /// the pitches it will be asked for, when known before it runs (nil: any live pitch).
+    /// but its scratch memory, which `use(_:)` then gives it. `bounds` (streaming): the
+    /// pitches and tempos it will be asked for, when known before it runs (nil: any live ones).
     func prepare(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode, sharesWorkspace: Bool,
-                 pitchesMetCents: ClosedRange<Double>?)
+                 bounds: StreamingBounds?)
     /// Takes its scratch memory from `workspace` (at least `workspaceByteCount` bytes, render
     /// side, no allocation): before a shifter prepared with `sharesWorkspace` first processes,
     /// and whenever another thread's workspace is to serve it.

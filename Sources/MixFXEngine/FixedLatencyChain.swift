@@ -90,7 +90,7 @@ public final class FixedLatencyChain: @unchecked Sendable {
         let b = Self.blockFrames
         let spec = ProcessSpec(sampleRate: sampleRate, maximumFrameCount: b, channelCount: channelCount)
         shifter = DSPCopy.active.makePitchShifter()
-        shifter.prepare(spec, settings: PitchShifterSettings(), mode: .streaming, sharesWorkspace: false, pitchesMetCents: nil)
+        shifter.prepare(spec, settings: PitchShifterSettings(), mode: .streaming, sharesWorkspace: false, bounds: nil)
         latencyFrames = shifter.liveLatencyFrames + b - 1
         eq = EQKernel(smooth: true, sampleRate: sampleRate)
         eq.eq.prepare(spec)

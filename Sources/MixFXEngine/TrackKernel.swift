@@ -472,17 +472,19 @@ final class TrackKernel: @unchecked Sendable {
                     }
                     let chunkSpec = ProcessSpec(sampleRate: rate, maximumFrameCount: max(maximumFrameCount, chunkFrames),
                                                 channelCount: channelCount)
-                    // (offline, the pitches are the map's or the one setting: only their tables
-                    // are built; live, a hand may move the pitch anywhere)
-                    let first = settings.pitchCents
-                    let met = map.map { min($0.minimumCents, first)...max($0.maximumCents, first) } ?? first...first
+                    // (offline, the pitches are the map's or the one setting, the tempos the time
+                    // map's or the one setting: only their tables are built, its buffers sized for
+                    // them; live, a hand may move the pitch and the tempo anywhere)
+                    let first = settings.pitchCents, tempo = settings.tempo
+                    let centsMet = map.map { min($0.minimumCents, first)...max($0.maximumCents, first) } ?? first...first
+                    let temposMet = timeMap.map { min($0.minimumTempo, tempo)...max($0.maximumTempo, tempo) } ?? tempo...tempo
                     shifter.prepare(chunkSpec, settings: settings, mode: .streaming, sharesWorkspace: true,
-                                    pitchesMetCents: mode == .live ? nil : met)
+                                    bounds: mode == .live ? nil : StreamingBounds(pitchCents: centsMet, tempo: temposMet))
                     tempoEffect = effects.count
                 } else {
                     // live: a streaming shifter (no latency; its input is read ahead as it needs it)
                     shifter.prepare(spec, settings: settings, mode: mode == .live ? .streaming : .offline,
-                                    sharesWorkspace: true, pitchesMetCents: nil)
+                                    sharesWorkspace: true, bounds: nil)
                     if shifter.settings.changesTempo || mode == .live { tempoEffect = effects.count }
                 }
                 latency += shifter.latencyFrames

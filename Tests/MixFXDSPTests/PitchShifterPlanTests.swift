@@ -67,10 +67,13 @@ import TestSupport
 
     /// Told the pitches it will meet (an offline lane's), a streaming shifter builds only the
     /// tables of their cells (a cent's margin either way) and fills the other slots with the
-    /// nearest of those; every size is the whole range's, as without them.
+    /// nearest of those. Its buffers are sized for those pitches (and 0 cents) and the bounds'
+    /// tempos (and 1); the taps and the splice's latency, which shape the output, stay the
+    /// whole range's.
     @Test func onlyTheTablesOfThePitchesMetAreBuilt() {
-        func plan(_ met: ClosedRange<Double>?) -> PitchShifterPlan {
-            PitchShifterPlan(Self.stereo48, settings: PitchShifterSettings(pitchCents: 200), mode: .streaming, pitchesMetCents: met)
+        func plan(_ met: ClosedRange<Double>?, tempo: ClosedRange<Double> = 1...1) -> PitchShifterPlan {
+            PitchShifterPlan(Self.stereo48, settings: PitchShifterSettings(pitchCents: 200), mode: .streaming,
+                             bounds: met.map { StreamingBounds(pitchCents: $0, tempo: tempo) })
         }
         let all = plan(nil)
         #expect(all.builtIndices == all.tableIndices)
@@ -81,12 +84,18 @@ import TestSupport
         #expect(plan(-200...0).builtIndices == [0, 1] + Array(repeating: 2, count: 24))
         // one pitch, +1250: the cell (1200, 1300] (index 14) and, within a cent, no other
         #expect(plan(1250...1250).builtIndices == Array(repeating: 14, count: 26))
-        // the sizes are the whole range's
-        for p in [raised, plan(-200...0), plan(1250...1250)] {
-            #expect(p.tableIndices == all.tableIndices && p.maxHalfTaps == all.maxHalfTaps && p.lookAheadFrames == all.lookAheadFrames
-                    && p.historyFrames == all.historyFrames && p.stretchedLagFrames == all.stretchedLagFrames
-                    && p.gateReachFrames == all.gateReachFrames && p.spliceLatencyFrames == all.spliceLatencyFrames)
+        for p in [raised, plan(-200...0), plan(1250...1250), plan(-2400...2400, tempo: 0.25...4)] {
+            #expect(p.tableIndices == all.tableIndices && p.maxHalfTaps == all.maxHalfTaps
+                    && p.spliceLatencyFrames == all.spliceLatencyFrames)
         }
+        // the largest stretch: the highest ratio (or 1) over the slowest tempo (or 1)
+        #expect(raised.maxStretch == PitchShifterSettings.ratio(cents: 300))
+        #expect(plan(-200...0).maxStretch == 1)
+        #expect(plan(100...300, tempo: 0.5...2).maxStretch == PitchShifterSettings.ratio(cents: 300) / 0.5)
+        // bounded: smaller buffers; the whole range's bounds: the same plan as none
+        #expect(raised.historyFrames < all.historyFrames && raised.stretchedLagFrames < all.stretchedLagFrames
+                && raised.lookAheadFrames < all.lookAheadFrames)
+        #expect(plan(-2400...2400, tempo: 0.25...4) == all)
         // every table's taps as built, without building it
         for i in all.tableIndices {
             #expect(SincTableCache.interpolatorTaps(index: i) == SincTableCache.interpolator(index: i).taps)

@@ -25,12 +25,15 @@ import TestSupport
 
     /// The shifter's output for `x`, in blocks of the sizes `blocks` (repeated), a tempo lane
     /// from `tempi.0` to `tempi.1` over the output and a pitch lane from `cents.0` to
-    /// `cents.1` over the input.
+    /// `cents.1` over the input; `bounded`: told these bounds (`StreamingBounds`), as an offline
+    /// lane's shifter is.
     static func render(_ x: [Float], blocks: [Int], frames: Int, tempi: (Double, Double) = (1.3, 0.7),
-                       cents: (Double, Double) = (-500, 700)) -> [Float] {
+                       cents: (Double, Double) = (-500, 700), bounded: Bool = false) -> [Float] {
         let ps = PitchShifter()
+        let bounds = StreamingBounds(pitchCents: min(cents.0, cents.1)...max(cents.0, cents.1),
+                                     tempo: min(tempi.0, tempi.1)...max(tempi.0, tempi.1))
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 1024, channelCount: 1),
-                   settings: PitchShifterSettings(pitchCents: cents.0), mode: .streaming)
+                   settings: PitchShifterSettings(pitchCents: cents.0), mode: .streaming, bounds: bounded ? bounds : nil)
         let length = Double(frames)
         ps.setTempoMap(TempoMap(stepFrames: 32, untilPosition: Double(x.count) + 4_096) { tempi.0 + (tempi.1 - tempi.0) * min(1, $0 / length) },
                        originFrame: 0)
@@ -68,6 +71,22 @@ import TestSupport
             let y = Self.render(x, blocks: blocks, frames: frames, tempi: tempi, cents: cents)
             let differing = zip(y, reference).filter { $0 != $1 }.count
             #expect(differing == 0, "blocks \(blocks): \(differing) samples differ from blocks of 256")
+        }
+    }
+
+    /// Told the pitches and tempos it will meet, the shifter sizes its buffers for them alone
+    /// (`StreamingBounds`); the output is the same bytes as sized for the whole live range, in
+    /// any blocks. Also a pitch lane alone, raised (at tempo 1: the exact path).
+    @Test(arguments: [((1.3, 0.7), (-500.0, 700.0)), ((0.8, 0.8), (2_400.0, 2_300.0)), ((1.0, 1.0), (100.0, 300.0))])
+    func theOutputDoesNotDependOnTheBounds(tempi: (Double, Double), cents: (Double, Double)) {
+        let x = Self.hits(frames: 4 * 44_100)
+        let frames = 3 * 44_100
+        let reference = Self.render(x, blocks: [256], frames: frames, tempi: tempi, cents: cents)
+        #expect(reference.map { abs($0) }.max()! > 0.2)
+        for blocks in [[1024], [37, 512, 3, 1000, 64]] {
+            let y = Self.render(x, blocks: blocks, frames: frames, tempi: tempi, cents: cents, bounded: true)
+            let differing = zip(y, reference).filter { $0 != $1 }.count
+            #expect(differing == 0, "bounded, blocks \(blocks): \(differing) samples differ from unbounded blocks of 256")
         }
     }
 }

@@ -42,7 +42,7 @@ extension DSPCopy {
     func latencyOfALiveShifter(sampleRate rate: Double) -> Int {
         let s = makePitchShifter()
         s.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: FixedLatencyChain.blockFrames, channelCount: 1),
-                  settings: PitchShifterSettings(), mode: .streaming, sharesWorkspace: false, pitchesMetCents: nil)
+                  settings: PitchShifterSettings(), mode: .streaming, sharesWorkspace: false, bounds: nil)
         return s.liveLatencyFrames
     }
 }

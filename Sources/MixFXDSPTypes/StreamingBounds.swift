@@ -1,0 +1,26 @@
+/// What a streaming shifter will be asked for, when that is known before it runs: an offline
+/// render's pitch lane and time map. The shifter then builds only the interpolation tables of
+/// these pitches and sizes its look-ahead, input history and stretched buffer for these pitches
+/// and tempos instead of the whole live range (a quarter to four times the tempo, two octaves
+/// either way: megabytes per track that the render would sweep through for nothing).
+///
+/// Pitches and tempos outside the bounds are a caller's error (the shifter's buffers would
+/// overflow, which its preconditions catch). Live, there are no bounds: a hand may move
+/// anything anywhere.
+public struct StreamingBounds: Sendable, Equatable {
+    /// The lowest and highest pitch, cents.
+    public var pitchCents: ClosedRange<Double>
+    /// The slowest and fastest tempo R.
+    public var tempo: ClosedRange<Double>
+
+    /// Bounds of `pitchCents` and `tempo`, limited to `PitchShifterSettings.centsRange` and
+    /// `liveTempoRange` (a streaming shifter's own limits).
+    public init(pitchCents: ClosedRange<Double>, tempo: ClosedRange<Double> = 1...1) {
+        func limited(_ r: ClosedRange<Double>, to l: ClosedRange<Double>) -> ClosedRange<Double> {
+            let lo = min(max(r.lowerBound, l.lowerBound), l.upperBound), hi = min(max(r.upperBound, l.lowerBound), l.upperBound)
+            return lo...hi
+        }
+        self.pitchCents = limited(pitchCents, to: PitchShifterSettings.centsRange)
+        self.tempo = limited(tempo, to: PitchShifterSettings.liveTempoRange)
+    }
+}
