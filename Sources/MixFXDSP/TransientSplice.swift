@@ -162,9 +162,9 @@ final class TransientSplice {
     @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  tempo: Double, ratio: Double, table tableIndex: Int, gate: TransientGate.View, input: InputHistory.View) {
-        spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
-                           inputTime: { _, o in o * tempo }, landing: { _, _, probe in Double(probe) / tempo },
-                           ratio: { _ in ratio }, table: { _ in tableIndex })
+        let clock = OutputClock(tempo: tempo, times: nil, nextTime: 0, frameCount: frameCount, ratios: nil, ratio: ratio,
+                                tableIndices: nil, table: tableIndex)
+        spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input, clock: clock)
     }
 
     /// The same with a tempo that changes (streaming): frame k is at input time `times[k]` and
@@ -175,23 +175,76 @@ final class TransientSplice {
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstOutput: Int,
                  times: UnsafePointer<Double>, nextTime: Double, ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>,
                  gate: TransientGate.View, input: InputHistory.View) {
-        spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input,
-                           inputTime: { k, _ in times[k] },
-                           landing: { k, o, probe in
-                               let local = (k + 1 < frameCount ? times[k + 1] : nextTime) - times[k]
-                               return o + (Double(probe) - times[k]) / local
-                           },
-                           ratio: { ratios[$0] }, table: { tableIndices[$0] })
+        let clock = OutputClock(tempo: 1, times: times, nextTime: nextTime, frameCount: frameCount, ratios: ratios, ratio: 1,
+                                tableIndices: tableIndices, table: 0)
+        spliceInOutputTime(left, right, frameCount: frameCount, firstOutput: firstOutput, gate: gate, input: input, clock: clock)
+    }
+
+    /// Where a block's output frames are in input time, for the splice in output time: at a
+    /// steady tempo R (`times` nil: frame o at o·R, read at one ratio through one table), or
+    /// listed (frame k at `times[k]`, read at `ratios[k]` through `tableIndices[k]`). (A value,
+    /// not closures: a closure the compiler did not inline was an indirect call per frame.)
+    private struct OutputClock {
+        let tempo: Double
+        let times: UnsafePointer<Double>?
+        let nextTime: Double
+        let frameCount: Int
+        let ratios: UnsafePointer<Double>?, ratio: Double
+        let tableIndices: UnsafePointer<Int>?, table: Int
+
+        /// Frame k's (output frame o's) input time.
+        @inline(__always)
+        func inputTime(_ k: Int, _ o: Double) -> Double {
+            if let times { return times[k] }
+            return o * tempo
+        }
+
+        /// The output time at which an onset at input time `probe`, found at frame k, lands: T/R,
+        /// or where the local tempo (`times[k+1] − times[k]`, the frame after the block at
+        /// `nextTime`) carries it, so that it does not depend on where the blocks end.
+        @inline(__always)
+        func landing(_ k: Int, _ o: Double, _ probe: Int) -> Double {
+            guard let times else { return Double(probe) / tempo }
+            let local = (k + 1 < frameCount ? times[k + 1] : nextTime) - times[k]
+            return o + (Double(probe) - times[k]) / local
+        }
+
+        @inline(__always)
+        func ratio(_ k: Int) -> Double { ratios?[k] ?? ratio }
+
+        @inline(__always)
+        func table(_ k: Int) -> Int { tableIndices?[k] ?? table }
+    }
+
+    /// Whether no probe from `first` through `last` (at most 32 of them, their slots and those
+    /// `back` before them contiguous in the envelope's ring, all started) passes the onset test;
+    /// false also where that cannot be told this way. Tests whole groups of eight slots, so it
+    /// may look past `last` (those slots' outcome only makes it answer false).
+    @inline(__always)
+    private func quietSpan(env: UnsafeMutablePointer<Float>, envMask: Int, from first: Int, through last: Int, back: Int,
+                           rise: Float, floor: Float) -> Bool {
+        let groups = (last - first) / 8 + 1
+        let slot = first & envMask, backSlot = (first - back) & envMask
+        guard first - back >= 0 && groups <= 4 && slot + 8 * groups <= envMask + 1 && backSlot + 8 * groups <= envMask + 1 else {
+            return false
+        }
+        let raw = UnsafeRawPointer(env)
+        let riseLanes = SIMD8<Float>(repeating: rise), floorLanes = SIMD8<Float>(repeating: floor)
+        var any = 0
+        for g in 0..<groups {
+            let eNow = raw.loadUnaligned(fromByteOffset: 4 * (slot + 8 * g), as: SIMD8<Float>.self)
+            let eBefore = raw.loadUnaligned(fromByteOffset: 4 * (backSlot + 8 * g), as: SIMD8<Float>.self)
+            any |= laneByte((eNow .> riseLanes * eBefore) .& (eNow .> floorLanes))
+        }
+        return any == 0
     }
 
     /// The splice placed in output time: frame k (output frame o) is at input time
-    /// `inputTime(k, o)`; an onset at input time `probe` found at frame k lands at output time
-    /// `landing(k, o, probe)`, and is read at `ratio(k)` through `table(k)`.
+    /// `clock.inputTime(k, o)`; an onset at input time `probe` found at frame k lands at output
+    /// time `clock.landing(k, o, probe)`, and is read at `clock.ratio(k)` through `clock.table(k)`.
     @inline(__always)
     private func spliceInOutputTime(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
-                                    firstOutput: Int, gate: TransientGate.View, input: InputHistory.View,
-                                    inputTime: (Int, Double) -> Double, landing: (Int, Double, Int) -> Double,
-                                    ratio ratioAt: (Int) -> Double, table tableAt: (Int) -> Int) {
+                                    firstOutput: Int, gate: TransientGate.View, input: InputHistory.View, clock: OutputClock) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
@@ -199,7 +252,7 @@ final class TransientSplice {
         var k = 0
         while k < frameCount {
             let o = Double(firstOutput + k)
-            let now = floorToInt(inputTime(k, o))
+            let now = floorToInt(clock.inputTime(k, o))
             // (`over`: a new splice may start; `idle`: nor is a high-pass ringing out, so frames
             // may be skipped)
             let over = o >= tempoEnd, idle = o >= activeEndOut, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
@@ -207,9 +260,17 @@ final class TransientSplice {
                 // Between splices, eight frames at once when none of them starts one (the input
                 // times only grow, so all eight are past the splice and the hold-off too): the
                 // same onset test on each, with nothing else to do for them.
+                // First on every probe from the first frame's to the last's, contiguous slots
+                // in vector loads (a superset of the eight probes: where none rises, none of
+                // the eight does; where one does, the eight are tested one by one below).
+                let firstProbe = now + lookahead, lastProbe = floorToInt(clock.inputTime(k &+ 7, o + 7)) + lookahead
+                if quietSpan(env: env, envMask: envMask, from: firstProbe, through: lastProbe, back: back, rise: rise, floor: floor) {
+                    k += 8
+                    continue
+                }
                 // (the eight floors in vector operations: `floorWhole` is `floorToInt`)
                 var times = SIMD8<Double>()
-                for j in 0..<8 { times[j] = inputTime(k &+ j, o + Double(j)) }
+                for j in 0..<8 { times[j] = clock.inputTime(k &+ j, o + Double(j)) }
                 let lookaheads = SIMD4<Int>(repeating: lookahead)
                 let probes = SIMD8(lowHalf: floorWhole(times.lowHalf).int &+ lookaheads,
                                    highHalf: floorWhole(times.highHalf).int &+ lookaheads)
@@ -234,14 +295,14 @@ final class TransientSplice {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
-                    ratio = ratioAt(k)
+                    ratio = clock.ratio(k)
                     chooseKind(probe: probe, eNow: eNow, shifted: ratio != 1, idle: idle, channels: channels,
                                env: env, envMask: envMask, input: input)
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
-                    table = tableAt(k)
+                    table = clock.table(k)
                     rampStart = o
-                    onsetOut = max(o + 1, landing(k, o, probe))
+                    onsetOut = max(o + 1, clock.landing(k, o, probe))
                     holdEndOut = onsetOut + Double(2 * lengthFrames / 3)
                     tempoEnd = onsetOut + Double(lengthFrames)
                     activeEndOut = tempoEnd + Double(highOnly ? tailFrames : 0)
