@@ -230,13 +230,14 @@ final class TransientSplice {
         }
         let raw = UnsafeRawPointer(env)
         let riseLanes = SIMD8<Float>(repeating: rise), floorLanes = SIMD8<Float>(repeating: floor)
-        var any = 0
+        // (the groups' outcomes or-ed lane by lane, reduced once)
+        var any = SIMDMask<SIMD8<Int32>>(repeating: false)
         for g in 0..<groups {
             let eNow = raw.loadUnaligned(fromByteOffset: 4 * (slot + 8 * g), as: SIMD8<Float>.self)
             let eBefore = raw.loadUnaligned(fromByteOffset: 4 * (backSlot + 8 * g), as: SIMD8<Float>.self)
-            any |= laneByte((eNow .> riseLanes * eBefore) .& (eNow .> floorLanes))
+            any = any .| ((eNow .> riseLanes * eBefore) .& (eNow .> floorLanes))
         }
-        return any == 0
+        return laneByte(any) == 0
     }
 
     /// The splice placed in output time: frame k (output frame o) is at input time
