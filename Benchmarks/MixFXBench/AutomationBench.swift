@@ -13,9 +13,10 @@ enum AutomationBench {
     /// the static length), against the static render at tempo 1; `pitch`: a pitch lane on
     /// every track (linear from +100 to +300 cents), the same streaming path a tempo lane takes;
     /// `pitch+volume`: both the pitch and the volume lane (what `pitch` rendered until
-    /// 2026-12-03).
+    /// 2026-12-03); `tempo-steady`: the tempo lane against the static render at a steady tempo
+    /// of 1.0001 (the steady-tempo path at the lane's mean tempo, where tempo 1 skips it).
     static func cost(band: String, runs: Int, kind: String = "volume") throws {
-        let tempo = kind == "tempo"
+        let tempo = kind == "tempo" || kind == "tempo-steady"
         let paths = (1...4).map { "\(band)/track\($0).wav" }
         func render(lanes: Bool) throws -> Double {
             let engine = AudioEngine()
@@ -25,6 +26,7 @@ enum AutomationBench {
                 t.timePitch.pitchCents = 200
                 if lanes && (kind == "volume" || kind == "pitch+volume") { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
                 if lanes && tempo { t.automation[.tempo] = AutomationLane([(0, 0.9), (60, 1.1)]) }
+                if !lanes && kind == "tempo-steady" { t.timePitch.rate = 1.0001 }
                 if lanes && kind.hasPrefix("pitch") { t.automation[.pitchCents] = AutomationLane([(0, 100), (60, 300)]) }
             }
             var r = OfflineRenderer(outputPath: NSTemporaryDirectory() + "mixfx-automation-bench.wav", sampleFormat: .s16)

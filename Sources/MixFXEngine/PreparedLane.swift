@@ -160,9 +160,35 @@ final class PreparedLane: @unchecked Sendable {
                 }
                 continue
             }
-            while i < n {
-                let t = (Double(first + i) + offset) / sampleRate
-                if t >= t1 { break }
+            // The frames before the segment's end (t grows with the frame; frame i is inside),
+            // then their values: a linear or S-curve segment four at a time (the same
+            // operations lane by lane, so the same values: the frames' times are exact
+            // integers, or integers and a half, whichever way they are summed; the two
+            // divisions are most of the cost), anything else one at a time.
+            let rate = sampleRate
+            var lo = i, hi = n   // t(lo) < t1; t(hi) ≥ t1 or hi = n
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2
+                if (Double(first + mid) + offset) / rate >= t1 { hi = mid } else { lo = mid }
+            }
+            let stop = hi
+            // (as `AutomationCurve.interpolate` tells them apart: 0 a step, 4 an S-curve, any
+            // other a straight line unless geometric)
+            let scurve = code == 4, linear = code != 0 && !scurve && !geo
+            if linear || scurve {
+                let lanes = SIMD4<Double>(0, 1, 2, 3), rates = SIMD4<Double>(repeating: rate)
+                let starts = SIMD4<Double>(repeating: t0), spans = SIMD4<Double>(repeating: t1 - t0)
+                let bases = SIMD4<Double>(repeating: v0), rises = SIMD4<Double>(repeating: v1 - v0)
+                while i + 3 < stop {
+                    let x = SIMD4<Double>(repeating: Double(first + i) + offset) + lanes
+                    let u = (x / rates - starts) / spans
+                    let v = linear ? bases + rises * u : bases + rises * (u * u * (3 - 2 * u))
+                    UnsafeMutableRawPointer(out + i).storeBytes(of: v, as: SIMD4<Double>.self)
+                    i += 4
+                }
+            }
+            while i < stop {
+                let t = (Double(first + i) + offset) / rate
                 out[i] = AutomationCurve.interpolate(v0, v1, u: (t - t0) / (t1 - t0), geometric: geo, code: code)
                 i += 1
             }
