@@ -54,10 +54,19 @@ public enum FileSystem {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in PathBytes.string(raw.prefix(while: { $0 != 0 })) }
+            let name = entryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// The name of the folder entry `entry` (from `readdir`), read in place up to its NUL.
+    /// glibc packs the entries in its buffer to their names' lengths, so the whole 256-byte
+    /// `d_name` field, which loading `entry.pointee` copies, can reach past the buffer's end
+    /// (a crash in a folder of thousands of files, where the buffer ends at a page's end).
+    public static func entryName(_ entry: UnsafePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        return PathBytes.string(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
 
     /// The current folder.

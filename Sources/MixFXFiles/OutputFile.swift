@@ -378,9 +378,7 @@ public final class OutputFile: Sendable {
         var removed = 0
         let prefix = ".mixfx-\(TemporaryOutput.hostTag)-"
         while let entry = readdir(dir) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let entryName = FileSystem.entryName(entry)
             guard entryName.hasPrefix(prefix), entryName.hasSuffix(".tmp") else { continue }
             let middle = entryName.dropFirst(prefix.count).dropLast(4).split(separator: "-")
             guard middle.count == 2, let pid = Int32(middle[0]), pid > 0, pid != getpid(), middle[1].count == 12 else { continue }

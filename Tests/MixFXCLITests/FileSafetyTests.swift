@@ -82,6 +82,27 @@ import TestSupport
         #expect(names().isSuperset(of: [alive, otherHost, unrelated, "o.wav"]))
     }
 
+    /// A folder entry's name is read up to its NUL, never the whole 256-byte `d_name` field:
+    /// glibc packs the entries of readdir's buffer, so near the buffer's end the field reaches
+    /// past it (in a folder of thousands of files the render crashed before it began, when the
+    /// buffer ended at a page's end). An entry laid out to end just before a page that cannot
+    /// be read: its name is read (copying the field would fault and end the test run).
+    @Test func aFolderEntrysNameIsReadOnlyUpToItsEnd() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let base = try #require(mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        #expect(base != MAP_FAILED)
+        defer { munmap(base, 2 * page) }
+        #expect(mprotect(base + page, page, PROT_NONE) == 0)
+        let name = Array(".mixfx-host-123-abcdefghijkl.tmp".utf8)
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let start = page - (offset + name.count + 1)
+        let entry = base + start
+        entry.initializeMemory(as: UInt8.self, repeating: 0, count: offset + name.count + 1)
+        (entry + offset).copyMemory(from: name, byteCount: name.count)
+        #expect(offset + MemoryLayout.size(ofValue: dirent().d_name) > page - start, "the field reaches into the guard page")
+        #expect(FileSystem.entryName(entry.assumingMemoryBound(to: dirent.self)) == String(decoding: name, as: UTF8.self))
+    }
+
     // MARK: identity, not spelling
 
     /// An output spelled differently from an input (`//`, `./`, a linked folder, a hard link) is
