@@ -185,6 +185,12 @@ public final class PitchShifter: @unchecked Sendable {
         let plan = PitchShifterPlan(spec, settings: settings, mode: mode, bounds: bounds)
         self.plan = plan
         self.settings = settings
+        // (what the buffers are sized for: the bounds with 0 cents and tempo 1, else the live ranges)
+        let cents = PitchShifterSettings.centsRange, tempos = PitchShifterSettings.liveTempoRange
+        sizedCents = bounds.map { min($0.pitchCents.lowerBound, 0)...max($0.pitchCents.upperBound, 0) } ?? cents
+        sizedTempo = bounds.map { min($0.tempo.lowerBound, 1)...max($0.tempo.upperBound, 1) } ?? tempos
+        (lowestCents, highestCents) = (sizedCents.lowerBound, sizedCents.upperBound)
+        (slowestTempo, fastestTempo) = (sizedTempo.lowerBound, sizedTempo.upperBound)
         self.mode = mode
         sampleRate = spec.sampleRate
         latencyFrames = plan.latencyFrames
@@ -293,7 +299,7 @@ public final class PitchShifter: @unchecked Sendable {
     @inline(__always)
     @_noAllocation @_noLocks
     public func setPitchCents(_ cents: Double) {
-        let target = PitchShifterSettings.clampedCents(cents)
+        let target = min(max(cents, lowestCents), highestCents)
         let old = settings.pitchCents
         pitchSwitch?({ $0.pitchChanged(from: old, to: target) })
         settings.pitchCents = target
@@ -304,6 +310,10 @@ public final class PitchShifter: @unchecked Sendable {
     /// input time (`PitchMap`), `originFrame` being the map's frame of input time 0; nil: back
     /// to `setPitchCents`. Set before `reset` (which starts at the map's pitch). Does not allocate.
     public func setPitchMap(_ map: PitchMap?, originFrame: Int) {
+        if let map {
+            precondition(sizedCents.contains(map.minimumCents) && sizedCents.contains(map.maximumCents),
+                         "a pitch map of \(map.minimumCents)…\(map.maximumCents) cents on a shifter sized for \(sizedCents)")
+        }
         heldPitchMap?.release()
         heldPitchMap = map.map { Owned($0) }
         pitchMapOrigin = originFrame
@@ -323,7 +333,8 @@ public final class PitchShifter: @unchecked Sendable {
     @inline(__always)
     @_noAllocation @_noLocks
     public func holdPitch(_ cents: Double?) {
-        let c = cents.map { PitchShifterSettings.clampedCents($0) } ?? .nan
+        let low = lowestCents, high = highestCents
+        let c = cents.map { min(max($0, low), high) } ?? .nan
         // (values first: no `self` right of `&&`, see `Owned`)
         let old = handCents
         guard c != old && !(c.isNaN && old.isNaN) else { return }
@@ -341,6 +352,12 @@ public final class PitchShifter: @unchecked Sendable {
     /// and every vocoder frame runs at the map's tempo at its analysis centre, without a glide;
     /// nil: back to `setTempo`. Set before `reset`. Does not allocate.
     public func setTempoMap(_ map: TempoMap?, originFrame: Int) {
+        if let map {
+            // (a map's cell tempos are sums over its frames: a rounding past its lane's end is allowed)
+            let margin = 1e-9 * sizedTempo.upperBound
+            precondition(map.minimumTempo >= sizedTempo.lowerBound - margin && map.maximumTempo <= sizedTempo.upperBound + margin,
+                         "a tempo map of \(map.minimumTempo)…\(map.maximumTempo) on a shifter sized for \(sizedTempo)")
+        }
         heldTempoMap?.release()
         heldTempoMap = map.map { Owned($0) }
         tempoMapOrigin = originFrame
@@ -364,8 +381,16 @@ public final class PitchShifter: @unchecked Sendable {
     @_noAllocation @_noLocks
     public func setTempo(_ tempo: Double) {
         guard !isOffline else { return }
-        settings.tempo = PitchShifterSettings.clampedLiveTempo(tempo)
+        settings.tempo = min(max(PitchShifterSettings.clampedLiveTempo(tempo), slowestTempo), fastestTempo)
     }
+
+    // What the buffers are sized for (`prepare`'s bounds with 0 cents and tempo 1, or the live
+    // ranges): the render-side setters clamp to them, the maps must lie within them.
+    private var sizedCents = PitchShifterSettings.centsRange, sizedTempo = PitchShifterSettings.liveTempoRange
+    // (the same as values the render path reads)
+    private var lowestCents = PitchShifterSettings.centsRange.lowerBound, highestCents = PitchShifterSettings.centsRange.upperBound
+    private var slowestTempo = PitchShifterSettings.liveTempoRange.lowerBound
+    private var fastestTempo = PitchShifterSettings.liveTempoRange.upperBound
 
     // MARK: - The process path
 

@@ -4,9 +4,10 @@
 /// and tempos instead of the whole live range (a quarter to four times the tempo, two octaves
 /// either way: megabytes per track that the render would sweep through for nothing).
 ///
-/// Pitches and tempos outside the bounds are a caller's error (the shifter's buffers would
-/// overflow, which its preconditions catch). Live, there are no bounds: a hand may move
-/// anything anywhere.
+/// The shifter keeps within them (with 0 cents and tempo 1, where it starts): its pitch and
+/// tempo setters clamp to them, and a pitch or tempo map beyond them is refused (a
+/// precondition), since a frame beyond them could outrun what the buffers hold. Live, there
+/// are no bounds: a hand may move anything anywhere.
 public struct StreamingBounds: Sendable, Equatable {
     /// The lowest and highest pitch, cents.
     public var pitchCents: ClosedRange<Double>

@@ -29,16 +29,17 @@ import TestSupport
     /// lane's shifter is.
     static func render(_ x: [Float], blocks: [Int], frames: Int, tempi: (Double, Double) = (1.3, 0.7),
                        cents: (Double, Double) = (-500, 700), bounded: Bool = false) -> [Float] {
+        let length = Double(frames)
+        let tempoMap = TempoMap(stepFrames: 32, untilPosition: Double(x.count) + 4_096) { tempi.0 + (tempi.1 - tempi.0) * min(1, $0 / length) }
+        let pitchMap = PitchMap(stepFrames: 32, count: x.count / 32 + 2) { cents.0 + (cents.1 - cents.0) * Double($0 * 32) / Double(x.count) }
+        // (the maps' own ranges, as the engine takes them)
+        let bounds = StreamingBounds(pitchCents: pitchMap.minimumCents...pitchMap.maximumCents,
+                                     tempo: tempoMap.minimumTempo...tempoMap.maximumTempo)
         let ps = PitchShifter()
-        let bounds = StreamingBounds(pitchCents: min(cents.0, cents.1)...max(cents.0, cents.1),
-                                     tempo: min(tempi.0, tempi.1)...max(tempi.0, tempi.1))
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 1024, channelCount: 1),
                    settings: PitchShifterSettings(pitchCents: cents.0), mode: .streaming, bounds: bounded ? bounds : nil)
-        let length = Double(frames)
-        ps.setTempoMap(TempoMap(stepFrames: 32, untilPosition: Double(x.count) + 4_096) { tempi.0 + (tempi.1 - tempi.0) * min(1, $0 / length) },
-                       originFrame: 0)
-        ps.setPitchMap(PitchMap(stepFrames: 32, count: x.count / 32 + 2) { cents.0 + (cents.1 - cents.0) * Double($0 * 32) / Double(x.count) },
-                       originFrame: 0)
+        ps.setTempoMap(tempoMap, originFrame: 0)
+        ps.setPitchMap(pitchMap, originFrame: 0)
         var y = [Float](repeating: 0, count: frames)
         var scratch = [Float](repeating: 0, count: 1024)
         var pulled = 0, done = 0, b = 0
@@ -87,6 +88,43 @@ import TestSupport
             let y = Self.render(x, blocks: blocks, frames: frames, tempi: tempi, cents: cents, bounded: true)
             let differing = zip(y, reference).filter { $0 != $1 }.count
             #expect(differing == 0, "bounded, blocks \(blocks): \(differing) samples differ from unbounded blocks of 256")
+        }
+    }
+
+    /// A shifter told its bounds keeps within them: the render-side setters clamp to the bounds
+    /// (with 0 cents and tempo 1), and a map beyond them is refused before it runs, where a frame
+    /// beyond them would outrun the buffers sized for the bounds.
+    @Test func aBoundedShifterKeepsWithinItsBounds() async {
+        let spec = ProcessSpec(sampleRate: Self.rate, maximumFrameCount: 1024, channelCount: 1)
+        let ps = PitchShifter()
+        ps.prepare(spec, settings: PitchShifterSettings(pitchCents: 150), mode: .streaming,
+                   bounds: StreamingBounds(pitchCents: 100...300, tempo: 0.8...1.25))
+        ps.setPitchCents(1_200)
+        #expect(ps.settings.pitchCents == 300)
+        ps.setPitchCents(-700)
+        #expect(ps.settings.pitchCents == 0)
+        ps.holdPitch(2_000)
+        #expect(ps.settings.pitchCents == 300)
+        ps.setTempo(3)
+        #expect(ps.settings.tempo == 1.25)
+        ps.setTempo(0.5)
+        #expect(ps.settings.tempo == 0.8)
+        // unbounded (live): the live ranges
+        let live = PitchShifter()
+        live.prepare(spec, settings: PitchShifterSettings(pitchCents: 150), mode: .streaming)
+        live.setPitchCents(1_200)
+        #expect(live.settings.pitchCents == 1_200)
+        await #expect(processExitsWith: .failure) {
+            let p = PitchShifter()
+            p.prepare(ProcessSpec(sampleRate: 44_100, maximumFrameCount: 1024, channelCount: 1),
+                      settings: PitchShifterSettings(pitchCents: 150), mode: .streaming, bounds: StreamingBounds(pitchCents: 100...300))
+            p.setPitchMap(PitchMap(stepFrames: 32, count: 100) { 100 + Double($0) * 10 }, originFrame: 0)   // up to +1090
+        }
+        await #expect(processExitsWith: .failure) {
+            let p = PitchShifter()
+            p.prepare(ProcessSpec(sampleRate: 44_100, maximumFrameCount: 1024, channelCount: 1),
+                      settings: PitchShifterSettings(pitchCents: 150), mode: .streaming, bounds: StreamingBounds(pitchCents: 100...300))
+            p.setTempoMap(TempoMap(stepFrames: 16, untilPosition: 10_000) { _ in 2 }, originFrame: 0)
         }
     }
 }
