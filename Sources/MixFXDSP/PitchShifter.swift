@@ -186,9 +186,10 @@ public final class PitchShifter: @unchecked Sendable {
         self.plan = plan
         self.settings = settings
         // (what the buffers are sized for: the bounds with 0 cents and tempo 1, else the live ranges)
-        let cents = PitchShifterSettings.centsRange, tempos = PitchShifterSettings.liveTempoRange
-        sizedCents = bounds.map { min($0.pitchCents.lowerBound, 0)...max($0.pitchCents.upperBound, 0) } ?? cents
-        sizedTempo = bounds.map { min($0.tempo.lowerBound, 1)...max($0.tempo.upperBound, 1) } ?? tempos
+        sizedCents = bounds?.sizedCents ?? PitchShifterSettings.centsRange
+        sizedTempo = bounds?.sizedTempo ?? PitchShifterSettings.liveTempoRange
+        precondition(bounds == nil || (sizedCents.contains(settings.pitchCents) && sizedTempo.contains(settings.tempo)),
+                     "settings \(settings.pitchCents) cents, tempo \(settings.tempo) outside the bounds \(sizedCents), \(sizedTempo)")
         (lowestCents, highestCents) = (sizedCents.lowerBound, sizedCents.upperBound)
         (slowestTempo, fastestTempo) = (sizedTempo.lowerBound, sizedTempo.upperBound)
         self.mode = mode
@@ -293,9 +294,9 @@ public final class PitchShifter: @unchecked Sendable {
         pitchSwitch?({ $0.vocoder { $0.preserveFormants = on } })
     }
 
-    /// Sets the pitch while running (streaming; the render side calls it once per block). The
-    /// vocoder glides to it over about 20 ms; a large step from a lowered pitch switches
-    /// (`PitchSwitch`).
+    /// Sets the pitch while running (streaming; the render side calls it once per block), clamped
+    /// to `centsRange` (and to the bounds `prepare` was given). The vocoder glides to it over
+    /// about 20 ms; a large step from a lowered pitch switches (`PitchSwitch`).
     @inline(__always)
     @_noAllocation @_noLocks
     public func setPitchCents(_ cents: Double) {
@@ -308,7 +309,8 @@ public final class PitchShifter: @unchecked Sendable {
 
     /// Streaming, for offline automation: every vocoder frame takes its pitch from `map` at its
     /// input time (`PitchMap`), `originFrame` being the map's frame of input time 0; nil: back
-    /// to `setPitchCents`. Set before `reset` (which starts at the map's pitch). Does not allocate.
+    /// to `setPitchCents`. Set before `reset` (which starts at the map's pitch). A map beyond the
+    /// bounds `prepare` was given is refused (a precondition). Does not allocate.
     public func setPitchMap(_ map: PitchMap?, originFrame: Int) {
         if let map {
             precondition(sizedCents.contains(map.minimumCents) && sizedCents.contains(map.maximumCents),
@@ -329,7 +331,8 @@ public final class PitchShifter: @unchecked Sendable {
 
     /// Streaming with a pitch map, live touch: a hand holds the pitch at `cents` over the map
     /// (each vocoder frame's target is then `cents`, glided to and, at the release, back to the
-    /// map's, as any change: τ = 20 ms); nil lets go. The render side calls it once per chunk.
+    /// map's, as any change: τ = 20 ms; clamped as `setPitchCents`); nil lets go. The render side
+    /// calls it once per chunk.
     @inline(__always)
     @_noAllocation @_noLocks
     public func holdPitch(_ cents: Double?) {
@@ -350,7 +353,8 @@ public final class PitchShifter: @unchecked Sendable {
     /// `map.position(atFrame: originFrame + n)` less that of `originFrame` (the map's own
     /// positions, not a sum of tempos: the length and the times are exact whatever the blocks),
     /// and every vocoder frame runs at the map's tempo at its analysis centre, without a glide;
-    /// nil: back to `setTempo`. Set before `reset`. Does not allocate.
+    /// nil: back to `setTempo`. Set before `reset`. A map beyond the bounds `prepare` was given
+    /// is refused (a precondition). Does not allocate.
     public func setTempoMap(_ map: TempoMap?, originFrame: Int) {
         if let map {
             // (a map's cell tempos are sums over its frames: a rounding past its lane's end is allowed)
@@ -374,7 +378,7 @@ public final class PitchShifter: @unchecked Sendable {
     private var tempoMapBase = 0.0
 
     /// Sets the tempo while running (streaming; the render side calls it once per block),
-    /// clamped to `liveTempoRange`. The frames glide to it (τ = 100 ms); it is heard once they are
+    /// clamped to `liveTempoRange` (and to the bounds `prepare` was given). The frames glide to it (τ = 100 ms); it is heard once they are
     /// read (within the look-ahead). From 0 cents and tempo 1 the output first fades from the
     /// exact dry input to the wet signal, and only then the tempo moves.
     @inline(__always)

@@ -15,7 +15,8 @@
 /// - `streaming`: live (pitch and tempo may change while running): the input is pulled as the
 ///   output needs it, as far ahead as the current stretch needs (computed per block); no
 ///   latency. The buffers are sized for every ratio in `PitchShifterSettings.centsRange` at every
-///   tempo in `liveTempoRange`, and a second vocoder state serves the switch (`PitchSwitch`).
+///   tempo in `liveTempoRange`, or offline for the pitches and tempos of its lanes
+///   (`StreamingBounds`), and a second vocoder state serves the switch (`PitchSwitch`).
 struct PitchShifterPlan: Equatable {
     enum Kind: Equatable { case skipped, pitch, tempo, streaming }
 
@@ -39,8 +40,8 @@ struct PitchShifterPlan: Equatable {
     let maxHalfTaps: Int
     /// The look-ahead A: how far the input may run past the input time of a block's first
     /// output frame. `pitch`: L. `tempo`: the latency bound for σ and a block's input,
-    /// ⌈maxFrames·R⌉ + 2. `streaming`: the largest latency bound at tempo 1 or the fastest live
-    /// tempo, a block's input at that tempo, and a block.
+    /// ⌈maxFrames·R⌉ + 2. `streaming`: the largest latency bound at tempo 1 or the fastest
+    /// tempo (the live range's, or the bounds'), a block's input at that tempo, and a block.
     let lookAheadFrames: Int
     /// The look-ahead and what a transient splice reads past an onset: its `lengthSeconds` read
     /// up to r times faster (r ≥ 1). The gate's envelope and the history hold this much input
@@ -80,9 +81,10 @@ struct PitchShifterPlan: Equatable {
 
     /// The plan for `spec`, `settings` and `mode`. `bounds`: streaming, the pitches and tempos
     /// the shifter will be asked for, if known before it runs (nil: any in the live ranges).
-    /// Bounds size the look-ahead, the history and the stretched buffer for those (with 0
-    /// cents and tempo 1 among them) instead of the live ranges; the tables' taps, the
-    /// splice's latency and with them the output are the live range's all the same.
+    /// Bounds size the look-ahead, the history, the gate's envelope, the stretched buffer and
+    /// how far a splice reads ahead for those (with 0 cents and tempo 1 among them:
+    /// `StreamingBounds.sizedCents`, `sizedTempo`) instead of the live ranges; the tables' taps,
+    /// the splice's latency and with them the output are the live range's all the same.
     init(_ spec: ProcessSpec, settings: PitchShifterSettings, mode: PitchShifterMode,
          bounds: StreamingBounds? = nil) {
         let rate = spec.sampleRate, maxFrames = spec.maximumFrameCount
@@ -100,7 +102,7 @@ struct PitchShifterPlan: Equatable {
         // The ratios the shifter may meet, and the tables they read.
         // (streaming: the tables span the live range; the sizes, the bounds' pitches and tempos)
         let live = PitchShifterSettings.centsRange, liveTempo = PitchShifterSettings.liveTempoRange
-        let sizedCents = bounds.map { min($0.pitchCents.lowerBound, 0)...max($0.pitchCents.upperBound, 0) } ?? live
+        let sizedCents = bounds?.sizedCents ?? live
         let minRatio = streaming ? PitchShifterSettings.ratio(cents: sizedCents.lowerBound) : settings.ratio
         let maxRatio = streaming ? PitchShifterSettings.ratio(cents: sizedCents.upperBound) : settings.ratio
         let top = SincTableCache.index(forRatio: streaming ? PitchShifterSettings.ratio(cents: live.upperBound) : maxRatio)
@@ -109,9 +111,7 @@ struct PitchShifterPlan: Equatable {
         builtIndices = streaming ? Self.builtIndices(indices, pitchesMet: bounds?.pitchCents) : indices
         // the grid indices the sizes are worked out for: every one, or those the bounds' pitches
         // read (and 0 cents')
-        let sizedIndices = bounds.map { b in
-            Array(Set(Self.builtIndices(indices, pitchesMet: min(b.pitchCents.lowerBound, 0)...max(b.pitchCents.upperBound, 0)))).sorted()
-        } ?? indices
+        let sizedIndices = bounds.map { b in Array(Set(Self.builtIndices(indices, pitchesMet: b.sizedCents))).sorted() } ?? indices
         let readTaps = indices.map { SincTableCache.interpolatorTaps(index: $0) }
         let spliceTaps = indices.map { SincTableCache.tableTaps(index: $0) }
         let halfTaps = (readTaps + spliceTaps).map { $0 / 2 }.max()!
@@ -160,7 +160,7 @@ struct PitchShifterPlan: Equatable {
             // (the splice's latency is the live range's whatever the bounds: it shapes the output)
             let liveLatency = worstBound(tempo: 1, over: indices, lowest: PitchShifterSettings.ratio(cents: live.lowerBound))
             let sizedLatency = worstBound(tempo: 1, over: sizedIndices, lowest: minRatio)
-            let tempos = bounds.map { min($0.tempo.lowerBound, 1)...max($0.tempo.upperBound, 1) } ?? liveTempo
+            let tempos = bounds?.sizedTempo ?? liveTempo
             let slow = tempos.lowerBound, fast = tempos.upperBound
             let blockInput = Self.blockInputFrames(maxFrames, tempo: fast)
             latency = 0

@@ -225,7 +225,7 @@ final class TransientSplice {
                            rise: Float, floor: Float) -> Bool {
         let groups = (last - first) / 8 + 1
         let slot = first & envMask, backSlot = (first - back) & envMask
-        guard first - back >= 0 && groups <= 4 && slot + 8 * groups <= envMask + 1 && backSlot + 8 * groups <= envMask + 1 else {
+        guard last >= first && first - back >= 0 && groups <= 4 && slot + 8 * groups <= envMask + 1 && backSlot + 8 * groups <= envMask + 1 else {
             return false
         }
         let raw = UnsafeRawPointer(env)
@@ -263,7 +263,7 @@ final class TransientSplice {
                 // same onset test on each, with nothing else to do for them.
                 // First on every probe from the first frame's to the last's, contiguous slots
                 // in vector loads (a superset of the eight probes: where none rises, none of
-                // the eight does; where one does, the eight are tested one by one below).
+                // the eight does; where one does, the eight probes themselves are tested below).
                 let firstProbe = now + lookahead, lastProbe = floorToInt(clock.inputTime(k &+ 7, o + 7)) + lookahead
                 if quietSpan(env: env, envMask: envMask, from: firstProbe, through: lastProbe, back: back, rise: rise, floor: floor) {
                     k += 8

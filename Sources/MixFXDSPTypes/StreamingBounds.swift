@@ -1,6 +1,7 @@
 /// What a streaming shifter will be asked for, when that is known before it runs: an offline
 /// render's pitch lane and time map. The shifter then builds only the interpolation tables of
-/// these pitches and sizes its look-ahead, input history and stretched buffer for these pitches
+/// these pitches and sizes its look-ahead, input history, gate envelope, stretched buffer and
+/// splice read-ahead for these pitches
 /// and tempos instead of the whole live range (a quarter to four times the tempo, two octaves
 /// either way: megabytes per track that the render would sweep through for nothing).
 ///
@@ -13,6 +14,12 @@ public struct StreamingBounds: Sendable, Equatable {
     public var pitchCents: ClosedRange<Double>
     /// The slowest and fastest tempo R.
     public var tempo: ClosedRange<Double>
+
+    /// The pitches the buffers are sized for: the bounds' and 0 cents (where a streaming shifter
+    /// starts, before its first output frame).
+    public var sizedCents: ClosedRange<Double> { min(pitchCents.lowerBound, 0)...max(pitchCents.upperBound, 0) }
+    /// The tempos the buffers are sized for: the bounds' and 1.
+    public var sizedTempo: ClosedRange<Double> { min(tempo.lowerBound, 1)...max(tempo.upperBound, 1) }
 
     /// Bounds of `pitchCents` and `tempo`, limited to `PitchShifterSettings.centsRange` and
     /// `liveTempoRange` (a streaming shifter's own limits).

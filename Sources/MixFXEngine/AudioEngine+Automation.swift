@@ -28,8 +28,8 @@ extension AudioEngine {
 
     /// What this version renders of the lanes (the model's validation is `validate`'s). A
     /// moving tempo lane, or a moving pitch lane on a track at a steady tempo ≠ 1, renders
-    /// through a streaming shifter reading the track's `TempoMap`, whose buffers hold the live
-    /// tempos: its tempos must lie in `PitchShifterSettings.liveTempoRange`. Live, a session
+    /// through a streaming shifter reading the track's `TempoMap`, which takes the live tempos at
+    /// most: its tempos must lie in `PitchShifterSettings.liveTempoRange`. Live, a session
     /// with lanes at a tempo plays on the timeline as offline (`makeKernel`), with the same check.
     static func checkAutomation(_ layout: EngineLayout) throws(EngineError) {
         var laned: [(node: AudioNode, parameter: AudioParameter, track: TrackLayout?)] = []

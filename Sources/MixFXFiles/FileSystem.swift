@@ -64,7 +64,7 @@ public enum FileSystem {
     /// glibc packs the entries in its buffer to their names' lengths, so the whole 256-byte
     /// `d_name` field, which loading `entry.pointee` copies, can reach past the buffer's end
     /// (a crash in a folder of thousands of files, where the buffer ends at a page's end).
-    public static func entryName(_ entry: UnsafePointer<dirent>) -> String {
+    static func entryName(_ entry: UnsafePointer<dirent>) -> String {
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         return PathBytes.string(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
