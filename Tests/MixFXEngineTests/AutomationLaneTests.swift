@@ -109,6 +109,25 @@ import Testing
         }
     }
 
+    /// `fill` gives the lane's value at each frame to the bit on straight, S-curve and step
+    /// segments too (computed four frames at a time within a segment), from first frames on
+    /// either side of every segment's ends, at the frames and at their midpoints.
+    @Test func fillIsTheLanesValueOnEveryCurve() {
+        let lane = AutomationLane([.init(seconds: 0.01, value: 0.2, curve: .linear), .init(seconds: 0.5, value: 1.7, curve: .scurve),
+                                   .init(seconds: 0.9, value: 0.3, curve: .step), .init(seconds: 1.2, value: 1.1, curve: .linear),
+                                   .init(seconds: 1.4, value: 0.6)])
+        let rate = 44_100.0
+        let prepared = PreparedLane(lane, scale: .linear, sampleRate: rate)
+        var block = [Double](repeating: 0, count: 1_000)
+        for first in stride(from: 0, to: 70_000, by: 997) {
+            prepared.fill(&block, fromFrame: first, count: 1_000)
+            #expect((0..<1_000).allSatisfy { block[$0] == lane.value(at: Double(first + $0) / rate, scale: .linear) }, "from \(first)")
+            prepared.fill(&block, fromFrame: first, count: 1_000, atMidpoints: true)
+            #expect((0..<1_000).allSatisfy { block[$0] == lane.value(at: (Double(first + $0) + 0.5) / rate, scale: .linear) },
+                    "midpoints from \(first)")
+        }
+    }
+
     /// A tempo map reads its lane at the frames' midpoints: the formula at (f + ½)/rate, from
     /// anchors every `anchorFrames` frames, whatever the runs it is read in.
     @Test func aGeometricSegmentReadAtMidpointsIsTheFormula() {
