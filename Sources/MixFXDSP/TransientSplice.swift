@@ -216,16 +216,16 @@ final class TransientSplice {
         func table(_ k: Int) -> Int { tableIndices?[k] ?? table }
     }
 
-    /// Whether no probe from `first` through `last` (at most 32 of them, their slots and those
-    /// `back` before them contiguous in the envelope's ring, all started) passes the onset test;
-    /// false also where that cannot be told this way. Tests whole groups of eight slots, so it
-    /// may look past `last` (those slots' outcome only makes it answer false).
+    /// Whether no probe from `first` through `last` (their slots and those `back` before them
+    /// contiguous in the envelope's ring, all started) passes the onset test; false also where
+    /// that cannot be told this way. Tests whole groups of eight slots, so it may look past
+    /// `last` (those slots' outcome only makes it answer false).
     @inline(__always)
     private func quietSpan(env: UnsafeMutablePointer<Float>, envMask: Int, from first: Int, through last: Int, back: Int,
                            rise: Float, floor: Float) -> Bool {
         let groups = (last - first) / 8 + 1
         let slot = first & envMask, backSlot = (first - back) & envMask
-        guard last >= first && first - back >= 0 && groups <= 4 && slot + 8 * groups <= envMask + 1 && backSlot + 8 * groups <= envMask + 1 else {
+        guard last >= first && first - back >= 0 && slot + 8 * groups <= envMask + 1 && backSlot + 8 * groups <= envMask + 1 else {
             return false
         }
         let raw = UnsafeRawPointer(env)
@@ -259,34 +259,12 @@ final class TransientSplice {
             let over = o >= tempoEnd, idle = o >= activeEndOut, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
             if idle && free && k + 8 <= frameCount {
                 // Between splices, eight frames at once when none of them starts one (the input
-                // times only grow, so all eight are past the splice and the hold-off too): the
-                // same onset test on each, with nothing else to do for them.
-                // First on every probe from the first frame's to the last's, contiguous slots
-                // in vector loads (a superset of the eight probes: where none rises, none of
-                // the eight does; where one does, the eight probes themselves are tested below).
+                // times only grow, so all eight are past the splice and the hold-off too, and
+                // their probes lie between the first frame's and the last's): the onset test on
+                // every probe in that span, a superset of the eight. Where one rises, or the
+                // span cannot be tested this way, the frames go one by one below.
                 let firstProbe = now + lookahead, lastProbe = floorToInt(clock.inputTime(k &+ 7, o + 7)) + lookahead
                 if quietSpan(env: env, envMask: envMask, from: firstProbe, through: lastProbe, back: back, rise: rise, floor: floor) {
-                    k += 8
-                    continue
-                }
-                // (the eight floors in vector operations: `floorWhole` is `floorToInt`)
-                var times = SIMD8<Double>()
-                for j in 0..<8 { times[j] = clock.inputTime(k &+ j, o + Double(j)) }
-                let lookaheads = SIMD4<Int>(repeating: lookahead)
-                let probes = SIMD8(lowHalf: floorWhole(times.lowHalf).int &+ lookaheads,
-                                   highHalf: floorWhole(times.highHalf).int &+ lookaheads)
-                var eNow = SIMD8<Float>(), eBefore = SIMD8<Float>()
-                for j in 0..<8 {
-                    eNow[j] = env[probes[j] & envMask]
-                    eBefore[j] = env[(probes[j] &- back) & envMask]
-                }
-                let backs = SIMD4<Int64>(repeating: Int64(back)), zeros = SIMD4<Int64>()
-                let rises = SIMD8<Float>(repeating: rise), floors = SIMD8<Float>(repeating: floor)
-                let startedLow = SIMD4<Int64>(truncatingIfNeeded: probes.lowHalf) &- backs .>= zeros
-                let startedHigh = SIMD4<Int64>(truncatingIfNeeded: probes.highHalf) &- backs .>= zeros
-                let started = laneBits(startedLow) | laneBits(startedHigh) << 4
-                let risen = laneByte((eNow .> rises * eBefore) .& (eNow .> floors))
-                if started & risen == 0 {
                     k += 8
                     continue
                 }
@@ -341,28 +319,18 @@ final class TransientSplice {
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
         let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
         let channels = right == nil ? 1 : 2
-        let riseLanes = SIMD8<Float>(repeating: rise), floorLanes = SIMD8<Float>(repeating: floor)
-        let envRaw = UnsafeRawPointer(env)
         var k = min(frameCount, max(0, -firstTime))
         while k < frameCount {
             let now = firstTime + k
-            // Between splices, eight frames at once when none of them starts one: the same
-            // onset test on eight probes (the envelope's slots contiguous, no frame at ratio 1,
-            // which the test skips), so a quiet stretch costs a vector compare per eight frames.
+            // Between splices, eight frames at once when none of them starts one: the onset
+            // test on their eight probes, contiguous slots (`quietSpan`), so a quiet stretch
+            // costs a vector compare per eight frames.
             let over = now >= end, idle = now >= activeEnd, free = now >= holdoffEnd   // (no `self` right of `&&`: see `Owned`)
             if idle && free && k + 8 <= frameCount {
-                let probe = now + lookahead, slot = probe & envMask, backSlot = (probe - back) & envMask
-                if probe - back >= 0 && slot + 8 <= envMask + 1 && backSlot + 8 <= envMask + 1 {
-                    let eNow = envRaw.loadUnaligned(fromByteOffset: 4 * slot, as: SIMD8<Float>.self)
-                    let eBefore = envRaw.loadUnaligned(fromByteOffset: 4 * backSlot, as: SIMD8<Float>.self)
-                    let onsets = (eNow .> riseLanes * eBefore) .& (eNow .> floorLanes)
-                    let rawRatios = UnsafeRawPointer(ratios + k), one = SIMD4<Double>(repeating: 1)
-                    let atOne = (rawRatios.loadUnaligned(as: SIMD4<Double>.self) .== one)
-                        .| (rawRatios.loadUnaligned(fromByteOffset: 32, as: SIMD4<Double>.self) .== one)
-                    if laneBits(atOne) == 0 && laneByte(onsets) == 0 {
-                        k += 8
-                        continue
-                    }
+                let probe = now + lookahead
+                if quietSpan(env: env, envMask: envMask, from: probe, through: probe + 7, back: back, rise: rise, floor: floor) {
+                    k += 8
+                    continue
                 }
             }
             defer { k += 1 }
