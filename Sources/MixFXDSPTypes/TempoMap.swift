@@ -165,8 +165,6 @@ public final class TempoMap: @unchecked Sendable {
     @_noAllocation @_noLocks
     private func passPositions(fromFrame first: Int, count n: Int, minus offset: Double, into out: UnsafeMutablePointer<Double>) {
         let step = stepFrames, cells = count - 1
-        // (a power-of-two step: its reciprocal is exact, and x·(1/step) is x/step to the bit)
-        let exactInverse = step & (step - 1) == 0, inverse = 1 / Double(step)
         var k = 0
         while k < n {
             let frame = first + k
@@ -179,17 +177,8 @@ public final class TempoMap: @unchecked Sendable {
             let base = positions[j], rise = positions[j + 1] - base, length = Double(step)
             let end = min(n, k + (j + 1) * step - frame)
             var i = frame - j * step
-            // (four at a time: the same operations lane by lane, so the same values; a
-            // division is most of the cost, so it is a multiplication where that is exact)
-            if exactInverse {
-                while k + 3 < end {
-                    let steps = SIMD4<Double>(Double(i), Double(i + 1), Double(i + 2), Double(i + 3))
-                    let v = SIMD4<Double>(repeating: base) + steps * rise * inverse - offset
-                    UnsafeMutableRawPointer(out + k).storeBytes(of: v, as: SIMD4<Double>.self)
-                    i += 4
-                    k += 4
-                }
-            }
+            // (four at a time: the same operations lane by lane, so the same values; the
+            // division is most of the cost)
             while k + 3 < end {
                 let steps = SIMD4<Double>(Double(i), Double(i + 1), Double(i + 2), Double(i + 3))
                 let v = SIMD4<Double>(repeating: base) + steps * rise / length - offset
