@@ -307,6 +307,23 @@ public final class PitchShifter: @unchecked Sendable {
         parts?.vocoder({ $0.setTargetCents(target) })
     }
 
+    /// Streaming: whether `setPitchCents(cents)` now would switch (`PitchSwitch`: a fresh
+    /// vocoder state crossfaded in from the next output frame, `inputTime`, instead of a glide
+    /// from the next vocoder frame, `nextFrameInputTime`), by the rule the next block applies
+    /// (a large step, no switch running, wholly wet, a steady tempo, frames made at a lowered
+    /// pitch unread; no tempo map). Render side; reads only.
+    @_noAllocation @_noLocks
+    public func switches(toCents cents: Double) -> Bool {
+        guard let parts, let pitchSwitch, heldTempoMap == nil, wet == 1 else { return false }
+        let target = min(max(cents, lowestCents), highestCents), old = settings.pitchCents
+        guard abs(target - old) >= PitchSwitch.minimumCents || pitchSwitch({ $0.isWanted }) else { return false }
+        guard !pitchSwitch({ $0.isRunning }) else { return false }
+        let tempo = settings.tempo
+        guard parts.vocoder({ $0.tempo }) == tempo else { return false }
+        let unread = UnreadFrames(parts.vocoder, parts.reader, targetCents: target)
+        return unread.steadyTempo && unread.lowered
+    }
+
     /// Streaming, for offline automation: every vocoder frame takes its pitch from `map` at its
     /// input time (`PitchMap`), `originFrame` being the map's frame of input time 0; nil: back
     /// to `setPitchCents`. Set before `reset` (which starts at the map's pitch). A map beyond the

@@ -63,6 +63,15 @@ enum ShifterRef {
         }
     }
 
+    /// `PitchShifter.switches(toCents:)`.
+    @inline(__always)
+    func switches(toCents cents: Double) -> Bool {
+        switch self {
+        case .baseline(let s): s._withUnsafeGuaranteedRef { $0.switches(toCents: cents) }
+        case .avx2(let s): s._withUnsafeGuaranteedRef { $0.switches(toCents: cents) }
+        }
+    }
+
     /// `PitchShifter.setPitchCents`.
     @inline(__always)
     func setPitchCents(_ cents: Double) {

@@ -45,10 +45,31 @@ final class SmoothedTouch {
     /// Vouched for, as `LiveGains.advance` is (docs/realtime.md).
     @_semantics("no_performance_analysis")
     func isTouched(_ i: Int, atFrame frame: Int, value: Double) -> Bool {
-        let p = parameters[i]
-        let touched = p.isTouched
+        record(i, touched: parameters[i].isTouched, atFrame: frame, value: value)
+    }
+
+    /// Whether parameter `i` is held by a hand (`touched`, read by the caller from
+    /// `AudioParameter.isTouched`), recorded as `isTouched(_:atFrame:value:)` does; returns
+    /// `touched`. `cutsBack`: what plays from now is heard from `frame` on, earlier than the
+    /// frames recorded last (a pitch's switch, `PitchShifter.switches(toCents:)`), so a change
+    /// or a release there replaces the points recorded from `frame` on. A change at the frame
+    /// recorded last (a pitch's next vocoder frame, the same for a few blocks) replaces that
+    /// point too. Render side.
+    @_semantics("no_performance_analysis")
+    @discardableResult
+    func record(_ i: Int, touched: Bool, atFrame frame: Int, value: Double, cutsBack: Bool = false) -> Bool {
         guard let ring = rings[i], frame >= 0 else { return touched }
-        if touched {
+        // (values first: no `self` right of `&&`)
+        let running = recording[i], last = lastFrame[i], changed = value != lastValue[i]
+        let cut = running && (cutsBack ? frame <= last : touched && changed && frame == last)
+        if cut {
+            // (the value before the change on the frame before it, so the lane steps there)
+            ring.push(TouchPoint(frame: max(0, frame - 1), value: lastValue[i], startsTake: false, cutsBack: true))
+            if touched { ring.push(TouchPoint(frame: frame, value: value, startsTake: false)) }
+            recording[i] = touched
+            lastFrame[i] = frame
+            lastValue[i] = value
+        } else if touched {
             if !recording[i] || frame < lastFrame[i] {
                 ring.push(TouchPoint(frame: frame, value: value, startsTake: true))
             } else if frame > lastFrame[i] && (value != lastValue[i] || frame - lastFrame[i] >= 512) {

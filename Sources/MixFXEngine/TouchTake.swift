@@ -18,19 +18,32 @@ public struct TouchTake: Sendable, Equatable {
     }
 
     /// The takes in `recorded` (a take begins at a point that starts one, or where the frames
-    /// go back: a seek, a loop's seam), frames at `sampleRate`.
+    /// go back: a seek, a loop's seam; a point that cuts back replaces its take's points from
+    /// its frame on), frames at `sampleRate`.
     public static func takes(from recorded: [TouchPoint], sampleRate: Double) -> [TouchTake] {
         var takes: [TouchTake] = []
         var current: [AutomationLane.Breakpoint] = []
+        var frames: [Int] = []   // (current's frames)
         var lastFrame = Int.min
         for p in recorded {
-            if p.startsTake || p.frame < lastFrame {
+            var p = p
+            if p.cutsBack && !p.startsTake && !current.isEmpty {
+                // (the value there is the take's as recorded, between the points kept and cut)
+                var after: (frame: Int, value: Double)?
+                while let f = frames.last, f >= p.frame { after = (f, current.removeLast().value); frames.removeLast() }
+                if let after, let f = frames.last, let v = current.last?.value {
+                    p.value = v + (after.value - v) * Double(p.frame - f) / Double(after.frame - f)
+                }
+            } else if p.startsTake || p.frame < lastFrame {
                 if !current.isEmpty { takes.append(TouchTake(points: current, sampleRate: sampleRate)) }
                 current = []
+                frames = []
             } else if p.frame == lastFrame {
                 current.removeLast()   // (the later value of a frame)
+                frames.removeLast()
             }
             current.append(.init(seconds: Double(p.frame) / sampleRate, value: p.value, curve: .linear))
+            frames.append(p.frame)
             lastFrame = p.frame
         }
         if !current.isEmpty { takes.append(TouchTake(points: current, sampleRate: sampleRate)) }

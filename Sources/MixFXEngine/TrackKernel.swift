@@ -357,12 +357,13 @@ final class TrackKernel: @unchecked Sendable {
     private var pitchTouches: [SmoothedTouch] = []
 
     /// The timeline frame (within the pass when looping) where a pitch set now on `shifter` is
-    /// heard: its next vocoder frame's input time (a pitch map's frame, less its origin), taken
-    /// to the timeline (s⁻¹ with a tempo map, over a steady tempo on the timeline). Where a
-    /// touch of the pitch is recorded, so a lane written from it plays it at the same frames.
+    /// heard: its next vocoder frame's input time (a pitch map's frame, less its origin), or
+    /// with `atOutput` its next output frame's (a switch), taken to the timeline (s⁻¹ with a
+    /// tempo map, over a steady tempo on the timeline). Where a touch of the pitch is recorded,
+    /// so a lane written from it plays it at the same frames.
     @inline(__always)
-    private func pitchHeardFrame(_ shifter: ShifterRef, tempo: Double?) -> Int {
-        let t = shifter.nextFrameInputTime
+    private func pitchHeardFrame(_ shifter: ShifterRef, tempo: Double?, atOutput: Bool = false) -> Int {
+        let t = atOutput ? shifter.inputTime : shifter.nextFrameInputTime
         let f: Int
         if let map = tempoMapRef {
             let origin = Double(pitchOrigin)
@@ -373,13 +374,21 @@ final class TrackKernel: @unchecked Sendable {
         return LoopPosition.frame(f, period: loopFrames)
     }
 
-    /// Live: the cents a streaming shifter plays at timeline frame `frame`: a hand's (touch,
-    /// recorded), else a constant lane's, else the parameter's.
+    /// Live: the cents a streaming shifter plays from now: a hand's (touch, recorded), else a
+    /// constant lane's, else the parameter's. A touch is recorded at the frame the change is
+    /// heard from: the next vocoder frame's (`pitchHeardFrame`), or, when the change switches
+    /// (`PitchShifter.switches(toCents:)`: a fresh vocoder crossfaded in at the output), the
+    /// output's own, so that the lane written from it steps where the switch was heard.
     @inline(__always)
-    private func livePitchCents(_ step: EffectStep, atFrame frame: Int) -> Double {
+    private func livePitchCents(_ step: EffectStep, _ shifter: ShifterRef) -> Double {
         let hand = step.pitch!.clampedValue
-        if let touch = step.pitchTouch, touch({ $0.isTouched(0, atFrame: frame, value: hand) }) { return hand }
-        return step.pitchLaneCents ?? hand
+        guard let touch = step.pitchTouch else { return step.pitchLaneCents ?? hand }
+        let touched = step.pitch! { $0.isTouched }
+        let cents = touched ? hand : step.pitchLaneCents ?? hand
+        let switches = shifter.switches(toCents: cents)
+        let frame = pitchHeardFrame(shifter, tempo: step.fixedTempo, atOutput: switches)
+        _ = touch { $0.record(0, touched: touched, atFrame: frame, value: hand, cutsBack: switches) }
+        return cents
     }
 
     /// Frames a moving pitch lane's shifter renders at a time.
@@ -706,7 +715,7 @@ final class TrackKernel: @unchecked Sendable {
                     done += m
                 }
             } else if step.streaming {
-                shifter.setPitchCents(livePitchCents(step, atFrame: pitchHeardFrame(shifter, tempo: step.fixedTempo)))
+                shifter.setPitchCents(livePitchCents(step, shifter))
                 shifter.setPreserveFormants(step.formant!.value != 0)
                 shifter.setTempo(step.fixedTempo ?? step.rate!.clampedValue)
                 switch shifter {
