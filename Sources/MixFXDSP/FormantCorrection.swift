@@ -8,18 +8,32 @@ import Glibc
 ///
 /// E is the spectral envelope through the frame's peaks: log magnitudes at the peaks of the
 /// channels' summed power (each the largest within ±3 bins, so harmonics of voices down to
-/// ~70 Hz count and window sidelobes do not), joined linearly in log magnitude. Voices are
-/// harmonic, so this follows formants as narrow as the harmonic spacing, where a cepstral
-/// lifter short enough to ignore the pitch would blur them. Gains are limited to ±36 dB.
+/// ~70 Hz count and window sidelobes do not), joined in log magnitude by cubic Hermite
+/// segments whose slopes at a peak are those of the line through its two neighbours
+/// (Catmull–Rom on unequal spacing), held within `overshoot` of the segment's ends: a formant
+/// whose top lies between two harmonics rises above them as a smooth envelope does, where a
+/// straight join cut it off (a lower output harmonic there, after a shift, than the voice's
+/// envelope). Voices are harmonic, so this follows formants as narrow as the harmonic
+/// spacing, where a cepstral lifter short enough to ignore the pitch would blur them. Gains
+/// are limited to ±36 dB.
+///
+/// On a segment from peak p0 (value a, slope m0) to p1 (b, m1), h = p1 − p0, t = (k − p0)/h:
+///
+///     E(k) = (2t³ − 3t² + 1)·a + (t³ − 2t² + t)·h·m0 + (−2t³ + 3t²)·b + (t³ − t²)·h·m1,
+///     m at peak i = (E_{i+1} − E_{i−1})/(p_{i+1} − p_{i−1})   (one-sided at the first and last)
 /// Scratch state: one thread at a time (the vocoder that owns it).
 final class FormantCorrection {
     /// Bins per spectrum, N/2 + 1.
     let bins: Int
     /// The per-bin gains of the last `update`.
     let gains: UnsafeMutablePointer<Float>
-    private let logEnvelope: UnsafeMutablePointer<Float>
+    /// ln |E| of the last `update`, per bin.
+    let logEnvelope: UnsafeMutablePointer<Float>
     private let peaks: UnsafeMutablePointer<Int32>
 
+    /// How far (ln magnitude, 6 dB) a segment may rise above its higher end or fall below
+    /// its lower one.
+    static let overshoot: Float = 0.69, undershoot: Float = 0.69
     /// Buffers for spectra of `bins` bins (control side).
     init(bins: Int) {
         self.bins = bins
@@ -59,7 +73,14 @@ final class FormantCorrection {
             } else {
                 let p1 = Int(peaks[q + 1])
                 let a = 0.5 * Libm.logf(power[p0] + 1e-20), b = 0.5 * Libm.logf(power[p1] + 1e-20)
-                logEnvelope[k] = a + (b - a) * Float(k - p0) / Float(p1 - p0)
+                let h = Float(p1 - p0), t = Float(k - p0) / h
+                // tangents from the neighbouring peaks (one-sided at the ends)
+                let pm = q > 0 ? Int(peaks[q - 1]) : p0, pp = q + 2 < count ? Int(peaks[q + 2]) : p1
+                let ym = q > 0 ? 0.5 * Libm.logf(power[pm] + 1e-20) : a, yp = q + 2 < count ? 0.5 * Libm.logf(power[pp] + 1e-20) : b
+                let m0 = (b - ym) / Float(p1 - pm), m1 = (yp - a) / Float(pp - p0)
+                let t2 = t * t, t3 = t2 * t
+                let y = (2 * t3 - 3 * t2 + 1) * a + (t3 - 2 * t2 + t) * h * m0 + (-2 * t3 + 3 * t2) * b + (t3 - t2) * h * m1
+                logEnvelope[k] = min(max(y, min(a, b) - Self.undershoot), max(a, b) + Self.overshoot)
             }
         }
         let r = Float(ratio)
