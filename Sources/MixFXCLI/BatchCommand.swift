@@ -278,7 +278,7 @@ struct BatchCommand {
         // what killed batches (SIGKILL, a lost node) left behind in the output folders
         var folders = Set<FileIdentity>()
         for j in jobs where folders.insert(FileIdentity(path: FileIdentity.folder(of: j.output))).inserted {
-            OutputFile.removeStaleTemporaries(besides: j.output)
+            OutputFile.removeStaleTemporaries(besides: j.output, inputs: j.command.otherInputs)
         }
         let started = Date()
         let shared = BatchWork(command: self, jobs: jobs)

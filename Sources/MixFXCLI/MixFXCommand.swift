@@ -125,11 +125,11 @@ public enum MixFXCommand {
             Terminal.printError("mixfx: error: \(error.message)")
             if arguments.contains("--json") {
                 let text = jsonText(["error": ["code": Int(error.exitCode), "message": error.message] as [String: Any]])
-                // (stdout is for the audio with -o -: nothing else goes there)
+                // (stdout is for the audio with -o -: nothing else goes there; nor where it is an input)
                 let audioOnStdout = arguments.contains("--output=-") || zip(arguments, arguments.dropFirst()).contains {
                     ["-o", "--output"].contains($0.0) && $0.1 == OutputFile.standardOutputPath
                 }
-                if audioOnStdout { Terminal.writeError(text + "\n") } else { print(text) }
+                if audioOnStdout || OutputFile.standardOutputIsAnInput.load(ordering: .relaxed) { Terminal.writeError(text + "\n") } else { print(text) }
             }
             return error.exitCode
         }
