@@ -92,6 +92,10 @@ public enum MixFXCommand {
                 print("mixfx \(version)")
                 return 0
             }
+            // a DSP copy forced by the environment must be one there is
+            if ["render", "batch", "play", "analyze", "eq-curve"].contains(first), let forced = DSPCopy.forcedName, DSPCopy(rawValue: forced) == nil {
+                throw .usage("MIXFX_DSP=\(forced.debugDescription) is not a DSP copy (allowed: baseline, avx2, or unset for the fastest this CPU runs)")
+            }
             switch first {
             case "-h", "--help": HelpLayout.print(help); return 0
             case "help":
