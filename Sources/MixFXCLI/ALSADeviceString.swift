@@ -33,6 +33,9 @@ enum ALSADeviceString {
     struct Writes: Equatable, Sendable {
         var files: [String] = []
         var unaccounted: String?
+        /// Every argument value at any depth: a definition of the ALSA configuration may make
+        /// one of them its file (`pcm.rec { @args [ F ] ... type file file $F }`).
+        var values: [String] = []
     }
 
     /// Nesting deeper than this (a value that is a device whose value is a device ...) is not
@@ -67,6 +70,7 @@ enum ALSADeviceString {
             if !error.alsaFailsToo || mentionsWriter(device) { result.unaccounted = "\(error.reason) in '\(text(device))'" }
             return
         }
+        result.values += arguments.map(\.value)
         if let parameters = fileWriters[name] {
             for (position, argument) in arguments.enumerated() {
                 let parameter: String

@@ -6,9 +6,10 @@ import MixFX
 /// when the device opens: mixfx cannot make that open exclusive, so it refuses what it can see
 /// beforehand instead (an input, an existing file without --force, a link, a missing folder, a
 /// name ALSA rewrites, a command). A file put in the way between the check and the open is not
-/// caught. Files named by the device string are checked in full (`ALSADeviceString`); files a
-/// definition of the ALSA configuration chose (`ALSAFilePlugins`) only for being an input or a
-/// link: the configuration is the user's own, for every program.
+/// caught. Files named by the device string are checked in full (`ALSADeviceString`, and any
+/// argument value a definition of the ALSA configuration makes its file); files such a
+/// definition chose itself (`ALSAFilePlugins`) only for being an input or a link: the
+/// configuration is the user's own, for every program.
 enum DeviceFileCheck {
     /// Refuses `device` (exit 2, the value and what is allowed named) unless every file it would
     /// write is accounted for and allowed; `reads` are the session's inputs, `force` lets an
@@ -29,6 +30,11 @@ enum DeviceFileCheck {
         // configuration chose, as it does for every program: still never an input, never
         // through a link
         for file in ALSAFilePlugins.files(device: device) ?? [] where !writes.files.contains(file) {
+            // a value of the device string that a definition made its file: named here, checked in full
+            if writes.values.contains(file) {
+                try checkFile(file, device: device, reads: reads, force: force)
+                continue
+            }
             if file.hasPrefix("|") || file.contains("%") { continue }
             if let input = reads.member(file) {
                 throw .usage("--device: '\(device)' would write to '\(file)'\(input == file ? "" : " ('\(input)')") (a file plugin of the ALSA configuration), a file this session reads; give the device another file")

@@ -42,6 +42,8 @@ import TestSupport
         #expect(files("file:{ FILE = in.wav ; FORMAT = raw }") == ["in.wav"])
         #expect(files("file:'a%c.wav'") == ["a%c.wav"])
         #expect(files("mydevice:'plug:\"tee:null,deep.raw\"'") == ["deep.raw"])
+        #expect(files("rate:SLAVE='file:x.raw'") == ["x.raw"])
+        #expect(ALSADeviceString.writes("rec:notes").values == ["notes"])
     }
 
     /// What cannot be read with certainty is not guessed at: a configuration beyond flat pairs,
@@ -71,6 +73,7 @@ import TestSupport
                   @args.FORMAT { type string default raw } type file slave.pcm $SLAVE file $FILE format $FORMAT }
         pcm.plug { @args [ SLAVE ] @args.SLAVE { type string } type plug slave.pcm $SLAVE }
         pcm.tapin { type file slave.pcm null file "in.wav" format raw }
+        pcm.rec { @args [ F ] @args.F { type string } type file slave.pcm null file $F format raw }
         pcm.tapnotes { type plug slave { pcm { type file slave.pcm null file "notes" format raw } } }
         """.utf8).write(to: URL(fileURLWithPath: conf))
         var env = ProcessInfo.processInfo.environment
@@ -110,6 +113,8 @@ import TestSupport
             ("in.wav", "plug:{SLAVE {type file file in.wav}}", [], "cannot tell"),
             ("in.wav", "tapin", [], "a file plugin of the ALSA configuration"),
             ("in.wav", "plug:tapin", ["--force"], "reads"),
+            ("in.wav", "rec:notes", [], "--force"),
+            ("in.wav", "plug:'rec:\"a%c.wav\"'", [], "%c channels"),
         ]
         for c in cases {
             let r = try MixFXBinary.run(["play", c.track, "--device", c.device, "--no-ui"] + c.extra, cwd: dir.path, environment: env)
