@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MixFXCLI
+import MixFXIO
 import TestSupport
 
 /// `mixfx play --device`: every file an ALSA device string would have the file plugin write, at
@@ -59,6 +60,49 @@ import TestSupport
         #expect(ALSADeviceString.writes(String(repeating: "plug:", count: 15) + "file:x.raw").files == ["x.raw"])
         #expect(ALSADeviceString.writes("hw:'0") == ALSADeviceString.Writes())
         #expect(ALSADeviceString.writes("hw:0,") == ALSADeviceString.Writes())
+    }
+
+    /// Any name, quoted as alsa-lib reads quotes (a backslash before the quote and before a
+    /// backslash), is found again exactly, alone and nested two deep inside plug: and tee:;
+    /// arbitrary strings of the grammar's characters never crash the reading.
+    @Test func quotedNamesComeBackExactly() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("ab.,=:'\"\\ {}%|$@/\tfiletee")
+        func quote(_ s: String, _ q: Character) -> String {
+            String(q) + s.map { $0 == q || $0 == "\\" ? "\\\($0)" : String($0) }.joined() + String(q)
+        }
+        for _ in 0..<2_000 {
+            let name = String((0..<Int.random(in: 1...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            let alone = "file:" + quote(name, "'") + ",raw"
+            #expect(files(alone) == [name], "\(alone)")
+            let nested = "plug:" + quote("tee:" + quote("plug:" + quote(alone, "'"), "\"") + ",other.raw", "'")
+            #expect(files(nested) == [name, "other.raw"], "\(nested)")
+            let junk = String((0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            _ = ALSADeviceString.writes(junk)
+            _ = ALSADeviceString.writes("file:" + junk)
+            _ = ALSADeviceString.writes("plug:{" + junk + "}")
+        }
+    }
+
+    /// alsa-lib itself is the oracle: for names and random strings of the grammar's characters
+    /// after file:, tee: and plug:, every file ALSA's own expansion of the string has a file
+    /// plugin write (with the system's alsa.conf, which defines them) is one this reading found,
+    /// or the string is refused.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/alsa/alsa.conf")
+                   && ProcessInfo.processInfo.environment["ALSA_CONFIG_PATH"] == nil))
+    func alsaLibWritesNothingThisReadingMissed() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("ab.,=:'\"\\ {}%|$/\tfileFILEteeSLAVEplug")
+        var agreed = 0
+        for round in 0..<3_000 {
+            let junk = String((0..<Int.random(in: 0...30, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            let device = ["file:", "tee:null,", "plug:", "plug:file:", "tee:"][round % 5] + junk
+            guard let written = ALSAFilePlugins.files(device: device), !written.isEmpty else { continue }
+            let found = ALSADeviceString.writes(device)
+            #expect(found.unaccounted != nil || Set(written).isSubset(of: Set(found.files)), "\(device): ALSA \(written), found \(found)")
+            if found.unaccounted == nil { agreed += 1 }
+        }
+        #expect(agreed > 100)   // enough strings alsa-lib took for the comparison to mean something
     }
 
     /// An ALSA configuration of its own (the whole configuration: nothing on the machine
