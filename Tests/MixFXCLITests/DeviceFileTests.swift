@@ -85,7 +85,7 @@ import TestSupport
     }
 
     /// alsa-lib itself is the oracle: for names and random strings of the grammar's characters
-    /// after file:, tee: and plug:, every file ALSA's own expansion of the string has a file
+    /// after file:, tee: and plug: (and in their { } form), every file ALSA's own expansion of the string has a file
     /// plugin write (with the system's alsa.conf, which defines them) is one this reading found,
     /// or the string is refused.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/alsa/alsa.conf")
@@ -96,7 +96,9 @@ import TestSupport
         var agreed = 0
         for round in 0..<3_000 {
             let junk = String((0..<Int.random(in: 0...30, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
-            let device = ["file:", "tee:null,", "plug:", "plug:file:", "tee:"][round % 5] + junk
+            let (prefix, suffix) = [("file:", ""), ("tee:null,", ""), ("plug:", ""), ("plug:file:", ""), ("tee:", ""),
+                                    ("file:{FILE ", "}"), ("plug:{SLAVE ", "}"), ("file:{", "}")][round % 8]
+            let device = prefix + junk + suffix
             guard let written = ALSAFilePlugins.files(device: device), !written.isEmpty else { continue }
             let found = ALSADeviceString.writes(device)
             #expect(found.unaccounted != nil || Set(written).isSubset(of: Set(found.files)), "\(device): ALSA \(written), found \(found)")
