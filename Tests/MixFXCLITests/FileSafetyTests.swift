@@ -164,8 +164,8 @@ import TestSupport
             #expect(r.status == 2 && r.stderr.contains("--device") && r.stderr.contains("reads"), "\(device): \(r.stderr)")
         }
         #expect(bytes(input) == before)
-        #expect(PlayCommand.filesNamed(byDevice: "file:'a,b.raw',raw") == ["a,b.raw", "raw"])
-        #expect(PlayCommand.filesNamed(byDevice: "default").isEmpty)
+        #expect(ALSADeviceString.writes("file:'a,b.raw',raw").files == ["a,b.raw"])
+        #expect(ALSADeviceString.writes("default") == ALSADeviceString.Writes())
     }
 
     // MARK: batch
