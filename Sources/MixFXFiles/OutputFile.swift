@@ -20,7 +20,10 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
     case noFolder(path: String, folder: String)
     /// The folder exists but this process may not create files in it.
     case folderNotWritable(path: String, folder: String, reason: String)
-    /// The file system refused (no permission, no space, a name too long, ...).
+    /// The path cannot name a file to write (empty, a folder's, a name too long, a loop of
+    /// links): the command line's mistake.
+    case badPath(path: String, reason: String)
+    /// The file system refused (no permission, no space, ...).
     case cannotCreate(path: String, reason: String)
 
     /// The setting that allows replacing an existing file, as `description(naming:)` passes it
@@ -51,7 +54,7 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
             "cannot create '\(p)': the folder '\(f)' does not exist (create it first, e.g. mkdir -p '\(f)')"
         case .folderNotWritable(let p, let f, let r): "cannot create '\(p)': files cannot be created in the folder '\(f)' (\(r))"
         case .cannotCreate(let p, let r) where p == OutputFile.standardOutputPath: "cannot write to standard output: \(r)"
-        case .cannotCreate(let p, let r): "cannot create '\(p)': \(r)"
+        case .cannotCreate(let p, let r), .badPath(let p, let r): "cannot create '\(p)': \(r)"
         }
     }
 }
@@ -131,16 +134,16 @@ public final class OutputFile: Sendable {
             (folderFD, folderPath) = try OutputFile.standardOutputFolder(beside: inputs, alsoInputs)
             return
         }
-        guard !path.isEmpty else { throw .cannotCreate(path: path, reason: "the path is empty") }
+        guard !path.isEmpty else { throw .badPath(path: path, reason: "the path is empty") }
         guard !path.hasSuffix("/") else {
-            throw .cannotCreate(path: path, reason: "the path ends in '/', so it names a folder; give a file name")
+            throw .badPath(path: path, reason: "the path ends in '/', so it names a folder; give a file name")
         }
         let target = path
         var st = stat()
         if let l = FileSystem.linkStatus(path), (l.st_mode & S_IFMT) == S_IFLNK {
             let linked = FileSystem.linkTarget(path) ?? "?"
             guard FileSystem.resolved(path) != nil else {
-                if errno == ELOOP { throw .cannotCreate(path: path, reason: "its symbolic links form a loop") }
+                if errno == ELOOP { throw .badPath(path: path, reason: "its symbolic links form a loop") }
                 throw .danglingLink(path: path, target: linked)
             }
             throw .symbolicLink(path: path, target: linked)
@@ -149,10 +152,10 @@ public final class OutputFile: Sendable {
         let folder = FileIdentity.folder(of: target)
         name = FileIdentity.name(of: target)
         guard name != "." && name != ".." else {
-            throw .cannotCreate(path: path, reason: "'\(name)' names a folder; give a file name")
+            throw .badPath(path: path, reason: "'\(name)' names a folder; give a file name")
         }
         guard PathBytes.bytes(name).count <= 255 else {
-            throw .cannotCreate(path: path, reason: "the file name is \(PathBytes.bytes(name).count) bytes; a name holds at most 255")
+            throw .badPath(path: path, reason: "the file name is \(PathBytes.bytes(name).count) bytes; a name holds at most 255")
         }
         let fd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {

@@ -102,6 +102,10 @@ import TestSupport
             ("\"$M\" render in.wav -o - --type wav >&-", 1, "standard output is closed"),
             ("\"$M\" render - -o o.wav <&-", 1, "standard input is closed"),
             ("\"$M\" render in.wav -o - --type .mp3 > o", 2, "not a container mixfx writes"),
+            // a path that cannot name a file is the command line's mistake: exit 2, as documented
+            ("\"$M\" render in.wav -o o/", 2, "so it names a folder"),
+            ("\"$M\" render in.wav -o $(printf 'x%.0s' $(seq 256)).wav", 2, "a name holds at most 255"),
+            ("ln -s l2 l1; ln -s l1 l2; \"$M\" render in.wav -o l1", 2, "form a loop"),
             // with --json the error's JSON goes to stderr too
             ("\"$M\" render in.wav --volume 4 --strict --json -o - --type wav > o", 1, "{\n  \"error\""),
         ] {
