@@ -350,16 +350,20 @@ struct RenderCommand {
         return (engine, renderer, plan)
     }
 
+    /// The bytes of `--report` for a finished render (a page for `.html`, else JSON); nil when
+    /// no report is asked for.
+    func reportData(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout) -> Data? {
+        guard let reportPath else { return nil }
+        let obj = RenderReportJSON.object(report, session: resolved, layout: layout)
+        if reportPath.lowercased().hasSuffix(".html") {
+            return Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
+        }
+        return Data(jsonText(obj).utf8)
+    }
+
     /// Writes `--report` (if asked) for a finished render.
     func writeReport(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout, overwrite: Bool) throws(CLIError) {
-        guard let reportPath else { return }
-        let obj = RenderReportJSON.object(report, session: resolved, layout: layout)
-        let data: Data
-        if reportPath.lowercased().hasSuffix(".html") {
-            data = Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
-        } else {
-            data = Data(jsonText(obj).utf8)
-        }
+        guard let reportPath, let data = reportData(report, resolved, layout) else { return }
         guard FileIdentity(path: reportPath) != outputIdentity else {
             throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
         }
