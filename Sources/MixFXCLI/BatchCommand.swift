@@ -389,7 +389,8 @@ struct BatchCommand {
         for (what, path) in job.writtenFiles {
             guard let st = FileSystem.linkStatus(path), (st.st_mode & S_IFMT) == S_IFLNK else { continue }
             let target = FileSystem.linkTarget(path).map { " (to '\($0)')" } ?? ""
-            throw .usage("the \(what) '\(path)' is a symbolic link\(target); a batch never writes through a link: remove it, or name the file itself in the manifest")
+            let fix = what == "output" ? "remove it, or name the file itself in the manifest" : "remove it"
+            throw .usage("the \(what) '\(path)' is a symbolic link\(target); a batch never writes through a link: \(fix)")
         }
     }
 

@@ -28,12 +28,14 @@ struct BatchJob {
     /// A hash of everything the output's and the report's bytes depend on: mixfx's version, the
     /// output and report paths, the container (`--type`: `out/x.bin` may be any), the resolved
     /// settings (every track value and lane, sample format and rate, channels, dither, clipping,
-    /// limiter, normalisation) and each input's path and what is at it: device, inode, size,
+    /// limiter, normalisation) and each input's path and what is at it: inode, size,
     /// modification and change times to the nanosecond (FNV-1a, 64 bits). The change time
     /// (ctime) is set by the system whenever a file is written, replaced or renamed, and no
     /// `touch` or archive can set it back, so another recording put at a track's name (the
     /// same size and a normalised mtime: `tar --mtime`, a store's mtime 1, a relinked take) is
-    /// rendered again.
+    /// rendered again. (Not the device: a network file system's device number is given by
+    /// each client when it mounts, so it differs between the machines of a cluster, and every
+    /// job would be rendered again on another node; inode and ctime come from the server.)
     func fingerprint() -> String {
         var text = "mixfx \(MixFXCommand.version)\u{1F}\(output)\u{1F}\(command.reportPath ?? "")\u{1F}"
         text += "type \(command.container?.rawValue ?? "from the name")\u{1F}"
@@ -41,7 +43,7 @@ struct BatchJob {
         for input in resolved.inputs {
             text += "\u{1F}\(input)"
             if let st = FileSystem.status(input) {
-                text += "\u{1F}\(st.st_dev):\(st.st_ino)\u{1F}\(st.st_size)"
+                text += "\u{1F}\(st.st_ino)\u{1F}\(st.st_size)"
                 text += "\u{1F}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)\u{1F}\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
             } else {
                 text += "\u{1F}missing"
