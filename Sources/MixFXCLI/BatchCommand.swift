@@ -143,8 +143,9 @@ struct BatchCommand {
         let flag = flagCount.map { "--shard auto/\($0)" } ?? "--shard auto"
         func int(_ key: String) throws(CLIError) -> Int? {
             guard let text = env[key] else { return nil }
-            guard let v = Int(text.trimmingCharacters(in: .whitespaces)) else {
-                throw .usage("\(flag): \(key)='\(text)' is not a whole number")
+            // (digits only: a sign, spaces or another form is a mistake somewhere)
+            guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), let v = Int(text) else {
+                throw .usage("\(flag): \(key)='\(text)' is not a whole number (digits only)")
             }
             return v
         }
@@ -161,8 +162,9 @@ struct BatchCommand {
         guard let first = found.first else {
             throw .usage("\(flag): no shard index in the environment (MIXFX_SHARD_INDEX, JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); give --shard I/N")
         }
-        if let other = found.first(where: { $0.value != first.value }) {
-            throw .usage("\(flag): \(first.key)=\(first.value) and \(other.key)=\(other.value) disagree; set one (or MIXFX_SHARD_INDEX to choose)")
+        // MIXFX_SHARD_INDEX, when set, chooses; the schedulers' own must agree
+        if first.key != "MIXFX_SHARD_INDEX", let other = found.first(where: { $0.value != first.value }) {
+            throw .usage("\(flag): \(first.key)=\(first.value) and \(other.key)=\(other.value) disagree; set MIXFX_SHARD_INDEX to choose")
         }
         guard let n = count else {
             throw .usage("\(flag): \(first.key) is \(first.value) but the number of shards is not known: give --shard auto/N or set MIXFX_SHARD_COUNT (N is how many shards the manifest is split into, the same in every submission; the size of this submission, SLURM_ARRAY_TASK_COUNT, is not it)")
@@ -283,7 +285,7 @@ struct BatchCommand {
         // what killed batches (SIGKILL, a lost node) left behind in the output folders
         var folders = Set<FileIdentity>()
         for j in jobs where folders.insert(FileIdentity(path: FileIdentity.folder(of: j.output))).inserted {
-            OutputFile.removeStaleTemporaries(besides: j.output)
+            OutputFile.removeStaleTemporaries(besides: j.output, inputs: j.command.otherInputs)
         }
         let started = Date()
         let shared = BatchWork(command: self, jobs: jobs)

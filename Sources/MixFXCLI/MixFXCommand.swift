@@ -92,6 +92,10 @@ public enum MixFXCommand {
                 print("mixfx \(version)")
                 return 0
             }
+            // a DSP copy forced by the environment must be one there is
+            if ["render", "batch", "play", "analyze", "eq-curve"].contains(first), let forced = DSPCopy.forcedName, DSPCopy(rawValue: forced) == nil {
+                throw .usage("MIXFX_DSP=\(forced.debugDescription) is not a DSP copy (allowed: baseline, avx2, or unset for the fastest this CPU runs)")
+            }
             switch first {
             case "-h", "--help": HelpLayout.print(help); return 0
             case "help":
@@ -125,11 +129,11 @@ public enum MixFXCommand {
             Terminal.printError("mixfx: error: \(error.message)")
             if arguments.contains("--json") {
                 let text = jsonText(["error": ["code": Int(error.exitCode), "message": error.message] as [String: Any]])
-                // (stdout is for the audio with -o -: nothing else goes there)
+                // (stdout is for the audio with -o -: nothing else goes there; nor where it is an input)
                 let audioOnStdout = arguments.contains("--output=-") || zip(arguments, arguments.dropFirst()).contains {
                     ["-o", "--output"].contains($0.0) && $0.1 == OutputFile.standardOutputPath
                 }
-                if audioOnStdout { Terminal.writeError(text + "\n") } else { print(text) }
+                if audioOnStdout || OutputFile.standardOutputIsAnInput.load(ordering: .relaxed) { Terminal.writeError(text + "\n") } else { print(text) }
             }
             return error.exitCode
         }

@@ -39,9 +39,11 @@ struct PlayCommand {
     takes the settings of `mixfx render` (--preset, --track, --bass, --pitch, ..., see mixfx
     render --help) and:
 
-      --device NAME       ALSA PCM (default "default"; `mixfx devices` lists them). A device that
-                          writes a file (file:'out.raw',raw) never writes over an input, nor
-                          over an existing file without --force
+      --device NAME       ALSA PCM (default "default"; `mixfx devices` lists them). A file the
+                          device string names for writing, at any depth (file:'out.raw',raw,
+                          tee:default,'out.raw',raw, plug:'file:out.raw') may not be an input, a
+                          link, or an existing file without --force; a name with % (ALSA fills
+                          in the rate, channels...) or a |command is refused
       --buffer-ms MS      device buffer (default 50): the control-to-sound latency
       --period-ms MS      render block (default a quarter of the buffer)
     \(SettingFlags.entry(SettingFlags.placeholder(.sampleFormat, column: 20), "ask the device for \(SessionOption.sampleFormat.spec.choices.joined(separator: ", ")) (default \(SampleFormat.f32.rawValue), or what it takes)", column: 20))
@@ -51,7 +53,8 @@ struct PlayCommand {
       --loop              start again at the end
       --start SECONDS     start position
     \(SettingFlags.entry(SettingFlags.placeholder(.limitDBTP, column: 20), "the master limiter (true peak, default \(fmt(SessionOption.limitDBTP.spec.defaultValue!)) dBTP; adds \(limiterLatencyText) of latency)", column: 20))
-      --force             a device that writes a file may replace one that exists (never an input)
+      --force             a device that writes a file may replace one that exists (never an
+                          input, never through a link)
       --no-ui             no terminal mixer: read control commands from stdin
       -q, --quiet         no closing line on stderr
       --json              print the closing report as JSON
@@ -146,47 +149,10 @@ struct PlayCommand {
         return cmd
     }
 
-    /// The files an ALSA device string names in its arguments (`file:'out.raw',raw`,
-    /// `file:FILE=out.raw`, `tee:default,'copy.raw'`): every argument, its `KEY=` and quotes
-    /// taken off. Plugins such as `file` and `tee` write (and truncate) the file they are given
-    /// as soon as the device opens, so none of them may be an input.
-    static func filesNamed(byDevice device: String) -> [String] {
-        guard let colon = device.firstIndex(of: ":") else { return [] }
-        var parts: [String] = []
-        var current = ""
-        var quote: Character?
-        for c in device[device.index(after: colon)...] {
-            if let q = quote {
-                if c == q { quote = nil } else { current.append(c) }
-            } else if c == "'" || c == "\"" {
-                quote = c
-            } else if c == "," {
-                parts.append(current)
-                current = ""
-            } else {
-                current.append(c)
-            }
-        }
-        parts.append(current)
-        return parts.compactMap { part in
-            var p = part
-            if let eq = p.firstIndex(of: "="), p[..<eq].allSatisfy({ $0.isLetter || $0 == "_" }) { p = String(p[p.index(after: eq)...]) }
-            return p.isEmpty ? nil : p
-        }
-    }
-
     func execute() throws(CLIError) -> Int32 {
         let resolved = try session.resolveAll()
         let reads = FileIdentitySet(resolved.inputs + session.presetFiles)
-        for file in PlayCommand.filesNamed(byDevice: options.device) {
-            if let input = reads.member(file) {
-                throw .usage("--device: '\(options.device)' would write to '\(file)'\(input == file ? "" : " ('\(input)')"), a file this session reads; give the device another file")
-            }
-            // a plugin such as `file` truncates an existing file (and follows a link) when it opens
-            if !force && FileSystem.exists(file) && file.contains(where: { $0 == "." || $0 == "/" }) {
-                throw .usage("--device: '\(options.device)' would write over '\(file)', which exists; use --force to let it")
-            }
-        }
+        try DeviceFileCheck.check(device: options.device, reads: reads, force: force)
         var opts = options
         opts.sampleFormat = resolved.sampleFormat
         var sources: [StreamingSource] = []

@@ -212,6 +212,14 @@ struct RenderCommand {
 
     func execute() throws(CLIError) -> Int32 {
         let resolved = try session.resolveAll()
+        if printPreset || dryRun {
+            // the text printed (a preset, a dry run, an analysis) must not land in an input
+            var reads = otherInputs
+            for p in resolved.inputs + presetFiles where p != StandardInput.path { reads.insert(p) }
+            do throws(OutputFileError) { try OutputFile.checkStandardOutputText(beside: reads) } catch {
+                throw RenderCommand.map(.output(error), resolved)
+            }
+        }
         if printPreset {
             print(String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self))
             return 0
@@ -246,7 +254,11 @@ struct RenderCommand {
         }
         renderer.overwrite = force
         // what killed renders (SIGKILL, power loss) left beside the output
-        if !writesStandardOutput { OutputFile.removeStaleTemporaries(besides: output) }
+        if !writesStandardOutput {
+            var reads = otherInputs
+            for p in resolved.inputs + presetFiles where p != StandardInput.path { reads.insert(p) }
+            OutputFile.removeStaleTemporaries(besides: output, inputs: reads)
+        }
         let bar = !quiet && Terminal.isTerminal(2) ? ProgressBar() : nil
         renderer.progress = { done, total in bar?.update(done: done, total: total) }
         Terminal.installStopHandlers()

@@ -137,6 +137,11 @@ public final class PitchShifter: @unchecked Sendable {
         @_noAllocation @_noLocks
         get {
             guard let parts else { return inputTime }
+            // (a switch running: the incoming state's, which a change glides on and is heard from)
+            if let pitchSwitch, pitchSwitch({ $0.isRunning }) {
+                let incoming = pitchSwitch { $0.vocoder }
+                return incoming { $0.nextAnalysisCentre }
+            }
             return parts.vocoder { $0.nextAnalysisCentre }
         }
     }

@@ -27,10 +27,13 @@ public enum DSPCopy: String, Sendable {
     /// Whether this CPU (and OS) can run the AVX2 copy.
     public static let cpuHasAVX2 = mixfx_cpu_has_avx2_fma() != 0
 
+    /// `MIXFX_DSP`'s value, nil when it is unset or empty (the CLI refuses a value that is not
+    /// a copy's name).
+    public static let forcedName: String? = getenv("MIXFX_DSP").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+
     /// The copy this process runs.
     public static let active: DSPCopy = {
-        let forced = getenv("MIXFX_DSP").map { String(cString: $0) }
-        if forced == "baseline" { return .baseline }
+        if forcedName == "baseline" { return .baseline }
         return cpuHasAVX2 ? .avx2 : .baseline
     }()
 

@@ -363,6 +363,12 @@ final class TrackKernel: @unchecked Sendable {
     /// so a lane written from it plays it at the same frames.
     @inline(__always)
     private func pitchHeardFrame(_ shifter: ShifterRef, tempo: Double?, atOutput: Bool = false) -> Int {
+        LoopPosition.frame(pitchHeardTimelineFrame(shifter, tempo: tempo, atOutput: atOutput), period: loopFrames)
+    }
+
+    /// `pitchHeardFrame` on the timeline, before it is taken within the pass.
+    @inline(__always)
+    private func pitchHeardTimelineFrame(_ shifter: ShifterRef, tempo: Double?, atOutput: Bool) -> Int {
         let t = atOutput ? shifter.inputTime : shifter.nextFrameInputTime
         let f: Int
         if let map = tempoMapRef {
@@ -371,7 +377,7 @@ final class TrackKernel: @unchecked Sendable {
         } else {
             f = songBase + Int(Libm.roundedDown(t / (tempo ?? 1)))
         }
-        return LoopPosition.frame(f, period: loopFrames)
+        return f
     }
 
     /// Live: the cents a streaming shifter plays from now: a hand's (touch, recorded), else a
@@ -385,7 +391,15 @@ final class TrackKernel: @unchecked Sendable {
         guard let touch = step.pitchTouch else { return step.pitchLaneCents ?? hand }
         let touched = step.pitch! { $0.isTouched }
         let cents = touched ? hand : step.pitchLaneCents ?? hand
-        let switches = shifter.switches(toCents: cents)
+        var switches = shifter.switches(toCents: cents)
+        let period = loopFrames   // (values first: no `self` right of `&&`)
+        if switches && period > 0 {
+            // (looping: the points recorded ahead are already in the next pass, out of a cut's
+            // reach; the change is recorded where the next frame is heard, as a glide's is)
+            let ahead = pitchHeardTimelineFrame(shifter, tempo: step.fixedTempo, atOutput: false)
+            let out = pitchHeardTimelineFrame(shifter, tempo: step.fixedTempo, atOutput: true)
+            if LoopPosition.frame(ahead, period: period) - ahead != LoopPosition.frame(out, period: period) - out { switches = false }
+        }
         let frame = pitchHeardFrame(shifter, tempo: step.fixedTempo, atOutput: switches)
         _ = touch { $0.record(0, touched: touched, atFrame: frame, value: hand, cutsBack: switches) }
         return cents
@@ -715,9 +729,10 @@ final class TrackKernel: @unchecked Sendable {
                     done += m
                 }
             } else if step.streaming {
-                shifter.setPitchCents(livePitchCents(step, shifter))
+                // (the tempo first: `switches(toCents:)` reads it)
                 shifter.setPreserveFormants(step.formant!.value != 0)
                 shifter.setTempo(step.fixedTempo ?? step.rate!.clampedValue)
+                shifter.setPitchCents(livePitchCents(step, shifter))
                 switch shifter {
                 case .baseline(let s):
                     s._withUnsafeGuaranteedRef { $0.shift(live: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pullInput) }

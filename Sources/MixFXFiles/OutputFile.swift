@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Why mixfx would not write a file where it was asked to. In every case nothing is left at the
 /// path, and a file that was there is untouched.
@@ -11,6 +12,8 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
     case notRegular(path: String, kind: String)
     /// A symbolic link whose target does not exist.
     case danglingLink(path: String, target: String)
+    /// A symbolic link (mixfx never writes through one).
+    case symbolicLink(path: String, target: String)
     /// Another process created the file while mixfx was writing its own.
     case appeared(path: String)
     /// The folder the file would go in does not exist (or is not a folder).
@@ -34,12 +37,14 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
         return switch self {
         case .exists(let p): "'\(p)' exists; use \(overwrite) to overwrite it"
         case .isInput(let p) where p == OutputFile.standardOutputPath:
-            "standard output (-o -) is redirected into one of the inputs; send it elsewhere"
+            "standard output is redirected into one of the inputs; send it elsewhere"
         case .isInput(let p): "'\(p)' is one of the inputs; choose another output file"
         case .notRegular(let p, let kind):
             "'\(p)' is a \(kind), not a regular file; mixfx writes regular files only (choose a file path)"
         case .danglingLink(let p, let t):
             "'\(p)' is a symbolic link to '\(t)', which does not exist; give a file path (or create the target)"
+        case .symbolicLink(let p, let t):
+            "'\(p)' is a symbolic link (to '\(t)'); mixfx never writes through a link: give the file's own path, or remove the link"
         case .appeared(let p):
             "'\(p)' was created by another process while mixfx was writing; it was kept and this output was discarded (use \(overwrite) to replace it)"
         case .noFolder(let p, let f):
@@ -62,17 +67,24 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
 ///   O_EXCL | O_NOFOLLOW`, mode 0600, relative to the folder opened once. A link, FIFO or file
 ///   planted under any name is never opened, followed or waited on; the writer gets the
 ///   descriptor, never the name.
-/// - A symbolic link at the path is followed: the file it points to is replaced (with
-///   `overwrite`), the link stays. A link to nothing is refused.
+/// - A symbolic link at the path is refused, with `overwrite` too (a link someone planted would
+///   send the file elsewhere); links among the folders above it are followed (the folder is
+///   opened once, and the name is checked and written relative to it).
 /// - Directories, FIFOs, devices and sockets are refused.
-/// - A replaced file keeps its permission bits; a new one gets 0666 less the umask.
+/// - "Is it an input" is decided by the identity of the file at the name in the folder opened,
+///   the same folder the file is then written in; standard input counts as an input when it is
+///   a regular file (`mixfx batch - < jobs.jsonl`).
+/// - A replaced file keeps its permission bits, less set-user-ID, set-group-ID and sticky; a new
+///   one gets 0666 less the umask.
+/// - The temporary file is locked (`flock`) while it is written, so a later run's clean-up of
+///   leftovers (`removeStaleTemporaries`) can tell it from a dead process's.
 /// - The final step does not replace a file that appeared while writing unless `overwrite` is
 ///   set (a hard link is made, which fails if the name exists; on file systems without hard links
 ///   the check and the rename are two steps).
 public final class OutputFile: Sendable {
     /// The path as given.
     public let path: String
-    /// Where the file goes: `path`, or the file a symbolic link at `path` points to.
+    /// Where the file goes (`path`: a link there is refused).
     public let targetPath: String
     /// Whether a file exists at the target now (it will be replaced: `overwrite` was given).
     public let replacesExisting: Bool
@@ -123,14 +135,15 @@ public final class OutputFile: Sendable {
         guard !path.hasSuffix("/") else {
             throw .cannotCreate(path: path, reason: "the path ends in '/', so it names a folder; give a file name")
         }
-        var target = path
+        let target = path
         var st = stat()
         if let l = FileSystem.linkStatus(path), (l.st_mode & S_IFMT) == S_IFLNK {
-            guard let resolved = FileSystem.resolved(path) else {
+            let linked = FileSystem.linkTarget(path) ?? "?"
+            guard FileSystem.resolved(path) != nil else {
                 if errno == ELOOP { throw .cannotCreate(path: path, reason: "its symbolic links form a loop") }
-                throw .danglingLink(path: path, target: FileSystem.linkTarget(path) ?? "?")
+                throw .danglingLink(path: path, target: linked)
             }
-            target = resolved
+            throw .symbolicLink(path: path, target: linked)
         }
         targetPath = target
         let folder = FileIdentity.folder(of: target)
@@ -156,7 +169,9 @@ public final class OutputFile: Sendable {
         }
         folderFD = fd
         folderPath = FileSystem.resolved(folder) ?? folder
-        guard PathBytes.withCString(name, { fstatat(fd, $0, &st, 0) }) == 0 else {
+        // (the name in the folder opened: a link put there since is refused, and what is compared
+        // with the inputs is the file this folder holds, not what the path resolves to again)
+        guard PathBytes.withCString(name, { fstatat(fd, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             let e = errno
             replacesExisting = false
             replacedMode = nil
@@ -164,12 +179,17 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .cannotCreate(path: path, reason: String(cString: strerror(e)))
         }
+        if (st.st_mode & S_IFMT) == S_IFLNK {
+            close(fd)
+            throw .symbolicLink(path: path, target: FileSystem.linkTarget(path) ?? "?")
+        }
         if let kind = RegularFile.irregularKind(st.st_mode) {
             close(fd)
             throw .notRegular(path: path, kind: kind)
         }
-        let identity = FileIdentity(path: target)
-        if inputs.contains(identity) || alsoInputs.contains(where: { FileIdentity(path: $0) == identity }) {
+        let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        if inputs.contains(identity) || identity == StandardInput.fileIdentity
+            || alsoInputs.contains(where: { FileIdentity(path: $0) == identity }) {
             close(fd)
             throw .isInput(path: path)
         }
@@ -178,7 +198,7 @@ public final class OutputFile: Sendable {
             throw .exists(path: path)
         }
         replacesExisting = true
-        replacedMode = st.st_mode & 0o7777
+        replacedMode = st.st_mode & 0o777
     }
 
     /// Checks standard output as the output: it must be open and not one of the inputs (`mixfx render in.wav -o - >> in.wav`). Returns the
@@ -188,7 +208,8 @@ public final class OutputFile: Sendable {
         var st = stat()
         guard !StandardDescriptors.wasClosed(1), fstat(1, &st) == 0 else { throw .cannotCreate(path: path, reason: "standard output is closed") }
         if let id = FileIdentity(descriptor: 1), (st.st_mode & S_IFMT) == S_IFREG,
-           inputs.contains(id) || alsoInputs.contains(where: { FileIdentity(path: $0) == id }) {
+           inputs.contains(id) || id == StandardInput.fileIdentity || alsoInputs.contains(where: { FileIdentity(path: $0) == id }) {
+            standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .isInput(path: path)
         }
         let folder = UnnamedFile.temporaryFolder
@@ -198,6 +219,22 @@ public final class OutputFile: Sendable {
         }
         return (fd, folder)
     }
+
+    /// Checks that text about to be printed to standard output (a preset, a dry run) does not
+    /// go into one of `inputs` or standard input's file (`--print-preset >> p.json` with
+    /// `--preset p.json`). Control side.
+    public static func checkStandardOutputText(beside inputs: FileIdentitySet) throws(OutputFileError) {
+        var st = stat()
+        guard fstat(1, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, let id = FileIdentity(descriptor: 1) else { return }
+        if inputs.contains(id) || id == StandardInput.fileIdentity {
+            standardOutputIsAnInput.store(true, ordering: .relaxed)
+            throw .isInput(path: standardOutputPath)
+        }
+    }
+
+    /// Standard output was found to be one of the inputs: nothing, not even an error's JSON,
+    /// is to be written there.
+    public static let standardOutputIsAnInput = Atomic<Bool>(false)
 
     deinit { close(folderFD) }
 
@@ -220,7 +257,13 @@ public final class OutputFile: Sendable {
             // remembered before it exists, so a fatal signal at any instant still removes it
             TemporaryFiles.remember(full)
             let fd = openat(folderFD, tmpName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
-            if fd >= 0 { return TemporaryOutput(descriptor: fd, name: tmpName, path: full, folderFD: folderFD) }
+            if fd >= 0 {
+                // held until the descriptor closes (committed or discarded): this file is being
+                // written (`removeStaleTemporaries`); a file system without locks fails it, and
+                // the clean-up then goes by the process's number
+                _ = flock(fd, LOCK_EX | LOCK_NB)
+                return TemporaryOutput(descriptor: fd, name: tmpName, path: full, folderFD: folderFD)
+            }
             let e = errno
             TemporaryFiles.forget(full)
             errno = e
@@ -353,6 +396,9 @@ public final class OutputFile: Sendable {
         try write(bytes, to: path, alsoInputs: inputs, overwrite: overwrite)
     }
 
+    /// How long an unlocked temporary file must have been left unchanged to be a leftover.
+    public static let staleSeconds = 10.0
+
     /// 0666 less the process's umask (read once from /proc; 022 where it cannot be).
     static let newFileMode: mode_t = {
         if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
@@ -365,10 +411,15 @@ public final class OutputFile: Sendable {
 
     /// Removes the temporary files of mixfx processes of this machine that are gone (killed
     /// before they could remove their own: SIGKILL, power loss) from the folder of `path`.
-    /// Only names of mixfx's own pattern, owned by this user, regular files, of this host, whose
-    /// process no longer exists. Returns how many were removed. Control side.
+    /// Only names of mixfx's own pattern and this host's tag, regular files owned by this user,
+    /// not one of `inputs` nor standard input (a file salvaged under such a name and read), not
+    /// locked (a live writer holds its temporary's lock, whatever its process number means here:
+    /// another PID namespace on this host, a container's PID 1) and unchanged for
+    /// `staleSeconds` (a file created an instant ago is locked right after); where the file
+    /// system has no locks, whose process no longer exists. Returns how many were removed.
+    /// Control side.
     @discardableResult
-    public static func removeStaleTemporaries(besides path: String) -> Int {
+    public static func removeStaleTemporaries(besides path: String, inputs: FileIdentitySet = FileIdentitySet()) -> Int {
         let folder = FileIdentity.folder(of: path)
         let dfd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dfd >= 0 else { return 0 }
@@ -381,12 +432,24 @@ public final class OutputFile: Sendable {
             let entryName = FileSystem.entryName(entry)
             guard entryName.hasPrefix(prefix), entryName.hasSuffix(".tmp") else { continue }
             let middle = entryName.dropFirst(prefix.count).dropLast(4).split(separator: "-")
-            guard middle.count == 2, let pid = Int32(middle[0]), pid > 0, pid != getpid(), middle[1].count == 12 else { continue }
-            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            guard middle.count == 2, let pid = Int32(middle[0]), pid > 0, middle[1].count == 12 else { continue }
+            let fd = PathBytes.withCString(entryName) { openat(dfd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
             var st = stat()
-            guard fstatat(dfd, entryName, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-                  st.st_uid == geteuid() else { continue }
-            if unlinkat(dfd, entryName, 0) == 0 { removed += 1 }
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
+            let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+            guard !inputs.contains(identity), identity != StandardInput.fileIdentity else { continue }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                guard Double(time(nil) - st.st_mtim.tv_sec) >= staleSeconds else { continue }
+            } else {
+                guard errno != EWOULDBLOCK, pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            }
+            // (the name must still be the file checked)
+            var there = stat()
+            guard PathBytes.withCString(entryName, { fstatat(dfd, $0, &there, AT_SYMLINK_NOFOLLOW) }) == 0,
+                  there.st_dev == st.st_dev, there.st_ino == st.st_ino else { continue }
+            if PathBytes.withCString(entryName, { unlinkat(dfd, $0, 0) }) == 0 { removed += 1 }
         }
         return removed
     }

@@ -9,6 +9,14 @@ import Synchronization
 public enum StandardInput {
     /// The path that names standard input.
     public static let path = "-"
+
+    /// Standard input's file when it is a regular file (`< jobs.jsonl`), read or not: an input
+    /// that no output may replace (`OutputFile`). Nil for a pipe, a terminal or a closed one.
+    public static let fileIdentity: FileIdentity? = {
+        var st = stat()
+        guard !StandardDescriptors.wasClosed(0), fstat(0, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }()
     private static let taken = Atomic<Bool>(false)
 
     /// A descriptor of standard input's data, seekable, at its start. Standard input can be read

@@ -2,6 +2,7 @@ import CALSA
 import Foundation
 import MixFXDSP
 import MixFXEngine
+import MixFXFiles
 
 /// Errors of the sound device, each naming the device.
 public enum DeviceError: Error, Equatable, CustomStringConvertible {
@@ -81,7 +82,10 @@ public final class ALSAOutput: @unchecked Sendable {
         // a sound server's plugin starts its client thread here: it inherits real-time scheduling
         // opened without blocking (a device another program holds is "busy" at once, rather than
         // an open that no signal ends), then switched to blocking writes
-        var err = RealtimePriority.inherited { snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) }
+        // the name's own bytes (PathBytes), so a file device writes the very name that was checked
+        var err = RealtimePriority.inherited {
+            PathBytes.withCString(device) { snd_pcm_open(&handle, $0, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) }
+        }
         guard err >= 0, let handle else {
             let names = ALSAOutput.devices().map(\.name)
             throw .cannotOpen(device: device, reason: ALSAOutput.describe(err), available: names)

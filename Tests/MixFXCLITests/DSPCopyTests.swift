@@ -54,6 +54,17 @@ import TestSupport
         #expect(outputs[0] == outputs[1], "the AVX2 copy's output differs from the portable copy's")
     }
 
+    /// A `MIXFX_DSP` that names no copy is refused by name before anything runs (it was
+    /// ignored: a test or a cluster job meant to pin the portable copy ran the other).
+    @Test func anUnknownForcedCopyIsRefused() throws {
+        defer { dir.remove() }
+        let x = try input()
+        let r = try MixFXBinary.run(["render", x, "-o", dir.file("o.wav"), "-q"], environment: environment(dsp: "portable"))
+        #expect(r.status == 2 && r.stderr.contains("MIXFX_DSP=\"portable\" is not a DSP copy (allowed: baseline, avx2"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("o.wav")))
+        #expect(try MixFXBinary.run(["render", x, "-o", dir.file("o.wav"), "-q"], environment: environment(dsp: "")).status == 0)
+    }
+
     /// The meters' levels and the sample guard, which the engine calls through `DSPCopy` too: the
     /// same peak and sums (bit for bit) and the same replaced samples from both copies, on noise
     /// with hostile values, over lengths that end mid-vector.

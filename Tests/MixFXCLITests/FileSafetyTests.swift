@@ -63,23 +63,44 @@ import TestSupport
         #expect(try AudioFiles.read(dir.file("o.wav")).format.frameCount == 22_050)
     }
 
-    /// What a SIGKILLed render or batch left is removed by the next batch in that folder: only
-    /// mixfx's own names, of this host, whose process is gone.
+    /// What a SIGKILLed render or batch left is removed by the next run in that folder: only
+    /// mixfx's own names of this host, not locked by a live writer (whatever the process number
+    /// in the name: another PID namespace, a container's PID 1), untouched for 10 s, and never a
+    /// file the run reads.
     @Test func aRerunRemovesTheTemporariesOfDeadProcesses() throws {
         defer { dir.remove() }
         _ = try tone("in.wav")
         let dead = try runProcess("/bin/sh", ["-c", "echo $$"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let host = TemporaryOutput.hostTag
         let stale = ".mixfx-\(host)-\(dead)-abcdefghijkl.tmp"
-        let alive = ".mixfx-\(host)-\(getpid())-abcdefghijkl.tmp"   // this test process: alive
+        let pidOne = ".mixfx-\(host)-1-abcdefghijkm.tmp"                  // a container's PID 1, gone
+        let locked = ".mixfx-\(host)-\(dead)-abcdefghijkn.tmp"           // a live writer elsewhere
+        let fresh = ".mixfx-\(host)-\(dead)-abcdefghijko.tmp"            // made an instant ago
+        let salvaged = ".mixfx-\(host)-\(dead)-abcdefghijkp.tmp"         // a leftover read as a track
         let otherHost = ".mixfx-elsewhere-\(dead)-abcdefghijkl.tmp"
         let unrelated = ".mixfx-notes.tmp"
-        for n in [stale, alive, otherHost, unrelated] { try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file(n))) }
-        try Data("{\"tracks\": [\"in.wav\"], \"output\": \"o.wav\"}\n".utf8).write(to: URL(fileURLWithPath: dir.file("m.jsonl")))
+        for n in [stale, pidOne, locked, fresh, otherHost, unrelated] { try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file(n))) }
+        try FileManager.default.copyItem(atPath: dir.file("in.wav"), toPath: dir.file(salvaged))
+        let old = [timeval(tv_sec: time(nil) - 60, tv_usec: 0), timeval(tv_sec: time(nil) - 60, tv_usec: 0)]
+        for n in [stale, pidOne, locked, salvaged, otherHost, unrelated] { #expect(utimes(dir.file(n), old) == 0) }
+        let fd = open(dir.file(locked), O_RDONLY)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        try Data("{\"tracks\": [\"\(salvaged)\"], \"output\": \"o.wav\"}\n".utf8).write(to: URL(fileURLWithPath: dir.file("m.jsonl")))
         let r = try MixFXBinary.run(["batch", dir.file("m.jsonl"), "--quiet"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(!names().contains(stale))
-        #expect(names().isSuperset(of: [alive, otherHost, unrelated, "o.wav"]))
+        #expect(!names().contains(stale) && !names().contains(pidOne), "\(names())")
+        #expect(names().isSuperset(of: [locked, fresh, salvaged, otherHost, unrelated, "o.wav"]), "\(names())")
+        // a render's own temporary is locked while it is written
+        #expect(mkdir(dir.file("sub"), 0o755) == 0)
+        let out = try OutputFile(path: dir.file("sub/p.wav"), inputs: [], overwrite: false)
+        let tmp = try out.createTemporary()
+        let other = open(tmp.path, O_RDONLY)
+        defer { close(other) }
+        #expect(flock(other, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+        #expect(utimes(tmp.path, old) == 0)
+        #expect(OutputFile.removeStaleTemporaries(besides: dir.file("sub/p.wav")) == 0 && FileManager.default.fileExists(atPath: tmp.path))
+        tmp.discard()
     }
 
     /// A folder entry's name is read up to its NUL, never the whole 256-byte `d_name` field:
@@ -143,8 +164,8 @@ import TestSupport
             #expect(r.status == 2 && r.stderr.contains("--device") && r.stderr.contains("reads"), "\(device): \(r.stderr)")
         }
         #expect(bytes(input) == before)
-        #expect(PlayCommand.filesNamed(byDevice: "file:'a,b.raw',raw") == ["a,b.raw", "raw"])
-        #expect(PlayCommand.filesNamed(byDevice: "default").isEmpty)
+        #expect(ALSADeviceString.writes("file:'a,b.raw',raw").files == ["a,b.raw"])
+        #expect(ALSADeviceString.writes("default") == ALSADeviceString.Writes())
     }
 
     // MARK: batch

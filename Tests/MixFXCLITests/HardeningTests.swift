@@ -85,7 +85,10 @@ import TestSupport
         #expect(lstat(fifo, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO)
     }
 
-    @Test func replacingAFileKeepsItsPermissionsAndFollowsSymlinks() throws {
+    /// A replaced file keeps its permission bits but set-user-ID, set-group-ID and sticky; a
+    /// symbolic link at the output is refused, with --force too (a link someone planted would
+    /// send the render elsewhere): the file it points to and the link stay as they were.
+    @Test func replacingAFileKeepsItsPermissionsAndNeverFollowsALink() throws {
         defer { dir.remove() }
         let input = try noise("in.wav")
         let out = dir.file("out.wav")
@@ -93,22 +96,30 @@ import TestSupport
         #expect(chmod(out, 0o600) == 0)
         #expect(try MixFXBinary.run(["render", input, "-o", out, "-q", "--volume", "0.5", "--force"]).status == 0)
         var st = stat()
-        #expect(stat(out, &st) == 0 && st.st_mode & 0o777 == 0o600)
-        // a link is followed: without --force it names an existing file; with it, the target is
-        // replaced and the link stays a link
+        #expect(stat(out, &st) == 0 && st.st_mode & 0o7777 == 0o600)
+        #expect(chmod(out, 0o6755) == 0)
+        #expect(try MixFXBinary.run(["render", input, "-o", out, "-q", "--volume", "0.5", "--force"]).status == 0)
+        #expect(stat(out, &st) == 0 && st.st_mode & 0o7777 == 0o755, "mode \(String(st.st_mode & 0o7777, radix: 8))")
+        let before = try Data(contentsOf: URL(fileURLWithPath: out))
         let link = dir.file("link.wav")
         #expect(symlink(out, link) == 0)
-        let refused = try MixFXBinary.run(["render", input, "-o", link])
-        #expect(refused.status == 2 && refused.stderr.contains("exists"))
-        #expect(try MixFXBinary.run(["render", input, "-o", link, "-q", "--volume", "0.25", "--force", "--dither", "none"]).status == 0)
+        for force in [false, true] {
+            let r = try MixFXBinary.run(["render", input, "-o", link, "-q", "--volume", "0.25"] + (force ? ["--force"] : []))
+            #expect(r.status == 2 && r.stderr.contains("'\(link)' is a symbolic link") && r.stderr.contains("never writes through a link"), "\(r.stderr)")
+        }
         #expect(lstat(link, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK)
-        let (y, _) = try AudioFiles.read(out), (x, _) = try AudioFiles.read(input)
-        #expect(y[0][1000] == (x[0][1000] * 0.25 * 32768).rounded() / 32768)
-        #expect(stat(out, &st) == 0 && st.st_mode & 0o777 == 0o600)
-        // and a link to an input is an input
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == before)
+        // the other writers go through the same check: a report
+        let notes = dir.file("notes.json")
+        try Data("{\"mine\": 1}".utf8).write(to: URL(fileURLWithPath: notes))
+        #expect(symlink(notes, dir.file("report.json")) == 0)
+        let report = try MixFXBinary.run(["render", input, "-o", dir.file("o2.wav"), "-q", "--report", dir.file("report.json"), "--force"])
+        #expect(report.status == 2 && report.stderr.contains("symbolic link"), "\(report.stderr)")
+        #expect(try String(contentsOfFile: notes, encoding: .utf8) == "{\"mine\": 1}" && !FileManager.default.fileExists(atPath: dir.file("o2.wav")))
+        // and a link to an input is still refused as one
         #expect(symlink(input, dir.file("in-link.wav")) == 0)
         let r = try MixFXBinary.run(["render", input, "-o", dir.file("in-link.wav"), "--force"])
-        #expect(r.status == 2 && r.stderr.contains("is one of the inputs"))
+        #expect(r.status == 2 && r.stderr.contains("symbolic link"))
     }
 
     /// The final step never replaces a file another process created meanwhile (without force).

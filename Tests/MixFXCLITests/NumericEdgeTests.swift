@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import MixFX
+@testable import MixFXCLI
 import TestSupport
 
 /// Numeric settings at the edges of what is accepted (issue #30): no trap, no silent wrong
@@ -86,6 +87,26 @@ import TestSupport
             let r = try MixFXBinary.run(["batch", manifest, "--shard", "auto/4"], environment: env)
             #expect(r.status == 2 && r.stderr.contains("SLURM_ARRAY_TASK_ID") && r.stderr.contains(id), "\(id): \(r.status) \(r.stderr)")
         }
+    }
+
+    /// The shard index from the environment: digits only (`+1`, ` 01 `, `1e0` refused, naming
+    /// the variable); MIXFX_SHARD_INDEX, when set, chooses over the schedulers' own, which must
+    /// otherwise agree.
+    @Test func shardVariablesAreDigitsAndMixfxsOwnChooses() throws {
+        for bad in ["+1", " 01 ", "1e0", "", "0x1"] {
+            #expect(throws: CLIError.self) { try BatchCommand.environmentShard(count: 4, environment: ["SLURM_ARRAY_TASK_ID": bad]) }
+            do { _ = try BatchCommand.environmentShard(count: 4, environment: ["MIXFX_SHARD_INDEX": bad]) } catch {
+                #expect(error.message.contains("MIXFX_SHARD_INDEX='\(bad)' is not a whole number"), "\(error.message)")
+            }
+        }
+        #expect(try BatchCommand.environmentShard(count: 4, environment: ["SLURM_ARRAY_TASK_ID": "01"]) == (1, 4))
+        let both = ["SLURM_ARRAY_TASK_ID": "1", "JOB_COMPLETION_INDEX": "2"]
+        do { _ = try BatchCommand.environmentShard(count: 4, environment: both); Issue.record("disagreeing indices were accepted") } catch {
+            #expect(error.message.contains("disagree; set MIXFX_SHARD_INDEX to choose"), "\(error.message)")
+        }
+        var chosen = both
+        chosen["MIXFX_SHARD_INDEX"] = "3"
+        #expect(try BatchCommand.environmentShard(count: 4, environment: chosen) == (3, 4))
     }
 
     /// A subnormal slope made every coefficient NaN and the mix silent, with exit 0. The slopes

@@ -80,6 +80,13 @@ import TestSupport
             ("cat in.wav | \"$M\" render - - -o x.wav", 2, "more than once"),
             ("\"$M\" render in.wav -o - --type wav >> in.wav", 2, "redirected into one of the inputs"),
             ("\"$M\" render - -o in.wav --force < in.wav", 2, "'in.wav' is one of the inputs"),
+            // standard input's file is an input for every file written (a report, a manifest's job)
+            ("cp in.wav take.json; \"$M\" render - -o o.wav --report take.json --force < take.json; s=$?; cmp -s in.wav take.json || s=99; exit $s", 2, "'take.json' is one of the inputs"),
+            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"jobs.wav\"}\\n' > jobs.wav; \"$M\" batch - --force < jobs.wav; s=$?; grep -q tracks jobs.wav || s=99; exit $s", 1, "is one of the inputs"),
+            // text printed to standard output never lands in an input
+            ("\"$M\" render in.wav --dry-run --json 1<> in.wav", 2, "standard output is redirected into one of the inputs"),
+            ("\"$M\" render in.wav --dry-run 1<> in.wav", 2, "standard output is redirected into one of the inputs"),
+            ("\"$M\" render in.wav --print-preset >> in.wav", 2, "standard output is redirected into one of the inputs"),
             ("printf 'not audio' | \"$M\" render - -o - --type wav > o", 1, "cannot open '-'"),
             ("\"$M\" play - < in.wav", 2, "cannot be a track"),
             // a render that fails writes nothing to stdout
