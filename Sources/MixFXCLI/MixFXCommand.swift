@@ -92,6 +92,15 @@ public enum MixFXCommand {
                 print("mixfx \(version)")
                 return 0
             }
+            // what is printed (to stdout or stderr) never lands in a file the command names or
+            // reads on standard input (`analyze in.wav --json >> in.wav`, `2>> in.wav`)
+            switch StandardStreams.redirectedIntoAnArgument(rest) {
+            case 2?: return 2   // (nowhere to say so)
+            case 1?:
+                OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
+                throw .usage("standard output is redirected into a file this command names or reads; send it elsewhere")
+            default: break
+            }
             // a DSP copy forced by the environment must be one there is
             if ["render", "batch", "play", "analyze", "eq-curve"].contains(first), let forced = DSPCopy.forcedName, DSPCopy(rawValue: forced) == nil {
                 throw .usage("MIXFX_DSP=\(forced.debugDescription) is not a DSP copy (allowed: baseline, avx2, or unset for the fastest this CPU runs)")

@@ -333,18 +333,6 @@ struct RenderCommand {
         renderer.clipPolicy = resolved.clipPolicy
         renderer.normalizeLUFS = resolved.normalizeLUFS
         renderer.measuresTracks = reportPath != nil
-        if let reportPath, !dryRun {
-            // checked before rendering: a report that cannot be written loses no render
-            guard FileIdentity(path: reportPath) != outputIdentity else {
-                throw .usage("--report: '\(reportPath)' is the output file (-o\(writesStandardOutput ? " -: standard output goes there" : "")); give the report its own name")
-            }
-            do throws(OutputFileError) {
-                _ = try OutputFile(path: reportPath, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwriteReport ?? overwrite,
-                                   onlyReplacing: reportOnlyReplacing)
-            } catch {
-                throw .usage("--report: \(SettingFlags.text(error))")
-            }
-        }
         renderer.overwrite = overwrite
         renderer.onlyReplacing = outputOnlyReplacing
         renderer.presetFiles = presetFiles
@@ -359,6 +347,20 @@ struct RenderCommand {
         }
         let plan: (OutputFormat, EngineLayout)
         do { plan = try renderer.plan(engine) } catch { throw RenderCommand.map(error, resolved) }
+        if let reportPath, !dryRun {
+            // checked before rendering: a report that cannot be written loses no render; the
+            // tracks by the identity of the files opened (not their paths resolved again)
+            guard FileIdentity(path: reportPath) != outputIdentity else {
+                throw .usage("--report: '\(reportPath)' is the output file (-o\(writesStandardOutput ? " -: standard output goes there" : "")); give the report its own name")
+            }
+            let (read, paths) = renderer.filesRead(plan.1)
+            do throws(OutputFileError) {
+                _ = try OutputFile(path: reportPath, inputs: read, alsoInputs: paths, overwrite: overwriteReport ?? overwrite,
+                                   onlyReplacing: reportOnlyReplacing)
+            } catch {
+                throw .usage("--report: \(SettingFlags.text(error))")
+            }
+        }
         return (engine, renderer, plan)
     }
 
@@ -379,8 +381,12 @@ struct RenderCommand {
         guard FileIdentity(path: reportPath) != outputIdentity else {
             throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
         }
+        var renderer = OfflineRenderer(outputPath: output, sampleFormat: nil)
+        renderer.otherInputs = otherInputs
+        renderer.presetFiles = presetFiles
+        let (read, paths) = renderer.filesRead(layout)
         do throws(OutputFileError) {
-            try OutputFile.write(data, to: reportPath, inputs: otherInputs, alsoInputs: resolved.inputs + presetFiles, overwrite: overwrite,
+            try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
                                  onlyReplacing: reportOnlyReplacing)
         } catch {
             throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")

@@ -259,9 +259,10 @@ public final class OutputFile: Sendable {
             let fd = openat(folderFD, tmpName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
             if fd >= 0 {
                 // held until the descriptor closes (committed or discarded): this file is being
-                // written (`removeStaleTemporaries`); a file system without locks fails it, and
-                // the clean-up then goes by the process's number
-                _ = flock(fd, LOCK_EX | LOCK_NB)
+                // written (`removeStaleTemporaries`, which never locks a file younger than
+                // `staleSeconds`, so this waits for no one); a file system without locks fails
+                // it, and the clean-up then goes by the process's number
+                while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
                 return TemporaryOutput(descriptor: fd, name: tmpName, path: full, folderFD: folderFD)
             }
             let e = errno
@@ -440,9 +441,10 @@ public final class OutputFile: Sendable {
             guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
             let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             guard !inputs.contains(identity), identity != StandardInput.fileIdentity else { continue }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                guard Double(time(nil) - st.st_mtim.tv_sec) >= staleSeconds else { continue }
-            } else {
+            // (the age first: a file just made is never locked here, so its writer's lock, taken
+            // right after it is made, never waits or fails)
+            guard Double(time(nil) - st.st_mtim.tv_sec) >= staleSeconds else { continue }
+            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno != EWOULDBLOCK, pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH else { continue }
             }
             // (the name must still be the file checked)

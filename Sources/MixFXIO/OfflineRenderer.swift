@@ -104,15 +104,23 @@ public struct OfflineRenderer {
             gib, format.container.rawValue, format.container.maximumDataText))
     }
 
-    /// The output, checked against every file read: the tracks by the identity of what was
-    /// opened (standard input too, when it is a file), the rest by path.
-    private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
+    /// Every file the render of `layout` reads: the tracks by the identity of what was opened
+    /// (standard input too, when it is a file) with `otherInputs`, and the preset files by path.
+    /// What no file it writes may replace (the output here, a report by the caller).
+    public func filesRead(_ layout: EngineLayout) -> (identities: FileIdentitySet, paths: [String]) {
         var inputs = otherInputs
         var paths = presetFiles
         for track in layout.tracks {
             guard let reader = (track.player.source as? SoundFileReader) ?? (track.player.source as? StreamingSource)?.reader else { continue }
             if let id = reader.identity { inputs.insert(id, spelling: reader.path) } else { paths.append(reader.path) }
         }
+        return (inputs, paths)
+    }
+
+    /// The output, checked against every file read: the tracks by the identity of what was
+    /// opened (standard input too, when it is a file), the rest by path.
+    private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
+        let (inputs, paths) = filesRead(layout)
         do { return try OutputFile(path: outputPath, inputs: inputs, alsoInputs: paths, overwrite: overwrite,
                                         onlyReplacing: onlyReplacing) } catch {
             throw .output(error)

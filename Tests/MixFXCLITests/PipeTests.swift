@@ -78,21 +78,26 @@ import TestSupport
             ("\"$M\" render in.wav -o x.flac --type wav", 2, "give one container"),
             ("\"$M\" render in.wav -o - --type mpeg > o", 2, "not a container mixfx writes"),
             ("cat in.wav | \"$M\" render - - -o x.wav", 2, "more than once"),
-            ("\"$M\" render in.wav -o - --type wav >> in.wav", 2, "redirected into one of the inputs"),
+            ("\"$M\" render in.wav -o - --type wav >> in.wav", 2, "standard output is redirected into"),
             ("\"$M\" render - -o in.wav --force < in.wav", 2, "'in.wav' is one of the inputs"),
             // standard input's file is an input for every file written (a report, a manifest's job)
             ("cp in.wav take.json; \"$M\" render - -o o.wav --report take.json --force < take.json; s=$?; cmp -s in.wav take.json || s=99; exit $s", 2, "'take.json' is one of the inputs"),
             ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"jobs.wav\"}\\n' > jobs.wav; \"$M\" batch - --force < jobs.wav; s=$?; grep -q tracks jobs.wav || s=99; exit $s", 1, "is one of the inputs"),
             // text printed to standard output never lands in an input
-            ("\"$M\" render in.wav --dry-run --json 1<> in.wav", 2, "standard output is redirected into one of the inputs"),
-            ("\"$M\" render in.wav --dry-run 1<> in.wav", 2, "standard output is redirected into one of the inputs"),
-            ("\"$M\" render in.wav --print-preset >> in.wav", 2, "standard output is redirected into one of the inputs"),
+            ("\"$M\" render in.wav --dry-run --json 1<> in.wav", 2, "standard output is redirected into"),
+            ("\"$M\" render in.wav --dry-run 1<> in.wav", 2, "standard output is redirected into"),
+            ("\"$M\" render in.wav --print-preset >> in.wav", 2, "standard output is redirected into"),
+            ("\"$M\" analyze in.wav --json 1<> in.wav", 2, "standard output is redirected into a file this command names"),
+            ("\"$M\" render in.wav -o o.wav --json >> in.wav", 2, "standard output is redirected into a file this command names"),
+            ("\"$M\" analyze o --json < in.wav >> in.wav", 2, "standard output is redirected into a file this command names"),
+            // (stderr into an input: nothing to say it with, exit 2 and the input untouched)
+            ("\"$M\" render in.wav -o in.wav --force 2>> in.wav; s=$?; echo stderr-was-an-input >&2; exit $s", 2, "stderr-was-an-input"),
             ("printf 'not audio' | \"$M\" render - -o - --type wav > o", 1, "cannot open '-'"),
             ("\"$M\" play - < in.wav", 2, "cannot be a track"),
             // a render that fails writes nothing to stdout
             ("\"$M\" render in.wav --volume 4 --strict -o - --type wav > o", 1, "clip"),
             // the report where standard output goes: refused before rendering
-            ("\"$M\" render in.wav -o - --type wav --report o.json --force -q > o.json", 2, "standard output goes there"),
+            ("\"$M\" render in.wav -o - --type wav --report o.json --force -q > o.json", 2, "standard output is redirected into"),
             // closed descriptors are not reused for mixfx's own files
             ("\"$M\" render in.wav -o - --type wav >&-", 1, "standard output is closed"),
             ("\"$M\" render - -o o.wav <&-", 1, "standard input is closed"),

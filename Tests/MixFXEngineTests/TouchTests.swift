@@ -19,6 +19,14 @@ import TestSupport
         return (engine, t, lane)
     }
 
+    /// A session of one track playing `x` (48 kHz) with `lane` on its pitch.
+    static func pitchSession(_ x: [Float], _ lane: AutomationLane) -> (AudioEngine, Track) {
+        let engine = AudioEngine()
+        let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+        t.automation[.pitchCents] = lane
+        return (engine, t)
+    }
+
     /// Renders a live kernel in blocks of 256, calling `before(frame)` before each block.
     func play(_ engine: AudioEngine, frames: Int, before: (Int) -> Void) throws -> [Float] {
         let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
@@ -217,12 +225,7 @@ import TestSupport
     func aPitchTouchTakesOverItsLaneAndIsWrittenBack(lane: AutomationLane) throws {
         let rate = Self.rate, n = 96_000
         let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: n, amplitude: 0.5)
-        func make(_ lane: AutomationLane) -> (AudioEngine, Track) {
-            let engine = AudioEngine()
-            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
-            t.automation[.pitchCents] = lane
-            return (engine, t)
-        }
+        func make(_ lane: AutomationLane) -> (AudioEngine, Track) { Self.pitchSession(x, lane) }
         let (engine, t) = make(lane)
         let pitch = t.timePitch.pitchParameter
         let takes = TouchTakes(pitch, sampleRate: rate)
@@ -303,12 +306,7 @@ import TestSupport
         let rate = Self.rate, n = 144_000
         let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: n, amplitude: 0.5)
         let lane = AutomationLane([(0, -300)])
-        func make(_ lane: AutomationLane) -> (AudioEngine, Track) {
-            let engine = AudioEngine()
-            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
-            t.automation[.pitchCents] = lane
-            return (engine, t)
-        }
+        func make(_ lane: AutomationLane) -> (AudioEngine, Track) { Self.pitchSession(x, lane) }
         let (engine, t) = make(lane)
         let pitch = t.timePitch.pitchParameter
         let takes = TouchTakes(pitch, sampleRate: rate)

@@ -1,0 +1,32 @@
+import Foundation
+import MixFXFiles
+
+/// Where standard output and error go, against the files a command line names: text printed
+/// there (a summary, `--json`, an analysis, an error) must never land in one of them, nor in
+/// standard input's file (`mixfx analyze in.wav --json >> in.wav`, `mixfx batch m.jsonl 2>>
+/// m.jsonl`): by identity, as every output is checked (`OutputFile`).
+enum StandardStreams {
+    /// 1 or 2 when that stream is a regular file that an argument names (an argument, or the
+    /// value of a `--flag=value`, that is an existing regular file) or that standard input is;
+    /// nil when neither is.
+    static func redirectedIntoAnArgument(_ arguments: [String]) -> Int32? {
+        func identity(_ fd: Int32) -> FileIdentity? {
+            var st = stat()
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        }
+        let streams = [Int32(2), 1].compactMap { fd in identity(fd).map { (fd, $0) } }
+        guard !streams.isEmpty else { return nil }
+        var named = Set<FileIdentity>()
+        if let id = StandardInput.fileIdentity { named.insert(id) }
+        for a in arguments {
+            let candidates = a.hasPrefix("--") && a.contains("=") ? [a, String(a[a.index(after: a.firstIndex(of: "=")!)...])] : [a]
+            for c in candidates where !c.isEmpty && c != StandardInput.path {
+                if let st = FileSystem.status(c), (st.st_mode & S_IFMT) == S_IFREG {
+                    named.insert(.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+                }
+            }
+        }
+        return streams.first { named.contains($0.1) }?.0
+    }
+}
