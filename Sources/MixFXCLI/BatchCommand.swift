@@ -449,10 +449,13 @@ struct BatchCommand {
             sidecar.output = FileRecord(path: job.output)
             sidecar.pendingOutput = nil
             written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
-            if let data = command.reportData(report, job.resolved, layout.1), let reportPath = job.command.reportPath {
-                try writeReport(data, job, command, overwrite: plan.report) { (record: FileRecord?) throws(CLIError) in
-                    sidecar.pendingReport = record
-                    written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
+            if let reportPath = job.command.reportPath {
+                // recorded before its rename, as the output
+                try command.writeReport(report, job.resolved, layout.1, overwrite: plan.report) { (temporary: TemporaryOutput) throws(OutputFileError) in
+                    sidecar.pendingReport = FileRecord(descriptor: temporary.descriptor)
+                    do throws(CLIError) { written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written) } catch {
+                        throw .cannotCreate(path: job.sidecarPath, reason: error.message)
+                    }
                 }
                 sidecar.report = FileRecord(path: reportPath)
                 sidecar.pendingReport = nil
@@ -463,45 +466,6 @@ struct BatchCommand {
             return Outcome(status: "done", report: report)
         } catch {
             return Outcome(status: "failed", error: error.message)
-        }
-    }
-
-    /// Writes the job's report by `OutputFile`'s rules (as `RenderCommand.writeReport` does),
-    /// calling `beforeRename` with the finished temporary file's record just before it is
-    /// renamed into place (see `BatchSidecar.pendingReport`).
-    func writeReport(_ data: Data, _ job: BatchJob, _ command: RenderCommand, overwrite: Bool,
-                     beforeRename: (FileRecord?) throws(CLIError) -> Void) throws(CLIError) {
-        guard let reportPath = command.reportPath else { return }
-        let output = command.output
-        guard FileIdentity(path: reportPath) != FileIdentity(path: output) else {
-            throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
-        }
-        func failure(_ error: OutputFileError) -> CLIError {
-            .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
-        }
-        do throws(OutputFileError) {
-            let file = try OutputFile(path: reportPath, inputs: command.otherInputs, alsoInputs: job.resolved.inputs + command.presetFiles,
-                                      overwrite: overwrite, onlyReplacing: command.reportOnlyReplacing)
-            let temporary = try file.createTemporary()
-            let bytes = [UInt8](data)
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { Foundation.write(temporary.descriptor, $0.baseAddress! + done, bytes.count - done) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    let reason = String(cString: strerror(errno))
-                    temporary.discard()
-                    throw OutputFileError.cannotCreate(path: reportPath, reason: reason)
-                }
-                done += n
-            }
-            do { try beforeRename(FileRecord(descriptor: temporary.descriptor)) } catch {
-                temporary.discard()
-                throw OutputFileError.cannotCreate(path: job.sidecarPath, reason: error.message)
-            }
-            try file.commit(temporary)
-        } catch {
-            throw failure(error)
         }
     }
 
