@@ -51,19 +51,23 @@ struct BatchCommand {
       --check           check everything (files exist and open, flags, presets, outputs unique and
                         not inputs, outputs writable) and render nothing
       --force           replace existing outputs that no batch wrote (never an input)
-      --summary FILE    per job: id, status (done, skipped, failed), wall time, error, peak,
+      --summary FILE    per job: id, status (done, skipped, busy, failed), wall time, error, peak,
                         clipped samples, loudness and true peak (JSON; replaces an earlier
                         summary of mixfx batch, another file only with --force)
       -q, --quiet       no progress line
       --json            print the summary on stdout
 
     Safe to retry: each output appears only when complete, with a sidecar OUTPUT.mixfx-batch.json
-    holding a hash of the job (settings, inputs' sizes and times, mixfx's version) and its frame
-    count. A job whose output and sidecar match is skipped, so a killed batch resumes where it
-    stopped; a changed job is rendered again. A failed job does not stop the others.
+    holding a hash of the job (settings, --type, inputs' identities, sizes and times, mixfx's
+    version) and its frame count. A job whose output and sidecar match is skipped, so a killed
+    batch (even by SIGKILL) resumes where it stopped; a changed job is rendered again. A failed
+    job does not stop the others. While a run works on a job it holds OUTPUT.mixfx-batch.lock; a
+    second run of the same jobs at once leaves that job to the first (status busy). A batch
+    never writes through a symbolic link at an output's, report's or sidecar's name.
 
-    exit status: 0 every job done or skipped, 1 some failed, 2 usage (a bad manifest or flag),
-    128+N stopped by signal N (finished outputs stay; the rest is rendered on the next run)
+    exit status: 0 every job done or skipped, 1 some failed or were busy in another run, 2 usage
+    (a bad manifest or flag), 128+N stopped by signal N (finished outputs stay; the rest is
+    rendered on the next run)
     """
 
     var manifest = ""
@@ -259,6 +263,7 @@ struct BatchCommand {
         var failures: [String] = []
         for j in jobs {
             do throws(CLIError) {
+                try checkNoLinks(j)
                 let plan = overwritePlan(j)
                 _ = try command(j, plan).prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
                 try checkSidecarPath(j, plan)
@@ -312,44 +317,49 @@ struct BatchCommand {
                 Terminal.printError("mixfx: error: --summary: \(SettingFlags.text(error))")
             }
         }
-        for (j, o) in zip(jobs, results) where o.status == "failed" {
-            Terminal.printError("mixfx: error: job \(j.id) (line \(j.line)): \(o.error ?? "failed")")
+        for (j, o) in zip(jobs, results) where o.status == "failed" || o.status == "busy" {
+            Terminal.printError("mixfx: \(o.status == "busy" ? "note" : "error"): job \(j.id) (line \(j.line)): \(o.error ?? o.status)")
         }
         if json {
             print(jsonText(summary))
         } else if !quiet {
-            print(String(format: "batch    %d job%@%@: %d done, %d skipped, %d failed in %.2f s (%.2f jobs/s)",
+            print(String(format: "batch    %d job%@%@: %d done, %d skipped, %@%d failed in %.2f s (%.2f jobs/s)",
                          jobs.count, jobs.count == 1 ? "" : "s",
                          slice.count > 1 ? " (shard \(slice.index)/\(slice.count) of \(total))" : "",
-                         counts["done"] ?? 0, counts["skipped"] ?? 0, counts["failed"] ?? 0, wall,
+                         counts["done"] ?? 0, counts["skipped"] ?? 0,
+                         counts["busy"].map { "\($0) busy in another run, " } ?? "", counts["failed"] ?? 0, wall,
                          Double(counts["done"] ?? 0) / max(wall, 1e-9)))
         }
         let signal = stopSignal.load(ordering: .relaxed)
         if signal != 0 {
             throw CLIError(message: "interrupted by \(Terminal.signalName(signal)) after \(counts["done"] ?? 0) job(s); finished outputs stay, and the next run renders the rest", exitCode: 128 + signal)
         }
-        return (counts["failed"] ?? 0) > 0 ? 1 : 0
+        return (counts["failed"] ?? 0) + (counts["busy"] ?? 0) > 0 ? 1 : 0
     }
 
     /// Which of a job's files may be replaced: with `--force` (the batch's or the job's own
     /// `"args"`) any that is not an input; otherwise only the very files the job's trusted
-    /// sidecar says this batch wrote (see `BatchSidecar`), and only while they are still those
-    /// files (`OutputFile.onlyReplacing`: one put at the name meanwhile is kept). The sidecar
-    /// itself when it is mixfx's own.
+    /// sidecar vouches for (see `BatchSidecar`: the files it recorded, or the ones it was
+    /// renaming into place when its run stopped), and only while they are still those files
+    /// (`OutputFile.onlyReplacing`: one put at the name meanwhile is kept). The sidecar itself
+    /// when it is mixfx's own.
     struct OverwritePlan {
         var sidecarFile: BatchSidecar?
         var output = false, report = false, sidecar = false
         var outputOnly: FileIdentity?, reportOnly: FileIdentity?, sidecarOnly: FileIdentity?
+        /// The files at the output's and report's names that the sidecar vouches for.
+        var vouchedOutput: FileRecord?, vouchedReport: FileRecord?
     }
 
     func overwritePlan(_ job: BatchJob) -> OverwritePlan {
         let forced = force || job.command.force
         let s = BatchSidecar.read(job.sidecarPath)
-        let output = s?.describes(output: job.output) == true
-        let report = job.command.reportPath.map { s?.describes(report: $0) == true } == true
-        return OverwritePlan(sidecarFile: s, output: forced || output, report: forced || report, sidecar: forced || s != nil,
-                             outputOnly: forced ? nil : s?.output?.identity, reportOnly: forced ? nil : s?.report?.identity,
-                             sidecarOnly: forced ? nil : FileRecord(path: job.sidecarPath)?.identity)
+        let output = s?.vouchedOutput(job.output)
+        let report = job.command.reportPath.flatMap { s?.vouchedReport($0) }
+        return OverwritePlan(sidecarFile: s, output: forced || output != nil, report: forced || report != nil, sidecar: forced || s != nil,
+                             outputOnly: forced ? nil : output?.identity, reportOnly: forced ? nil : report?.identity,
+                             sidecarOnly: forced ? nil : FileRecord(path: job.sidecarPath)?.identity,
+                             vouchedOutput: output, vouchedReport: report)
     }
 
     /// The job's command with what it may replace.
@@ -373,9 +383,33 @@ struct BatchCommand {
         }
     }
 
+    /// None of the job's files (output, sidecar, lock file, report) is a symbolic link: a batch
+    /// writes each under its own name, never through a link to somewhere else (a link planted
+    /// in an output folder could otherwise aim a render, or a forged sidecar's trust, at any
+    /// file), even with --force. (Links in the folders' paths are followed as ever.)
+    func checkNoLinks(_ job: BatchJob) throws(CLIError) {
+        for (what, path) in job.writtenFiles {
+            guard let st = FileSystem.linkStatus(path), (st.st_mode & S_IFMT) == S_IFLNK else { continue }
+            let target = FileSystem.linkTarget(path).map { " (to '\($0)')" } ?? ""
+            let fix = what == "output" ? "remove it, or name the file itself in the manifest" : "remove it"
+            throw .usage("the \(what) '\(path)' is a symbolic link\(target); a batch never writes through a link: \(fix)")
+        }
+    }
+
     /// One job: skipped when its trusted sidecar says it is done with this hash and its output
     /// (and report) are the files it wrote, unchanged; else rendered (output, report, sidecar).
     func run(_ job: BatchJob, parallelTracks: Bool) -> Outcome {
+        do throws(CLIError) { try checkNoLinks(job) } catch { return Outcome(status: "failed", error: error.message) }
+        // another run of the same job at once (a resubmitted task) leaves it to the first
+        var lock: BatchJobLock?
+        switch BatchJobLock.acquire(job.lockPath) {
+        case .acquired(let l): lock = l
+        case .busy(let holder):
+            return Outcome(status: "busy", error: "\(holder) is rendering it (it holds '\(job.lockPath)'); left to that run, not done here")
+        case .unavailable: break
+        case .refused(let reason): return Outcome(status: "failed", error: reason)
+        }
+        defer { lock?.release() }
         let hash = job.fingerprint()
         let plan = overwritePlan(job)
         if let s = plan.sidecarFile, s.hash == hash, s.state == "done", s.describes(output: job.output),
@@ -394,20 +428,38 @@ struct BatchCommand {
             // while rendering, the sidecar still vouches for the files of the last run that are
             // still there (a failed render leaves them as they were)
             var sidecar = BatchSidecar(job: job.id, hash: hash, frames: layout.1.frameCount, state: "rendering",
-                                       output: plan.output ? plan.sidecarFile?.output : nil,
-                                       report: plan.report ? plan.sidecarFile?.report : nil)
+                                       output: plan.output ? plan.vouchedOutput : nil,
+                                       report: plan.report ? plan.vouchedReport : nil)
             // each later write replaces only the sidecar this run wrote (never a file or link
             // put at its name meanwhile)
             var written = try writeSidecar(job, sidecar, overwrite: plan.sidecar, onlyReplacing: plan.sidecarOnly)
+            // the finished file is recorded before it is renamed into place: killed between the
+            // rename and the next sidecar write, the next run still knows the output is its own
+            renderer.beforeCommit = { (temporary: TemporaryOutput) throws(OutputFileError) in
+                sidecar.pendingOutput = FileRecord(descriptor: temporary.descriptor)
+                do throws(CLIError) { written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written) } catch {
+                    throw .cannotCreate(path: job.sidecarPath, reason: error.message)
+                }
+            }
             let report: RenderReport
             do { report = try renderer.render(engine) } catch {
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
                 throw RenderCommand.map(error, job.resolved)
             }
             sidecar.output = FileRecord(path: job.output)
+            sidecar.pendingOutput = nil
             written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
-            try command.writeReport(report, job.resolved, layout.1, overwrite: plan.report)
-            sidecar.report = job.command.reportPath.flatMap { FileRecord(path: $0) }
+            if let reportPath = job.command.reportPath {
+                // recorded before its rename, as the output
+                try command.writeReport(report, job.resolved, layout.1, overwrite: plan.report) { (temporary: TemporaryOutput) throws(OutputFileError) in
+                    sidecar.pendingReport = FileRecord(descriptor: temporary.descriptor)
+                    do throws(CLIError) { written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written) } catch {
+                        throw .cannotCreate(path: job.sidecarPath, reason: error.message)
+                    }
+                }
+                sidecar.report = FileRecord(path: reportPath)
+                sidecar.pendingReport = nil
+            }
             sidecar.frames = report.frameCount
             sidecar.state = "done"
             _ = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
@@ -431,12 +483,14 @@ struct BatchCommand {
     func progress(_ outcomes: [Outcome], running: Int, started: Date) {
         let finished = outcomes.filter { $0.status != "pending" }
         let done = finished.filter { $0.status == "done" }.count, failed = finished.filter { $0.status == "failed" }.count
-        let skipped = finished.count - done - failed
+        let busy = finished.filter { $0.status == "busy" }.count
+        let skipped = finished.count - done - failed - busy
         let elapsed = Date().timeIntervalSince(started)
         let left = outcomes.count - finished.count
         let eta = finished.count > 0 ? elapsed / Double(finished.count) * Double(left) : 0
-        let line = String(format: "\rbatch  %d/%d   done %d  skipped %d  failed %d  running %d   ETA %d:%02d\u{1B}[K",
-                          finished.count, outcomes.count, done, skipped, failed, running, Int(eta) / 60, Int(eta) % 60)
+        let line = String(format: "\rbatch  %d/%d   done %d  skipped %d  %@failed %d  running %d   ETA %d:%02d\u{1B}[K",
+                          finished.count, outcomes.count, done, skipped, busy > 0 ? "busy \(busy)  " : "", failed, running,
+                          Int(eta) / 60, Int(eta) % 60)
         Terminal.writeError(line)
     }
 
@@ -457,7 +511,7 @@ struct BatchCommand {
         let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
         return ["generator": "mixfx batch", "manifest": manifest, "jobs": list, "total": total,
                 "shard": ["index": slice.index, "count": slice.count], "done": counts["done"] ?? 0,
-                "skipped": counts["skipped"] ?? 0, "failed": counts["failed"] ?? 0, "wallSeconds": wall,
+                "skipped": counts["skipped"] ?? 0, "busy": counts["busy"] ?? 0, "failed": counts["failed"] ?? 0, "wallSeconds": wall,
                 "jobsPerSecond": Double(counts["done"] ?? 0) / max(wall, 1e-9)]
     }
 }

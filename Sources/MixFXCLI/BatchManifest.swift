@@ -16,20 +16,38 @@ struct BatchJob {
     /// The sidecar that says a finished output is this job's (`OUTPUT.mixfx-batch.json`).
     var sidecarPath: String { output + ".mixfx-batch.json" }
 
-    /// What the job writes: its output, its sidecar and its report (if any).
+    /// The lock a run holds on the job while it works on it (`OUTPUT.mixfx-batch.lock`, see
+    /// `BatchJobLock`).
+    var lockPath: String { output + ".mixfx-batch.lock" }
+
+    /// What the job writes: its output, its sidecar, its lock and its report (if any).
     var writtenFiles: [(what: String, path: String)] {
-        [("output", output), ("sidecar", sidecarPath)] + (command.reportPath.map { [("report", $0)] } ?? [])
+        [("output", output), ("sidecar", sidecarPath), ("lock file", lockPath)] + (command.reportPath.map { [("report", $0)] } ?? [])
     }
 
-    /// A hash of everything the output depends on: mixfx's version, the resolved settings
-    /// (every track value, format, dither, limiter, normalisation), the output and report
-    /// paths, and each input's path, size and modification time (FNV-1a, 64 bits).
+    /// A hash of everything the output's and the report's bytes depend on: mixfx's version, the
+    /// output and report paths, the container (`--type`: `out/x.bin` may be any), the resolved
+    /// settings (every track value and lane, sample format and rate, channels, dither, clipping,
+    /// limiter, normalisation) and each input's path and what is at it: inode, size,
+    /// modification and change times to the nanosecond (FNV-1a, 64 bits). The change time
+    /// (ctime) is set by the system whenever a file is written, replaced or renamed, and no
+    /// `touch` or archive can set it back, so another recording put at a track's name (the
+    /// same size and a normalised mtime: `tar --mtime`, a store's mtime 1, a relinked take) is
+    /// rendered again. (Not the device: a network file system's device number is given by
+    /// each client when it mounts, so it differs between the machines of a cluster, and every
+    /// job would be rendered again on another node; inode and ctime come from the server.)
     func fingerprint() -> String {
         var text = "mixfx \(MixFXCommand.version)\u{1F}\(output)\u{1F}\(command.reportPath ?? "")\u{1F}"
+        text += "type \(command.container?.rawValue ?? "from the name")\u{1F}"
         text += String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
         for input in resolved.inputs {
-            let st = FileSystem.status(input)
-            text += "\u{1F}\(input)\u{1F}\(st?.st_size ?? -1)\u{1F}\(st?.st_mtim.tv_sec ?? 0).\(st?.st_mtim.tv_nsec ?? 0)"
+            text += "\u{1F}\(input)"
+            if let st = FileSystem.status(input) {
+                text += "\u{1F}\(st.st_ino)\u{1F}\(st.st_size)"
+                text += "\u{1F}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)\u{1F}\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
+            } else {
+                text += "\u{1F}missing"
+            }
         }
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }

@@ -7,7 +7,15 @@ import MixFX
 /// A sidecar is trusted only when it is mixfx's own (`"generator": "mixfx batch"`) and only for
 /// the files it describes as they are now: the output (and the report) it records by device,
 /// inode, size and modification time. So a JSON file someone put at the sidecar's name, or a
-/// sidecar whose output was since replaced by another file, lets a batch replace nothing.
+/// sidecar whose output was since replaced by another file, lets a batch replace nothing. Links
+/// are never followed: a symbolic link at the sidecar's name is no sidecar, and one at the
+/// output's or report's name is no file a sidecar vouches for.
+///
+/// Just before a finished output (or report) is renamed into place, the sidecar records the
+/// temporary file as `pendingOutput` (`pendingReport`): a rename keeps the device, inode, size
+/// and modification time, so a run killed between the rename and its next sidecar write leaves
+/// a sidecar in state "rendering" that still names the file now at the output's name, and the
+/// next run may replace it (any other file there is still kept).
 struct BatchSidecar {
     static let generator = "mixfx batch"
     /// A sidecar is small; a larger file at its name is not one.
@@ -21,17 +29,23 @@ struct BatchSidecar {
     /// The output and the report this batch wrote, as they were when written.
     var output: FileRecord?
     var report: FileRecord?
+    /// While "rendering": the finished temporary file about to be renamed to the output's
+    /// (report's) name, as it was just before the rename.
+    var pendingOutput: FileRecord?
+    var pendingReport: FileRecord?
 
     /// The sidecar at `path` if it is mixfx's own; nil for anything else (nothing there, not
     /// JSON, another program's file).
     static func read(_ path: String) -> BatchSidecar? {
-        guard let bytes = try? RegularFile.read(path, maximumBytes: maximumBytes),
+        guard let st = FileSystem.linkStatus(path), (st.st_mode & S_IFMT) == S_IFREG,
+              let bytes = try? RegularFile.read(path, maximumBytes: maximumBytes),
               let obj = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
               obj["generator"] as? String == generator,
               let job = obj["job"] as? String, let hash = obj["hash"] as? String,
               let frames = obj["frames"] as? Int, let state = obj["state"] as? String else { return nil }
         return BatchSidecar(job: job, hash: hash, frames: frames, state: state,
-                            output: FileRecord(json: obj["output"]), report: FileRecord(json: obj["report"]))
+                            output: FileRecord(json: obj["output"]), report: FileRecord(json: obj["report"]),
+                            pendingOutput: FileRecord(json: obj["pendingOutput"]), pendingReport: FileRecord(json: obj["pendingReport"]))
     }
 
     /// Whether the file at `path` is the output this sidecar recorded.
@@ -40,10 +54,25 @@ struct BatchSidecar {
     /// Whether the file at `path` is the report this sidecar recorded.
     func describes(report path: String) -> Bool { report != nil && report == FileRecord(path: path) }
 
+    /// The file at the output's name, when this sidecar vouches for it: the output it recorded,
+    /// or (a run stopped between the rename and its bookkeeping) the temporary file it recorded
+    /// just before renaming it there.
+    func vouchedOutput(_ path: String) -> FileRecord? { vouched(path, output, pendingOutput) }
+
+    /// The file at the report's name, when this sidecar vouches for it (as `vouchedOutput`).
+    func vouchedReport(_ path: String) -> FileRecord? { vouched(path, report, pendingReport) }
+
+    private func vouched(_ path: String, _ recorded: FileRecord?, _ pending: FileRecord?) -> FileRecord? {
+        guard let now = FileRecord(path: path) else { return nil }
+        if now == recorded || (state == "rendering" && now == pending) { return now }
+        return nil
+    }
+
     var json: [String: Any] {
         ["generator": BatchSidecar.generator, "job": job, "hash": hash, "frames": frames, "state": state,
          "mixfxVersion": MixFXCommand.version,
-         "output": output?.json ?? NSNull(), "report": report?.json ?? NSNull()]
+         "output": output?.json ?? NSNull(), "report": report?.json ?? NSNull(),
+         "pendingOutput": pendingOutput?.json ?? NSNull(), "pendingReport": pendingReport?.json ?? NSNull()]
     }
 }
 
@@ -52,9 +81,22 @@ struct BatchSidecar {
 struct FileRecord: Equatable {
     var device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64
 
-    /// The regular file at `path` (links followed), or nil.
+    /// The regular file at `path` itself, or nil: a symbolic link there is not followed (a
+    /// sidecar never vouches for a file reached through a link).
     init?(path: String) {
-        guard let st = FileSystem.status(path), (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard let st = FileSystem.linkStatus(path) else { return nil }
+        self.init(st)
+    }
+
+    /// The regular file open on `descriptor` (a temporary file about to be renamed), or nil.
+    init?(descriptor: Int32) {
+        var st = stat()
+        guard fstat(descriptor, &st) == 0 else { return nil }
+        self.init(st)
+    }
+
+    private init?(_ st: stat) {
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return nil }
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         size = Int64(st.st_size)

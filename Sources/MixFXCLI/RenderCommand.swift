@@ -364,16 +364,22 @@ struct RenderCommand {
         return (engine, renderer, plan)
     }
 
-    /// Writes `--report` (if asked) for a finished render.
-    func writeReport(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout, overwrite: Bool) throws(CLIError) {
-        guard let reportPath else { return }
+    /// The bytes of `--report` for a finished render (a page for `.html`, else JSON); nil when
+    /// no report is asked for.
+    func reportData(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout) -> Data? {
+        guard let reportPath else { return nil }
         let obj = RenderReportJSON.object(report, session: resolved, layout: layout)
-        let data: Data
         if reportPath.lowercased().hasSuffix(".html") {
-            data = Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
-        } else {
-            data = Data(jsonText(obj).utf8)
+            return Data(ReportPage.html(obj, session: resolved, sampleRate: Double(report.format.sampleRate)).utf8)
         }
+        return Data(jsonText(obj).utf8)
+    }
+
+    /// Writes `--report` (if asked) for a finished render. `beforeRename` (`mixfx batch`) is
+    /// given the finished temporary file just before it is renamed into place.
+    func writeReport(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout, overwrite: Bool,
+                     beforeRename: ((TemporaryOutput) throws(OutputFileError) -> Void)? = nil) throws(CLIError) {
+        guard let reportPath, let data = reportData(report, resolved, layout) else { return }
         guard FileIdentity(path: reportPath) != outputIdentity else {
             throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
         }
@@ -382,8 +388,30 @@ struct RenderCommand {
         renderer.presetFiles = presetFiles
         let (read, paths) = renderer.filesRead(layout)
         do throws(OutputFileError) {
-            try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
-                                 onlyReplacing: reportOnlyReplacing)
+            guard let beforeRename else {
+                try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
+                                     onlyReplacing: reportOnlyReplacing)
+                return
+            }
+            let file = try OutputFile(path: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite, onlyReplacing: reportOnlyReplacing)
+            let temporary = try file.createTemporary()
+            let bytes = [UInt8](data)
+            var done = 0
+            while done < bytes.count {
+                let n = bytes.withUnsafeBytes { Foundation.write(temporary.descriptor, $0.baseAddress! + done, bytes.count - done) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    let reason = String(cString: strerror(errno))
+                    temporary.discard()
+                    throw OutputFileError.cannotCreate(path: reportPath, reason: reason)
+                }
+                done += n
+            }
+            do { try beforeRename(temporary) } catch {
+                temporary.discard()
+                throw error
+            }
+            try file.commit(temporary)
         } catch {
             throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
         }

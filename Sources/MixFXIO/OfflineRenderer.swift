@@ -51,6 +51,11 @@ public struct OfflineRenderer {
     public var progress: ((Int, Int) -> Void)?
     /// Polled after each block; true stops the render (`RenderError.cancelled`).
     public var isCancelled: (() -> Bool)?
+    /// Called with the finished temporary file just before it is moved to `outputPath` (the
+    /// rename keeps its device and inode): `mixfx batch` records that identity in its sidecar
+    /// first, so a run killed between the rename and its own bookkeeping leaves an output a
+    /// later run can tell is its own. An error stops the render; nothing is written.
+    public var beforeCommit: ((TemporaryOutput) throws(OutputFileError) -> Void)?
 
     /// A render to `outputPath` (container from its extension). Control side.
     public init(outputPath: String, sampleFormat: SampleFormat? = nil) {
@@ -155,7 +160,10 @@ public struct OfflineRenderer {
             report.elapsedSeconds = Date().timeIntervalSince(started)
             let closing = passes.closeSpillConcurrently()
             defer { closing?.join() }
-            do { try output.commit(written) } catch { throw RenderError.output(error) }
+            do {
+                try beforeCommit?(written)
+                try output.commit(written)
+            } catch { throw RenderError.output(error) }
             return report
         } catch {
             passes.discard()

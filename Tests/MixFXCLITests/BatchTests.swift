@@ -206,4 +206,201 @@ import TestSupport
         let s = try json(r.stdout)
         #expect(r.status == 0 && s["skipped"] as? Int == done && s["done"] as? Int == 20 - done, "\(r.stdout)")
     }
+
+    // MARK: what a skip trusts
+
+    /// A 0.5 s stereo s16 tone at `hz` (every tone the same size).
+    func tone(_ name: String, hz: Double) throws -> String {
+        let x = Signals.sine(frequencyHz: hz, sampleRate: 44_100, frames: 22_050, amplitude: 0.3)
+        try AudioFiles.write([x, x], to: dir.file(name), sampleRate: 44_100)
+        return dir.file(name)
+    }
+
+    func write(_ lines: [String], _ name: String = "m.jsonl") throws -> String {
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: dir.file(name)))
+        return dir.file(name)
+    }
+
+    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: dir.file(path)) }
+
+    /// `mixfx render`'s bytes for `args` (in the test's folder).
+    func rendered(_ args: [String]) throws -> Data? {
+        let r = try MixFXBinary.run(["render"] + args + ["-o", "ref.wav", "--quiet", "--force"], cwd: dir.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        return bytes("ref.wav")
+    }
+
+    /// `--type` is part of the job: the same output name with another container is rendered
+    /// again (it was skipped, leaving a WAV where the manifest names FLAC).
+    @Test func theTypeIsPartOfTheJob() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let wav = try write([#"{"tracks": ["a.wav"], "output": "x.bin", "args": ["--type", "wav"]}"#])
+        #expect(try statuses(try MixFXBinary.run(["batch", wav, "--json"])) == ["1": "done"])
+        #expect(bytes("x.bin")?.prefix(4) == Data("RIFF".utf8))
+        let flac = try write([#"{"tracks": ["a.wav"], "output": "x.bin", "args": ["--type", "flac"]}"#])
+        let r = try MixFXBinary.run(["batch", flac, "--json"])
+        #expect(try r.status == 0 && statuses(r) == ["1": "done"], "\(r.stdout) \(r.stderr)")
+        #expect(bytes("x.bin")?.prefix(4) == Data("fLaC".utf8))
+        #expect(try statuses(try MixFXBinary.run(["batch", flac, "--json"])) == ["1": "skipped"])
+    }
+
+    /// Another recording put at a track's name with the same size and modification time (a
+    /// normalised mtime, `touch -r`) is rendered again, whether it replaced the file (a rename,
+    /// a relinked take) or was written into it: the input's inode and change time are part of
+    /// the job. The output is then the new recording's mix.
+    @Test func aReplacedInputIsRenderedAgain() throws {
+        defer { dir.remove() }
+        let take = try tone("take.wav", hz: 440)
+        _ = try tone("other.wav", hz: 660)
+        _ = try tone("third.wav", hz: 880)
+        let mtime = [timespec(tv_sec: 1, tv_nsec: 0), timespec(tv_sec: 1, tv_nsec: 0)]
+        for name in ["take.wav", "other.wav", "third.wav"] { #expect(utimensat(AT_FDCWD, dir.file(name), mtime, 0) == 0) }
+        let m = try write([#"{"tracks": ["take.wav"], "output": "mix.wav"}"#])
+        #expect(try statuses(try MixFXBinary.run(["batch", m, "--json"])) == ["1": "done"])
+        #expect(try statuses(try MixFXBinary.run(["batch", m, "--json"])) == ["1": "skipped"])
+        // replaced by a rename: same size, same mtime, another file
+        #expect(rename(dir.file("other.wav"), take) == 0)
+        let size = try FileManager.default.attributesOfItem(atPath: take)[.size] as? Int
+        #expect(try size == (FileManager.default.attributesOfItem(atPath: dir.file("third.wav"))[.size] as? Int))
+        let renamed = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try statuses(renamed) == ["1": "done"], "\(renamed.stdout)")
+        #expect(try bytes("mix.wav") == rendered([take]))
+        let before = bytes("mix.wav")
+        // rewritten in place (the same inode) and its mtime set back
+        let third = try #require(bytes("third.wav"))
+        let fd = open(take, O_WRONLY | O_TRUNC)
+        #expect(fd >= 0 && third.withUnsafeBytes { Foundation.write(fd, $0.baseAddress!, $0.count) } == third.count)
+        close(fd)
+        #expect(utimensat(AT_FDCWD, take, mtime, 0) == 0)
+        let rewritten = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try statuses(rewritten) == ["1": "done"], "\(rewritten.stdout)")
+        #expect(try bytes("mix.wav") == rendered([take]) && bytes("mix.wav") != before)
+    }
+
+    // MARK: a killed run, two runs at once, links
+
+    /// The sidecar a run killed (SIGKILL) between renaming its output into place and updating
+    /// its sidecar leaves: state "rendering", the output not yet recorded, the finished file
+    /// recorded as `pendingOutput` (and likewise for a report). The next run knows the file is
+    /// its own and renders the job again (it failed every later run with "exists; use
+    /// --force"); another file put at the name is still kept.
+    @Test func aSigkillBetweenRenameAndSidecarResumes() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav", "args": ["--report", "o.json"]}"#])
+        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
+        let sidecarPath = dir.file("o.wav.mixfx-batch.json")
+        let done = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        #expect(done["state"] as? String == "done" && done["pendingOutput"] is NSNull)
+        func plant(_ change: (inout [String: Any]) -> Void) throws {
+            var s = done
+            s["state"] = "rendering"
+            change(&s)
+            try JSONSerialization.data(withJSONObject: s).write(to: URL(fileURLWithPath: sidecarPath))
+        }
+        // without the record of the file being renamed, the file is no one's: kept
+        try plant { $0["output"] = NSNull() }
+        let unknown = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try unknown.status == 1 && statuses(unknown) == ["1": "failed"] && unknown.stderr.contains("exists"), "\(unknown.stderr)")
+        // killed after the output's rename (the last run's report still recorded); and after
+        // the report's
+        try plant { $0["pendingOutput"] = $0["output"]; $0["output"] = NSNull() }
+        let afterOutput = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try afterOutput.status == 0 && statuses(afterOutput) == ["1": "done"], "\(afterOutput.stdout) \(afterOutput.stderr)")
+        let again = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        try JSONSerialization.data(withJSONObject: again.merging(["state": "rendering", "pendingReport": again["report"]!, "report": NSNull()]) { $1 })
+            .write(to: URL(fileURLWithPath: sidecarPath))
+        let afterReport = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try afterReport.status == 0 && statuses(afterReport) == ["1": "done"], "\(afterReport.stdout) \(afterReport.stderr)")
+        #expect(try statuses(try MixFXBinary.run(["batch", m, "--json"])) == ["1": "skipped"])
+        // the pending record vouches only for that very file: a copy put at the name is kept
+        let now = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        let copy = try #require(bytes("o.wav"))
+        try FileManager.default.removeItem(atPath: dir.file("o.wav"))
+        try copy.write(to: URL(fileURLWithPath: dir.file("o.wav")))
+        try JSONSerialization.data(withJSONObject: now.merging(["state": "rendering", "pendingOutput": now["output"]!, "output": NSNull()]) { $1 })
+            .write(to: URL(fileURLWithPath: sidecarPath))
+        let other = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try other.status == 1 && statuses(other) == ["1": "failed"] && other.stderr.contains("--force"), "\(other.stderr)")
+    }
+
+    /// A job another live run holds the lock of is left to it (status busy, exit 1, its pid and
+    /// host named, nothing of it written), the other jobs render; a lock file its holder left
+    /// when killed is taken over; each run removes its lock files. Two runs of one manifest at
+    /// once fail nothing and leave nothing wedged: the next run skips every job.
+    @Test func twoRunsAtOnceShareTheJobs() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m = try write((0..<3).map { #"{"tracks": ["a.wav"], "output": "o\#($0).wav", "args": ["--pitch", "\#($0 * 100)"]}"# })
+        let lockPath = dir.file("o1.wav.mixfx-batch.lock")
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_EXCL, 0o644)
+        #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        #expect(Foundation.write(fd, "pid 4242 on elsewhere\n", 22) == 22)
+        let busy = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try busy.status == 1 && statuses(busy) == ["1": "done", "2": "busy", "3": "done"], "\(busy.stdout)")
+        #expect(busy.stderr.contains("job 2") && busy.stderr.contains("pid 4242 on elsewhere"), "\(busy.stderr)")
+        #expect(try json(busy.stdout)["busy"] as? Int == 1)
+        #expect(bytes("o1.wav") == nil && bytes("o1.wav.mixfx-batch.json") == nil)
+        // the holder is gone (its lock file stays, unlocked)
+        close(fd)
+        let after = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try after.status == 0 && statuses(after) == ["1": "skipped", "2": "done", "3": "skipped"], "\(after.stdout) \(after.stderr)")
+        var files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(!files.contains { $0.hasSuffix(".lock") }, "\(files)")
+        // two runs at once
+        for i in 0..<3 { try FileManager.default.removeItem(atPath: dir.file("o\(i).wav")) }
+        let runs = try ["s1.json", "s2.json"].map {
+            try InteractiveProcess(MixFXBinary.path, ["batch", m, "--jobs", "1", "--quiet", "--summary", dir.file($0)],
+                                   environment: ProcessInfo.processInfo.environment)
+        }
+        var doneCount = 0
+        for (run, s) in zip(runs, ["s1.json", "s2.json"]) {
+            #expect(run.wait() <= 1, "\(run.stderr)")
+            let summary = try json(String(contentsOfFile: dir.file(s), encoding: .utf8))
+            #expect(summary["failed"] as? Int == 0, "\(summary) \(run.stderr)")
+            doneCount += summary["done"] as? Int ?? 0
+        }
+        #expect(doneCount == 3)
+        let later = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try later.status == 0 && statuses(later).values.allSatisfy { $0 == "skipped" }, "\(later.stdout)")
+        files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(!files.contains { $0.hasSuffix(".lock") }, "\(files)")
+    }
+
+    /// A symbolic link at a job's output, sidecar or report name is refused, with or without
+    /// --force, by `--check` and by the run, naming the link; the file it points to is kept,
+    /// whatever a forged sidecar says about it; a link at the sidecar's name is no sidecar.
+    @Test func aLinkAtAJobsNameIsRefused() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        _ = try tone("precious.wav", hz: 300)
+        try Data("my thesis".utf8).write(to: URL(fileURLWithPath: dir.file("thesis.txt")))
+        let precious = try #require(bytes("precious.wav"))
+        // a forged sidecar that records the link's target as the output it wrote
+        #expect(symlink("precious.wav", dir.file("x.wav")) == 0)
+        var st = stat()
+        #expect(stat(dir.file("precious.wav"), &st) == 0)
+        let record: [String: Any] = ["device": String(st.st_dev), "inode": String(st.st_ino), "size": Int(st.st_size),
+                                     "modifiedNanoseconds": String(Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))]
+        try JSONSerialization.data(withJSONObject: ["generator": "mixfx batch", "job": "1", "hash": "0", "frames": 1, "state": "done",
+                                                    "output": record, "report": NSNull()])
+            .write(to: URL(fileURLWithPath: dir.file("x.wav.mixfx-batch.json")))
+        #expect(symlink("thesis.txt", dir.file("y.wav.mixfx-batch.json")) == 0)
+        #expect(symlink("thesis.txt", dir.file("z.json")) == 0)
+        let cases: [(String, String)] = [(#"{"tracks": ["a.wav"], "output": "x.wav"}"#, "the output"),
+                                         (#"{"tracks": ["a.wav"], "output": "y.wav"}"#, "the sidecar"),
+                                         (#"{"tracks": ["a.wav"], "output": "z.wav", "args": ["--report", "z.json"]}"#, "the report")]
+        for (line, what) in cases {
+            let m = try write([line])
+            for extra in [["--check"], [], ["--force"], ["--check", "--force"]] {
+                let r = try MixFXBinary.run(["batch", m] + extra)
+                #expect(r.status == (extra.contains("--check") ? 2 : 1), "\(line) \(extra): \(r.stdout) \(r.stderr)")
+                #expect(r.stderr.contains("\(what) '") && r.stderr.contains("symbolic link"), "\(r.stderr)")
+                #expect(!r.stdout.contains("all can be rendered"))
+            }
+        }
+        #expect(bytes("precious.wav") == precious && bytes("thesis.txt") == Data("my thesis".utf8))
+        #expect(bytes("y.wav") == nil && bytes("z.wav") == nil)
+    }
 }
