@@ -388,30 +388,8 @@ struct RenderCommand {
         renderer.presetFiles = presetFiles
         let (read, paths) = renderer.filesRead(layout)
         do throws(OutputFileError) {
-            guard let beforeRename else {
-                try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
-                                     onlyReplacing: reportOnlyReplacing)
-                return
-            }
-            let file = try OutputFile(path: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite, onlyReplacing: reportOnlyReplacing)
-            let temporary = try file.createTemporary()
-            let bytes = [UInt8](data)
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { Foundation.write(temporary.descriptor, $0.baseAddress! + done, bytes.count - done) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    let reason = String(cString: strerror(errno))
-                    temporary.discard()
-                    throw OutputFileError.cannotCreate(path: reportPath, reason: reason)
-                }
-                done += n
-            }
-            do { try beforeRename(temporary) } catch {
-                temporary.discard()
-                throw error
-            }
-            try file.commit(temporary)
+            try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
+                                 onlyReplacing: reportOnlyReplacing, beforeCommit: beforeRename)
         } catch {
             throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
         }

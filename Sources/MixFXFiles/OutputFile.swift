@@ -375,9 +375,12 @@ public final class OutputFile: Sendable {
         }
     }
 
-    /// Writes `bytes` to `path` by the same rules (presets, reports, summaries). Control side.
+    /// Writes `bytes` to `path` by the same rules (presets, reports, summaries). `beforeCommit`
+    /// is given the finished temporary file just before it is moved into place (a batch records
+    /// it in the job's sidecar); an error there discards it. Control side.
     public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
-                             alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil) throws(OutputFileError) {
+                             alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil,
+                             beforeCommit: ((TemporaryOutput) throws(OutputFileError) -> Void)? = nil) throws(OutputFileError) {
         let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite, onlyReplacing: onlyReplacing)
         let tmp = try out.createTemporary()
         let data = Array(bytes)
@@ -391,6 +394,12 @@ public final class OutputFile: Sendable {
                 throw .cannotCreate(path: path, reason: reason)
             }
             done += n
+        }
+        if let beforeCommit {
+            do { try beforeCommit(tmp) } catch {
+                tmp.discard()
+                throw error
+            }
         }
         try out.commit(tmp)
     }
