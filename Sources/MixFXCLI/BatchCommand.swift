@@ -229,6 +229,10 @@ struct BatchCommand {
         }
         for j in mine { for w in j.warnings { Terminal.printError("mixfx: warning: job \(j.id) (line \(j.line)): \(w)") } }
         if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads) }
+        // what is printed (the summary's JSON, progress) never lands in a file a job reads
+        do throws(OutputFileError) { try OutputFile.checkStandardOutputText(beside: reads) } catch {
+            throw .usage(error.description)
+        }
         if check { return try checkAll(mine, total: all.count, slice: slice) }
         return try renderAll(mine, total: all.count, slice: slice)
     }

@@ -52,8 +52,19 @@ final class BatchJobLock {
                     let kind = (l.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : RegularFile.irregularKind(l.st_mode) ?? "not a regular file"
                     return .refused("its lock file '\(path)' is \(kind); a batch uses only a regular file there (remove it)")
                 }
+                // only a file a batch left there is taken over: one name (no hard link to
+                // another file), a few bytes, empty or "pid ..."
+                guard l.st_nlink == 1, l.st_size < 256 else {
+                    return .refused("'\(path)' exists and is not a mixfx batch's lock file; a batch keeps it (remove it if it is not needed)")
+                }
                 fd = FileSystem.open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+                // (another user's lock, in a folder both write: read-only still locks)
+                if fd < 0 && errno == EACCES { fd = FileSystem.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
                 if fd < 0 && errno == ENOENT { continue }
+                if fd >= 0 && !BatchJobLock.looksLikeALock(fd) {
+                    close(fd)
+                    return .refused("'\(path)' exists and is not a mixfx batch's lock file; a batch keeps it (remove it if it is not needed)")
+                }
             }
             guard fd >= 0 else {
                 let e = errno
@@ -88,6 +99,13 @@ final class BatchJobLock {
             return .acquired(BatchJobLock(path: path, descriptor: fd))
         }
         return .refused("its lock file '\(path)' kept being replaced by other processes")
+    }
+
+    /// Whether the open file holds what a batch writes in its lock file: nothing, or "pid ...".
+    private static func looksLikeALock(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, 0) }
+        return n == 0 || (n > 4 && buffer[0..<4] == Array("pid ".utf8)[0..<4])
     }
 
     /// What the holder wrote in the lock file ("pid N on HOST"), or "another mixfx batch".

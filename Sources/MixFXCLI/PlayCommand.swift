@@ -151,7 +151,9 @@ struct PlayCommand {
 
     func execute() throws(CLIError) -> Int32 {
         let resolved = try session.resolveAll()
-        let reads = FileIdentitySet(resolved.inputs + session.presetFiles)
+        var reads = FileIdentitySet(resolved.inputs + session.presetFiles)
+        // (standard input's file too: control lines read from `< cmds.txt`)
+        if let id = StandardInput.fileIdentity { reads.insert(id, spelling: "standard input") }
         try DeviceFileCheck.check(device: options.device, reads: reads, force: force)
         var opts = options
         opts.sampleFormat = resolved.sampleFormat

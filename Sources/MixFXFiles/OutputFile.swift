@@ -45,7 +45,7 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
         case .notRegular(let p, let kind):
             "'\(p)' is a \(kind), not a regular file; mixfx writes regular files only (choose a file path)"
         case .danglingLink(let p, let t):
-            "'\(p)' is a symbolic link to '\(t)', which does not exist; give a file path (or create the target)"
+            "'\(p)' is a symbolic link to '\(t)', which does not exist; mixfx never writes through a link: give the file's own path"
         case .symbolicLink(let p, let t):
             "'\(p)' is a symbolic link (to '\(t)'); mixfx never writes through a link: give the file's own path, or remove the link"
         case .appeared(let p):

@@ -368,6 +368,29 @@ import TestSupport
         #expect(!files.contains { $0.hasSuffix(".lock") }, "\(files)")
     }
 
+    /// A file at a job's lock name that no batch left there (notes, or a hard link to another
+    /// file) is kept and the job refused, --force or not; an empty one or a "pid ..." one (a
+    /// killed run's) is taken over.
+    @Test func aFileAtTheLockNameIsKeptUnlessABatchLeftIt() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        _ = try tone("keep.wav", hz: 300)
+        let keep = try #require(bytes("keep.wav"))
+        let m = try write([#"{"tracks": ["a.wav"], "output": "x.wav"}"#, #"{"tracks": ["a.wav"], "output": "y.wav"}"#,
+                           #"{"tracks": ["a.wav"], "output": "z.wav"}"#])
+        try Data("precious notes".utf8).write(to: URL(fileURLWithPath: dir.file("x.wav.mixfx-batch.lock")))
+        #expect(link(dir.file("keep.wav"), dir.file("y.wav.mixfx-batch.lock")) == 0)
+        try Data("pid 1 on elsewhere\n".utf8).write(to: URL(fileURLWithPath: dir.file("z.wav.mixfx-batch.lock")))
+        for extra in [[], ["--force"]] {
+            let r = try MixFXBinary.run(["batch", m] + extra)
+            #expect(r.status == 1 && r.stderr.contains("is not a mixfx batch's lock file"), "\(r.stderr)")
+            #expect(try String(contentsOfFile: dir.file("x.wav.mixfx-batch.lock"), encoding: .utf8) == "precious notes")
+            #expect(bytes("keep.wav") == keep && bytes("y.wav.mixfx-batch.lock") == keep)
+            #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")) && !FileManager.default.fileExists(atPath: dir.file("y.wav")))
+        }
+        #expect(FileManager.default.fileExists(atPath: dir.file("z.wav")) && !FileManager.default.fileExists(atPath: dir.file("z.wav.mixfx-batch.lock")))
+    }
+
     /// A symbolic link at a job's output, sidecar or report name is refused, with or without
     /// --force, by `--check` and by the run, naming the link; the file it points to is kept,
     /// whatever a forged sidecar says about it; a link at the sidecar's name is no sidecar.

@@ -90,6 +90,10 @@ import TestSupport
             ("\"$M\" analyze in.wav --json 1<> in.wav", 2, "standard output is redirected into a file this command names"),
             ("\"$M\" render in.wav -o o.wav --json >> in.wav", 2, "standard output is redirected into a file this command names"),
             ("\"$M\" analyze o --json < in.wav >> in.wav", 2, "standard output is redirected into a file this command names"),
+            // a batch's summary into a job's track (named in the manifest, not the command line)
+            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl --json >> in.wav", 2, "standard output is redirected into one of the inputs"),
+            // play's device never writes standard input's file (the control lines), --force or not
+            ("printf 'status\\n' > cmds.txt; cp cmds.txt cmds0.txt; \"$M\" play in.wav --no-ui -q --device \"file:'cmds.txt',raw\" --force < cmds.txt; s=$?; cmp -s cmds.txt cmds0.txt || s=99; exit $s", 2, "cmds.txt"),
             // (stderr into an input: nothing to say it with, exit 2 and the input untouched)
             ("\"$M\" render in.wav -o in.wav --force 2>> in.wav; s=$?; echo stderr-was-an-input >&2; exit $s", 2, "stderr-was-an-input"),
             ("printf 'not audio' | \"$M\" render - -o - --type wav > o", 1, "cannot open '-'"),
