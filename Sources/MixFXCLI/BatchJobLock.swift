@@ -20,9 +20,9 @@ final class BatchJobLock {
         case acquired(BatchJobLock)
         /// Another live run holds it; the text names that run (pid and host), if it said.
         case busy(holder: String)
-        /// The folder does not let this process create the lock file (read-only, no permission):
-        /// the job goes on without a lock (it can only be skipped: its files cannot be written
-        /// here either).
+        /// The folder does not let this process create the lock file (read-only, no permission)
+        /// or is missing: the job goes on without a lock (it can only be skipped or fail on its
+        /// own check, which names the folder: its files cannot be written there either).
         case unavailable
         /// The name is something else (a link, a folder): the job fails with this reason.
         case refused(String)
@@ -68,7 +68,9 @@ final class BatchJobLock {
             }
             guard fd >= 0 else {
                 let e = errno
-                if e == EACCES || e == EROFS || e == EPERM { return .unavailable }
+                // (ENOENT, ENOTDIR: the output's folder is missing; the job's own check then
+                // names the folder, and nothing is written)
+                if e == EACCES || e == EROFS || e == EPERM || e == ENOENT || e == ENOTDIR { return .unavailable }
                 return .refused("cannot open its lock file '\(path)': \(String(cString: strerror(e)))")
             }
             var mine = stat()

@@ -389,6 +389,10 @@ import TestSupport
             #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")) && !FileManager.default.fileExists(atPath: dir.file("y.wav")))
         }
         #expect(FileManager.default.fileExists(atPath: dir.file("z.wav")) && !FileManager.default.fileExists(atPath: dir.file("z.wav.mixfx-batch.lock")))
+        // a job whose folder is missing is told so by name (not through its lock file's name)
+        let missing = try MixFXBinary.run(["batch", try write([#"{"tracks": ["a.wav"], "output": "nofolder/o.wav"}"#], "n.jsonl")])
+        #expect(missing.status == 1 && missing.stderr.contains("the folder") && missing.stderr.contains("does not exist")
+                && !missing.stderr.contains("lock file"), "\(missing.stderr)")
     }
 
     /// A symbolic link at a job's output, sidecar or report name is refused, with or without
