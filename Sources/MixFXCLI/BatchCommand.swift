@@ -268,6 +268,7 @@ struct BatchCommand {
         for j in jobs {
             do throws(CLIError) {
                 try checkNoLinks(j)
+                if let reason = BatchJobLock.check(j.lockPath) { throw CLIError.usage(reason) }
                 let plan = overwritePlan(j)
                 _ = try command(j, plan).prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
                 try checkSidecarPath(j, plan)
@@ -409,6 +410,8 @@ struct BatchCommand {
         switch BatchJobLock.acquire(job.lockPath) {
         case .acquired(let l): lock = l
         case .busy(let holder):
+            // (the holder may have finished it just now: it records "done" before it unlocks)
+            if isDone(job, overwritePlan(job), hash: job.fingerprint()) { return Outcome(status: "skipped") }
             return Outcome(status: "busy", error: "\(holder) is rendering it (it holds '\(job.lockPath)'); left to that run, not done here")
         case .unavailable: break
         case .refused(let reason): return Outcome(status: "failed", error: reason)
@@ -416,10 +419,7 @@ struct BatchCommand {
         defer { lock?.release() }
         let hash = job.fingerprint()
         let plan = overwritePlan(job)
-        if let s = plan.sidecarFile, s.hash == hash, s.state == "done", s.describes(output: job.output),
-           job.command.reportPath.map({ s.describes(report: $0) }) ?? true {
-            return Outcome(status: "skipped")
-        }
+        if isDone(job, plan, hash: hash) { return Outcome(status: "skipped") }
         do throws(CLIError) {
             let command = command(job, plan)
             var (engine, renderer, layout) = try command.prepare(job.resolved, overwrite: plan.output, overwriteReport: plan.report)
@@ -471,6 +471,13 @@ struct BatchCommand {
         } catch {
             return Outcome(status: "failed", error: error.message)
         }
+    }
+
+    /// Whether the job is done: its trusted sidecar says so for this `hash`, and its output (and
+    /// report) are the files that run wrote, unchanged.
+    func isDone(_ job: BatchJob, _ plan: OverwritePlan, hash: String) -> Bool {
+        guard let s = plan.sidecarFile, s.hash == hash, s.state == "done", s.describes(output: job.output) else { return false }
+        return job.command.reportPath.map { s.describes(report: $0) } ?? true
     }
 
     /// Writes the sidecar; returns the identity of the file written.

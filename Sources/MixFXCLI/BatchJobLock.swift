@@ -48,22 +48,14 @@ final class BatchJobLock {
             if fd < 0 && errno == EEXIST {
                 created = false
                 guard let l = FileSystem.linkStatus(path) else { continue }   // (gone meanwhile: create it)
-                guard (l.st_mode & S_IFMT) == S_IFREG else {
-                    let kind = (l.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : RegularFile.irregularKind(l.st_mode) ?? "not a regular file"
-                    return .refused("its lock file '\(path)' is \(kind); a batch uses only a regular file there (remove it)")
-                }
-                // only a file a batch left there is taken over: one name (no hard link to
-                // another file), a few bytes, empty or "pid ..."
-                guard l.st_nlink == 1, l.st_size < 256 else {
-                    return .refused("'\(path)' exists and is not a mixfx batch's lock file; a batch keeps it (remove it if it is not needed)")
-                }
+                if let reason = refusal(path, l) { return .refused(reason) }
                 fd = FileSystem.open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
                 // (another user's lock, in a folder both write: read-only still locks)
                 if fd < 0 && errno == EACCES { fd = FileSystem.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
                 if fd < 0 && errno == ENOENT { continue }
                 if fd >= 0 && !BatchJobLock.looksLikeALock(fd) {
                     close(fd)
-                    return .refused("'\(path)' exists and is not a mixfx batch's lock file; a batch keeps it (remove it if it is not needed)")
+                    return .refused(notALock(path))
                 }
             }
             guard fd >= 0 else {
@@ -101,6 +93,33 @@ final class BatchJobLock {
             return .acquired(BatchJobLock(path: path, descriptor: fd))
         }
         return .refused("its lock file '\(path)' kept being replaced by other processes")
+    }
+
+    /// Why the file at `path` (its `lstat`) is not one a batch would lock, or nil: only a
+    /// regular file a batch left there is taken over (one name, no hard link to another file;
+    /// a few bytes).
+    private static func refusal(_ path: String, _ l: stat) -> String? {
+        guard (l.st_mode & S_IFMT) == S_IFREG else {
+            let kind = (l.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : RegularFile.irregularKind(l.st_mode).map { "a \($0)" } ?? "not a regular file"
+            return "its lock file '\(path)' is \(kind); a batch uses only a regular file there (remove it)"
+        }
+        return l.st_nlink == 1 && l.st_size < 256 ? nil : notALock(path)
+    }
+
+    private static func notALock(_ path: String) -> String {
+        "'\(path)' exists and is not a mixfx batch's lock file; a batch keeps it (remove it if it is not needed)"
+    }
+
+    /// For `--check`: why a run would refuse the job's lock file at `path` (a folder, a link,
+    /// a file no batch left there), or nil (nothing there, or a lock a batch left or holds).
+    /// Opens nothing for writing and locks nothing.
+    static func check(_ path: String) -> String? {
+        guard let l = FileSystem.linkStatus(path) else { return nil }
+        if let reason = refusal(path, l) { return reason }
+        let fd = FileSystem.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }   // (unreadable: another user's lock; the run decides)
+        defer { close(fd) }
+        return looksLikeALock(fd) ? nil : notALock(path)
     }
 
     /// Whether the open file holds what a batch writes in its lock file: nothing, or "pid ...".

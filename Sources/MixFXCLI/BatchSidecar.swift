@@ -77,9 +77,17 @@ struct BatchSidecar {
 }
 
 /// A file as it is now: device, inode, size and modification time (to the nanosecond). Two
-/// records are equal only for the same file, unchanged.
+/// records are equal only for the same file, unchanged: the same inode, size and modification
+/// time. The device is recorded but not compared: NFS clients number one export's device
+/// differently, so a job finished on one node and run again on another would find its own output
+/// "changed"; a record always describes the file at one name (the sidecar's neighbour), where
+/// the inode, size and time to the nanosecond tell the file.
 struct FileRecord: Equatable {
     var device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64
+
+    static func == (a: FileRecord, b: FileRecord) -> Bool {
+        a.inode == b.inode && a.size == b.size && a.modifiedNanoseconds == b.modifiedNanoseconds
+    }
 
     /// The regular file at `path` itself, or nil: a symbolic link there is not followed (a
     /// sidecar never vouches for a file reached through a link).

@@ -50,8 +50,18 @@ public enum FileSystem {
     public static func names(inFolder path: String) -> [String]? {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return names(inFolder: fd)
+    }
+
+    /// The names in the folder open on `folder` (without `.` and `..`), or nil when it cannot
+    /// be read. The descriptor stays open (the listing reads a duplicate of it).
+    public static func names(inFolder folder: Int32) -> [String]? {
+        let fd = dup(folder)
+        guard fd >= 0 else { return nil }
         guard let dir = fdopendir(fd) else { close(fd); return nil }
         defer { closedir(dir) }
+        rewinddir(dir)
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = entryName(entry)

@@ -191,8 +191,10 @@ public final class OutputFile: Sendable {
             throw .notRegular(path: path, kind: kind)
         }
         let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-        if inputs.contains(identity) || identity == StandardInput.fileIdentity
-            || alsoInputs.contains(where: { FileIdentity(path: $0) == identity }) {
+        func isAnInput(_ id: FileIdentity) -> Bool {
+            inputs.contains(id) || id == StandardInput.fileIdentity || alsoInputs.contains { FileIdentity(path: $0) == id }
+        }
+        if isAnInput(identity) || OutputFile.isInputSpelledOtherwise(folder: fd, name: name, isAnInput) {
             close(fd)
             throw .isInput(path: path)
         }
@@ -202,6 +204,27 @@ public final class OutputFile: Sendable {
         }
         replacesExisting = true
         replacedMode = st.st_mode & 0o777
+    }
+
+    /// Whether the file found at `name` is an input the folder lists under another spelling.
+    /// A folder that does not tell case apart finds `A.wav` when only `a.wav` is there; most
+    /// such file systems give both spellings the file's one inode (caught by identity), but
+    /// some FUSE ones (exfat-fuse) give each spelling its own, so identity alone would let
+    /// `-o A.wav --force` replace the input `a.wav`. So when the name is not listed as spelled,
+    /// the listed names equal to it but for case (and Unicode's composed or decomposed forms)
+    /// are compared with the inputs too. A folder that lists the name as spelled (any case-
+    /// sensitive one) costs nothing more than the listing.
+    static func isInputSpelledOtherwise(folder fd: Int32, name: String, _ isAnInput: (FileIdentity) -> Bool) -> Bool {
+        guard let listed = FileSystem.names(inFolder: fd) else { return false }
+        let spelled = PathBytes.bytes(name)
+        guard !listed.contains(where: { PathBytes.bytes($0) == spelled }) else { return false }
+        let folded = name.lowercased()
+        for other in listed where other.lowercased() == folded {
+            var st = stat()
+            guard PathBytes.withCString(other, { fstatat(fd, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue }
+            if isAnInput(.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))) { return true }
+        }
+        return false
     }
 
     /// Checks standard output as the output: it must be open and not one of the inputs (`mixfx render in.wav -o - >> in.wav`). Returns the

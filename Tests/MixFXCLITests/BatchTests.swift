@@ -368,6 +368,58 @@ import TestSupport
         #expect(!files.contains { $0.hasSuffix(".lock") }, "\(files)")
     }
 
+    /// A job whose lock another run still holds but whose sidecar already says done (the holder
+    /// records "done" before it unlocks) is skipped, not reported busy.
+    @Test func aJobFinishedByTheHolderIsSkippedNotBusy() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav"}"#, #"{"tracks": ["a.wav"], "output": "p.wav"}"#])
+        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
+        try FileManager.default.removeItem(atPath: dir.file("p.wav"))
+        for name in ["o.wav", "p.wav"] {
+            let fd = open(dir.file(name + ".mixfx-batch.lock"), O_RDWR | O_CREAT | O_EXCL, 0o644)
+            #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        }
+        let r = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try r.status == 1 && statuses(r) == ["1": "skipped", "2": "busy"], "\(r.stdout)")
+    }
+
+    /// A job finished on another node of a cluster, where the shared file system's device has
+    /// another number (NFS clients number an export as they mount it), is still the job's own:
+    /// skipped when done, replaced when the run was killed before its bookkeeping, never
+    /// "exists; use --force". A file whose inode, size or time differs is still kept.
+    @Test func aJobFinishedOnAnotherNodeIsItsOwn() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav", "args": ["--report", "o.json"]}"#])
+        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
+        let sidecarPath = dir.file("o.wav.mixfx-batch.json")
+        let done = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        func elsewhere(_ record: Any?) -> Any {
+            var r = record as! [String: Any]
+            r["device"] = String(UInt64(r["device"] as! String)! &+ 977)
+            return r
+        }
+        func plant(_ s: [String: Any]) throws {
+            try JSONSerialization.data(withJSONObject: s).write(to: URL(fileURLWithPath: sidecarPath))
+        }
+        try plant(done.merging(["output": elsewhere(done["output"]), "report": elsewhere(done["report"])]) { $1 })
+        let skipped = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try skipped.status == 0 && statuses(skipped) == ["1": "skipped"], "\(skipped.stdout) \(skipped.stderr)")
+        // killed between the rename and its sidecar's update, on the other node
+        try plant(done.merging(["state": "rendering", "pendingOutput": elsewhere(done["output"]), "output": NSNull(),
+                                "report": elsewhere(done["report"])]) { $1 })
+        let resumed = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try resumed.status == 0 && statuses(resumed) == ["1": "done"], "\(resumed.stdout) \(resumed.stderr)")
+        // a record of another file (another inode) vouches for nothing
+        let now = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        var other = now["output"] as! [String: Any]
+        other["inode"] = String(UInt64(other["inode"] as! String)! &+ 1)
+        try plant(now.merging(["hash": "0", "output": other]) { $1 })
+        let kept = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try kept.status == 1 && statuses(kept) == ["1": "failed"] && kept.stderr.contains("--force"), "\(kept.stderr)")
+    }
+
     /// A file at a job's lock name that no batch left there (notes, or a hard link to another
     /// file) is kept and the job refused, --force or not; an empty one or a "pid ..." one (a
     /// killed run's) is taken over.
@@ -389,6 +441,14 @@ import TestSupport
             #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")) && !FileManager.default.fileExists(atPath: dir.file("y.wav")))
         }
         #expect(FileManager.default.fileExists(atPath: dir.file("z.wav")) && !FileManager.default.fileExists(atPath: dir.file("z.wav.mixfx-batch.lock")))
+        // --check says so too, and of a folder at a lock name; a lock a batch left passes
+        try FileManager.default.createDirectory(atPath: dir.file("z.wav.mixfx-batch.lock"), withIntermediateDirectories: false)
+        try Data("pid 1 on elsewhere\n".utf8).write(to: URL(fileURLWithPath: dir.file("w.wav.mixfx-batch.lock")))
+        let check = try MixFXBinary.run(["batch", m, "--check", "--force"])
+        #expect(check.status == 2 && check.stderr.contains("job 1 ") && check.stderr.contains("job 2 ") && check.stderr.contains("job 3 ")
+                && check.stderr.contains("'\(dir.file("z.wav.mixfx-batch.lock"))' is a directory"), "\(check.stderr)")
+        let w = try MixFXBinary.run(["batch", try write([#"{"tracks": ["a.wav"], "output": "w.wav"}"#], "w.jsonl"), "--check"])
+        #expect(w.status == 0, "\(w.stderr)")
         // a job whose folder is missing is told so by name (not through its lock file's name)
         let missing = try MixFXBinary.run(["batch", try write([#"{"tracks": ["a.wav"], "output": "nofolder/o.wav"}"#], "n.jsonl")])
         #expect(missing.status == 1 && missing.stderr.contains("the folder") && missing.stderr.contains("does not exist")

@@ -153,6 +153,51 @@ import TestSupport
         #expect(bytes(preset) == presetBefore)
     }
 
+    static let canMountExfat: Bool = {
+        geteuid() == 0 && ["unshare", "losetup", "mkfs.exfat", "mount.exfat-fuse"].allSatisfy { which($0) != nil }
+    }()
+
+    /// On a volume that does not tell case apart but gives each spelling its own inode
+    /// (exfat-fuse), `-o A.wav --force` beside the input `a.wav` names the input: refused,
+    /// the input untouched (identity alone did not see it, and the render replaced its input).
+    /// In a private mount namespace, on a loop device.
+    @Test(.enabled(if: canMountExfat, "needs root, unshare, losetup, mkfs.exfat and mount.exfat-fuse (apt-get install exfatprogs exfat-fuse)"))
+    func anInputSpelledInAnotherCaseIsNeverWrittenOver() throws {
+        defer { dir.remove() }
+        let input = try tone("a.wav")
+        let script = #"""
+        img="$1/ex.img"; m="$1/ex"; mkdir "$m" && truncate -s 16M "$img" && mkfs.exfat "$img" >/dev/null 2>&1 \
+          && L=$(losetup -f --show "$img" 2>/dev/null) || { echo "setup: no loop device"; exit 99; }
+        trap 'umount "$m" 2>/dev/null; losetup -d "$L"' EXIT
+        mount.exfat-fuse "$L" "$m" >/dev/null 2>&1 || { echo "setup: the exfat volume cannot be mounted"; exit 99; }
+        cp "$2" "$m/a.wav"
+        [ "$(stat -c %i "$m/a.wav")" != "$(stat -c %i "$m/A.wav")" ] && echo "inodes differ"
+        "$3" render "$m/a.wav" --bass 6 -o "$m/A.wav" --force 2>&1; echo "rc=$?"
+        "$3" render "$m/a.wav" --bass 6 -o "$m/b.wav" 2>&1; echo "rc=$?"
+        cmp -s "$2" "$m/a.wav" && echo "the input is whole"
+        """#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                                                    dir.path, input, MixFXBinary.path])
+        if r.status == 99 { try Test.cancel("\(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) here") }
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("inodes differ"), "\(r.stdout)")
+        // refused as the input; another name of the folder is written
+        #expect(lines.filter { $0.hasPrefix("rc=") } == ["rc=2", "rc=0"], "\(r.stdout)")
+        #expect(r.stdout.contains("is one of the inputs") && lines.contains("the input is whole"), "\(r.stdout)")
+    }
+
+    /// On a folder that tells case apart, `A.wav` beside the input `a.wav` is another file: with
+    /// --force it is replaced, the input kept.
+    @Test func anotherCaseIsAnotherFileWhereTheFolderTellsCaseApart() throws {
+        defer { dir.remove() }
+        let input = try tone("a.wav")
+        _ = try tone("A.wav", hz: 660)
+        let before = bytes(input)
+        let r = try MixFXBinary.run(["render", input, "--bass", "6", "-o", dir.file("A.wav"), "--force"], cwd: dir.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(bytes(input) == before && bytes(dir.file("A.wav")) != before)
+    }
+
     /// `mixfx play` refuses an ALSA device whose arguments name a file it reads (the file plugin
     /// truncates its file when the device opens).
     @Test func aDeviceThatWouldWriteOverAnInputIsRefused() throws {
