@@ -13,13 +13,14 @@
 #                            make, groff-base and man-db (the installed man page), bash-completion
 #                            and zsh (the installed completions), binutils (readelf: what the
 #                            installed library needs), rubberband-cli (--pitchmap and --timemap
-#                            against Rubber Band reading the same maps)
+#                            against Rubber Band reading the same maps), exfatprogs and exfat-fuse
+#                            (a case-blind volume on a loop device, where root may mount one)
 #   install-deps.sh slurm    what make test-slurm uses: sox (the test's inputs and frame counts)
 #                            and a single-node Slurm from Debian's archive (slurmctld, slurmd,
 #                            slurm-client, munge); the daemons are not started (scripts/slurm/)
 set -euo pipefail
 pkgs=(libsndfile1-dev libasound2-dev pkg-config)
-if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user lilv-utils lv2-dev sordi make groff-base man-db bash-completion zsh binutils rubberband-cli); fi
+if [ "${1:-}" = test ]; then pkgs+=(sox pulseaudio libasound2-plugins pulseaudio-utils tmux gcc chromium python3-jsonschema qemu-user lilv-utils lv2-dev sordi make groff-base man-db bash-completion zsh binutils rubberband-cli exfatprogs exfat-fuse); fi
 if [ "${1:-}" = slurm ]; then pkgs+=(sox slurmctld slurmd slurm-client munge); fi
 missing=()
 for p in "${pkgs[@]}"; do
