@@ -1,5 +1,6 @@
 import Foundation
 import MixFX
+import CFileIO
 
 /// The `mixfx` tool: dispatches to the subcommands. `main.swift` calls `MixFXCommand.main()`.
 public enum MixFXCommand {
@@ -152,9 +153,13 @@ public enum MixFXCommand {
     public static func main() -> Never {
         StandardDescriptors.secure()
         Terminal.installCrashHandlers()
-        // the arguments as their bytes (a file name need not be UTF-8: see PathBytes)
-        let argc = Int(CommandLine.argc)
-        let arguments = (1..<max(1, argc)).compactMap { i in CommandLine.unsafeArgv[i].map { PathBytes.string(cString: $0) } }
+        // the arguments as their bytes (a file name need not be UTF-8: see PathBytes), as the C
+        // runtime passed them (Swift's CommandLine reads /proc, which a sandbox may lack)
+        var count: Int32 = 0
+        let saved = mixfx_process_arguments(&count)
+        let argc = saved != nil ? Int(count) : Int(CommandLine.argc)
+        let argv = saved ?? CommandLine.unsafeArgv
+        let arguments = (1..<max(1, argc)).compactMap { i in argv[i].map { PathBytes.string(cString: $0) } }
         let status = run(arguments)
         exit(Terminal.finishStandardOutput(status))
     }

@@ -68,6 +68,19 @@ import TestSupport
 
     // MARK: where outputs go
 
+    /// Without /proc (a chroot, a sandbox), mixfx still reads its arguments (Swift's
+    /// CommandLine reads /proc/self/cmdline: mixfx printed its usage and rendered nothing).
+    @Test(.enabled(if: ClipPolicyTests.canMountPrivately, "cannot unmount /proc in a private mount namespace here (needs root with CAP_SYS_ADMIN)"))
+    func theArgumentsAreReadWithoutProc() throws {
+        defer { dir.remove() }
+        let input = try noise("in.wav")
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c",
+                                                    "umount -l /proc && ! [ -e /proc/self/cmdline ] && exec \"$1\" render \"$2\" --bass 3 -o \"$3\" --quiet",
+                                                    "sh", MixFXBinary.path, input, dir.file("out.wav")])
+        #expect(r.status == 0 && !r.stdout.contains("usage"), "\(r.status): \(r.stdout) \(r.stderr)")
+        #expect(try files().contains("out.wav"))
+    }
+
     @Test func outputsThatAreNotRegularFilesAreRefused() throws {
         defer { dir.remove() }
         let input = try noise("in.wav")

@@ -12,4 +12,8 @@ int mixfx_start_writeback(int fd, long long offset, long long length);
 /// because Swift 6 will not touch C's global `stdout`.
 int mixfx_finish_stdout(void);
 
+/// The process's arguments as the C runtime passed them to the program (argc in `*argc`), read
+/// without /proc; NULL (and 0) where the runtime did not pass them to initialisers.
+char **mixfx_process_arguments(int *argc);
+
 #endif
