@@ -177,9 +177,18 @@ struct BatchCommand {
 
     func readManifest() throws(CLIError) -> (String, String) {
         if manifest == "-" {
+            // (closed, or a folder: an error, not an empty manifest that leaves "all done")
+            var st = stat()
+            guard !StandardDescriptors.wasClosed(0), fstat(0, &st) == 0 else { throw .usage("cannot read the manifest: standard input is closed") }
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw .usage("cannot read the manifest: standard input is a directory") }
             var data = Data()
-            while let chunk = try? FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
-                data.append(chunk)
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress!, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                guard n >= 0 else { throw .usage("cannot read the manifest from standard input: \(String(cString: strerror(errno)))") }
+                if n == 0 { break }
+                data.append(contentsOf: buffer[..<n])
                 guard data.count <= BatchManifest.maximumBytes else {
                     throw .usage("the manifest on stdin is more than \(BatchManifest.maximumBytes >> 20) MiB")
                 }
@@ -228,18 +237,44 @@ struct BatchCommand {
             return job
         }
         for j in mine { for w in j.warnings { Terminal.printError("mixfx: warning: job \(j.id) (line \(j.line)): \(w)") } }
-        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads) }
+        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice) }
         // what is printed (the summary's JSON, progress) never lands in a file a job reads
         do throws(OutputFileError) { try OutputFile.checkStandardOutputText(beside: reads) } catch {
             throw .usage(error.description)
+        }
+        // nor in one a job writes (its output, report, sidecar: `--json >> out/x.wav`)
+        if let (fd, what) = standardStreamIntoAJobsFile(all) {
+            if fd == 2 { return 2 }   // (nowhere to say so)
+            OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
+            throw .usage("standard output is redirected into \(what); send it elsewhere")
         }
         if check { return try checkAll(mine, total: all.count, slice: slice) }
         return try renderAll(mine, total: all.count, slice: slice)
     }
 
+    /// Standard error (2) or output (1), when it is a regular file some job writes, with what
+    /// that file is ("line 3's output 'x.wav'"); nil when neither is.
+    func standardStreamIntoAJobsFile(_ jobs: [BatchJob]) -> (Int32, String)? {
+        let streams = [Int32(2), 1].compactMap { fd -> (Int32, FileIdentity)? in
+            var st = stat()
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return (fd, .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+        }
+        guard !streams.isEmpty else { return nil }
+        for j in jobs {
+            for (what, p) in j.writtenFiles {
+                guard let st = FileSystem.status(p), (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                let id = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+                if let s = streams.first(where: { $0.1 == id }) { return (s.0, "line \(j.line)'s \(what) '\(PathBytes.shown(p))'") }
+            }
+        }
+        return nil
+    }
+
     /// `--summary` is no file a job writes or reads, nor the manifest; it may replace an earlier
-    /// batch summary, anything else only with --force. (Checked before anything renders.)
-    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet) throws(CLIError) {
+    /// summary of this batch (the same manifest and shard), anything else only with --force.
+    /// (Checked before anything renders.)
+    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet, slice: (index: Int, count: Int)) throws(CLIError) {
         let id = FileIdentity(path: path)
         for j in jobs {
             for (what, p) in j.writtenFiles where FileIdentity(path: p) == id {
@@ -250,16 +285,23 @@ struct BatchCommand {
             throw .usage("--summary: '\(path)' is the manifest; give the summary its own name")
         }
         if let r = reads.member(id) { throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name") }
-        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isBatchSummary(path)) } catch {
+        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice)) } catch {
             throw .usage("--summary: \(SettingFlags.text(error))")
         }
     }
 
-    /// Whether the file at `path` is a summary an earlier `mixfx batch` wrote.
-    func isBatchSummary(_ path: String) -> Bool {
+    /// Whether the file at `path` is a summary an earlier run of this batch wrote: the same
+    /// manifest (by identity; standard input's only for a batch read from standard input) and
+    /// the same shard. Another manifest's summary, or another shard's (two arrays writing
+    /// `summary-$SLURM_ARRAY_TASK_ID.json` in one folder), is replaced only with --force.
+    func isOwnSummary(_ path: String, slice: (index: Int, count: Int)) -> Bool {
         guard let bytes = try? RegularFile.read(path, maximumBytes: 256 << 20),
-              let obj = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else { return false }
-        return obj["generator"] as? String == BatchSidecar.generator && obj["jobs"] is [Any]
+              let obj = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              obj["generator"] as? String == BatchSidecar.generator, obj["jobs"] is [Any],
+              let named = obj["manifest"] as? String, let shard = obj["shard"] as? [String: Any],
+              shard["index"] as? Int == slice.index, shard["count"] as? Int == slice.count else { return false }
+        if manifest == "-" || named == "-" { return manifest == named }
+        return FileIdentity(path: named) == FileIdentity(path: manifest)
     }
 
     /// `--check`: every job planned (files opened, formats and outputs checked), nothing rendered.
@@ -314,12 +356,14 @@ struct BatchCommand {
         let wall = Date().timeIntervalSince(started)
         let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
         let summary = summaryObject(jobs, results, wall: wall, total: total, slice: slice)
+        var summaryFailed = false
         if let summaryPath {
             let reads = jobs.first?.command.otherInputs ?? FileIdentitySet()
             do throws(OutputFileError) {
-                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isBatchSummary(summaryPath))
+                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isOwnSummary(summaryPath, slice: slice))
             } catch {
                 Terminal.printError("mixfx: error: --summary: \(SettingFlags.text(error))")
+                summaryFailed = true
             }
         }
         for (j, o) in zip(jobs, results) where o.status == "failed" || o.status == "busy" {
@@ -339,7 +383,8 @@ struct BatchCommand {
         if signal != 0 {
             throw CLIError(message: "interrupted by \(Terminal.signalName(signal)) after \(counts["done"] ?? 0) job(s); finished outputs stay, and the next run renders the rest", exitCode: 128 + signal)
         }
-        return (counts["failed"] ?? 0) + (counts["busy"] ?? 0) > 0 ? 1 : 0
+        // (a summary asked for and not written is a failure: a script reading it must know)
+        return (counts["failed"] ?? 0) + (counts["busy"] ?? 0) > 0 || summaryFailed ? 1 : 0
     }
 
     /// Which of a job's files may be replaced: with `--force` (the batch's or the job's own
@@ -372,6 +417,9 @@ struct BatchCommand {
         var c = job.command
         c.outputOnlyReplacing = plan.outputOnly
         c.reportOnlyReplacing = plan.reportOnly
+        // (and only as the sidecar vouched for them: one edited since is the user's)
+        c.outputOnlyReplacingVersion = plan.outputOnly == nil ? nil : plan.vouchedOutput?.version
+        c.reportOnlyReplacingVersion = plan.reportOnly == nil ? nil : plan.vouchedReport?.version
         return c
     }
 

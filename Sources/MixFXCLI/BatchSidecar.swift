@@ -76,17 +76,23 @@ struct BatchSidecar {
     }
 }
 
-/// A file as it is now: device, inode, size and modification time (to the nanosecond). Two
-/// records are equal only for the same file, unchanged: the same inode, size and modification
-/// time. The device is recorded but not compared: NFS clients number one export's device
-/// differently, so a job finished on one node and run again on another would find its own output
-/// "changed"; a record always describes the file at one name (the sidecar's neighbour), where
-/// the inode, size and time to the nanosecond tell the file.
+/// A file as it is now: device, inode, size, modification time and change time (to the
+/// nanosecond). Two records are equal only for the same file, unchanged: the same inode, size
+/// and modification time, and the same change time where both have one, so an output edited in
+/// place with its mtime set back (`touch -r`, a tagger keeping times), made read-only or linked
+/// elsewhere is no longer the batch's. The device is recorded but not compared: NFS clients
+/// number one export's device differently, so a job finished on one node and run again on
+/// another would find its own output "changed"; a record always describes the file at one name
+/// (the sidecar's neighbour), where the rest tells the file. A temporary file's record (before
+/// its rename, which moves the change time) has no change time.
 struct FileRecord: Equatable {
     var device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64
+    var changedNanoseconds: Int64?
 
     static func == (a: FileRecord, b: FileRecord) -> Bool {
-        a.inode == b.inode && a.size == b.size && a.modifiedNanoseconds == b.modifiedNanoseconds
+        guard a.inode == b.inode && a.size == b.size && a.modifiedNanoseconds == b.modifiedNanoseconds else { return false }
+        guard let x = a.changedNanoseconds, let y = b.changedNanoseconds else { return true }
+        return x == y
     }
 
     /// The regular file at `path` itself, or nil: a symbolic link there is not followed (a
@@ -101,6 +107,7 @@ struct FileRecord: Equatable {
         var st = stat()
         guard fstat(descriptor, &st) == 0 else { return nil }
         self.init(st)
+        changedNanoseconds = nil
     }
 
     private init?(_ st: stat) {
@@ -109,6 +116,7 @@ struct FileRecord: Equatable {
         inode = UInt64(st.st_ino)
         size = Int64(st.st_size)
         modifiedNanoseconds = Int64(st.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_mtim.tv_nsec)
+        changedNanoseconds = Int64(st.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_ctim.tv_nsec)
     }
 
     init?(json: Any?) {
@@ -119,6 +127,12 @@ struct FileRecord: Equatable {
         self.inode = inode
         self.size = Int64(size)
         modifiedNanoseconds = modified
+        changedNanoseconds = (o["changedNanoseconds"] as? String).flatMap { Int64($0) }
+    }
+
+    /// The file's version, when the record has its change time (a file as it is now).
+    var version: FileVersion? {
+        changedNanoseconds.map { FileVersion(size: size, modifiedNanoseconds: modifiedNanoseconds, changedNanoseconds: $0) }
     }
 
     // (64-bit values as strings: JSON numbers are doubles to most readers)
@@ -126,6 +140,7 @@ struct FileRecord: Equatable {
     var identity: FileIdentity { .existing(device: device, inode: inode) }
 
     var json: [String: Any] {
-        ["device": String(device), "inode": String(inode), "size": Int(size), "modifiedNanoseconds": String(modifiedNanoseconds)]
+        ["device": String(device), "inode": String(inode), "size": Int(size), "modifiedNanoseconds": String(modifiedNanoseconds),
+         "changedNanoseconds": changedNanoseconds.map { String($0) as Any } ?? NSNull()]
     }
 }

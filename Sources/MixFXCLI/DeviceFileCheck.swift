@@ -13,8 +13,10 @@ import MixFX
 enum DeviceFileCheck {
     /// Refuses `device` (exit 2, the value and what is allowed named) unless every file it would
     /// write is accounted for and allowed; `reads` are the session's inputs, `force` lets an
-    /// existing file be replaced (never an input, never through a link).
-    static func check(device: String, reads: FileIdentitySet, force: Bool) throws(CLIError) {
+    /// existing file be replaced (never an input, never through a link). Returns the files the
+    /// device writes (for `save`, which never writes over one).
+    @discardableResult
+    static func check(device: String, reads: FileIdentitySet, force: Bool) throws(CLIError) -> [String] {
         let writes = ALSADeviceString.writes(device)
         if let why = writes.unaccounted {
             throw .usage("--device: '\(device)': \(why); mixfx cannot tell which files it would write. Give a plain device (default, hw:0, plug:hw:0), a file device (file:'out.raw',raw, tee:default,'out.raw',raw, plug:'file:out.raw'), or define it in your ALSA configuration")
@@ -29,7 +31,8 @@ enum DeviceFileCheck {
         // a file plugin the ALSA configuration defines (a tap in ~/.asoundrc) writes the file the
         // configuration chose, as it does for every program: still never an input, never
         // through a link
-        for file in ALSAFilePlugins.files(device: device) ?? [] where !writes.files.contains(file) {
+        let configured = ALSAFilePlugins.files(device: device) ?? []
+        for file in configured where !writes.files.contains(file) {
             // a value of the device string that a definition made its file: named here, checked in full
             if writes.values.contains(file) {
                 try checkFile(file, device: device, reads: reads, force: force)
@@ -43,6 +46,7 @@ enum DeviceFileCheck {
                 throw .usage("--device: '\(device)': '\(file)' (a file plugin of the ALSA configuration) is a symbolic link, which ALSA's file plugin would follow; point the configuration at the file itself")
             }
         }
+        return writes.files + configured.filter { !$0.hasPrefix("|") && !$0.contains("%") }
     }
 
     /// One file name as the file plugin is given it (relative to the current folder).

@@ -26,6 +26,8 @@ final class LiveControl: @unchecked Sendable {
     let inputs: [String]
     /// The preset file the session was read from (never saved over, like the tracks).
     var presetFiles: [String] = []
+    /// The files the device writes (`--device file:...`): never saved over either.
+    var deviceFiles: [String] = []
     let sampleFormat: SampleFormat?
     let sampleRate: Int?
     /// What the touched gains and EQ settings played (each track's volume, pan and EQ, the
@@ -173,6 +175,6 @@ final class LiveControl: @unchecked Sendable {
     /// Writes the current settings as a preset, by the rules every output follows (never an
     /// input, never an existing file unless `overwrite`, temporary file and rename).
     func save(to path: String, overwrite: Bool = false) throws(OutputFileError) {
-        try OutputFile.write(currentPreset().jsonData(), to: path, inputs: inputs + presetFiles, overwrite: overwrite)
+        try OutputFile.write(currentPreset().jsonData(), to: path, inputs: inputs + presetFiles + deviceFiles, overwrite: overwrite)
     }
 }

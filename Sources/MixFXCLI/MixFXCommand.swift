@@ -152,6 +152,7 @@ public enum MixFXCommand {
     /// Runs the tool with the process arguments and exits with its status. Main thread.
     public static func main() -> Never {
         StandardDescriptors.secure()
+        Terminal.ignoreFileSizeSignal()
         Terminal.installCrashHandlers()
         // the arguments as their bytes (a file name need not be UTF-8: see PathBytes), as the C
         // runtime passed them (Swift's CommandLine reads /proc, which a sandbox may lack)

@@ -154,7 +154,7 @@ struct PlayCommand {
         var reads = FileIdentitySet(resolved.inputs + session.presetFiles)
         // (standard input's file too: control lines read from `< cmds.txt`)
         if let id = StandardInput.fileIdentity { reads.insert(id, spelling: "standard input") }
-        try DeviceFileCheck.check(device: options.device, reads: reads, force: force)
+        let deviceFiles = try DeviceFileCheck.check(device: options.device, reads: reads, force: force)
         var opts = options
         opts.sampleFormat = resolved.sampleFormat
         var sources: [StreamingSource] = []
@@ -178,6 +178,7 @@ struct PlayCommand {
         let control = LiveControl(player: player, engine: engine, tracks: tracks, inputs: resolved.inputs,
                                   sampleFormat: resolved.sampleFormat, sampleRate: resolved.sampleRate)
         control.presetFiles = session.presetFiles
+        control.deviceFiles = deviceFiles
         let interactive = !noUI && Terminal.isTerminal(0) && Terminal.isTerminal(1)
         Terminal.installStopHandlers()
         player.start()

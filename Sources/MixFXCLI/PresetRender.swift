@@ -27,7 +27,7 @@ public enum PresetRender {
         }
         command.session.inputs = inputs
         if let reportPath {
-            guard ["json", "html"].contains(URL(fileURLWithPath: reportPath).pathExtension.lowercased()) else {
+            guard RenderCommand.isReportName(reportPath) else {
                 throw .usage("report: '\(reportPath)' must end in .json (the measures) or .html (a page with pictures)")
             }
             command.reportPath = reportPath

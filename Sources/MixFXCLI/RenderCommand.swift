@@ -3,6 +3,13 @@ import MixFX
 
 /// `mixfx render`: mixes the tracks through their EQ and pitch shifter into one file.
 struct RenderCommand {
+    /// Whether `path` names a report: it ends in .json (the measures) or .html (a page), in any
+    /// case (a hidden `.json` too: as for any output, the name is the user's).
+    static func isReportName(_ path: String) -> Bool {
+        let name = path.lowercased()
+        return name.hasSuffix(".json") || name.hasSuffix(".html")
+    }
+
     /// The flags of a render's own (the session's are `SessionOptions`'), in synopsis order.
     enum Flag: CommandFlag {
         case output, type, force, dryRun, analyze, report, printPreset, quiet, json, reportSchema, help
@@ -151,6 +158,8 @@ struct RenderCommand {
     /// With overwriting allowed, only these files may be replaced (a batch's own earlier output
     /// and report, as its sidecar recorded them); nil: any that is not an input.
     var outputOnlyReplacing: FileIdentity?, reportOnlyReplacing: FileIdentity?
+    /// And only while they are still these versions of those files (a batch's sidecar's).
+    var outputOnlyReplacingVersion: FileVersion?, reportOnlyReplacingVersion: FileVersion?
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         guard let cmd = try parse(argv) else { HelpLayout.print(help); return 0 }
@@ -184,7 +193,7 @@ struct RenderCommand {
             case .analyze: cmd.analyze = true
             case .report:
                 let path = try args.value(for: name, inline: inline)
-                guard ["json", "html"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) else {
+                guard RenderCommand.isReportName(path) else {
                     throw .usage("--report: '\(path)' must end in .json (the measures) or .html (a page with pictures)")
                 }
                 cmd.reportPath = path
@@ -324,7 +333,8 @@ struct RenderCommand {
         if !dryRun {
             // checked before rendering: a folder that is missing or not writable loses no work
             do throws(OutputFileError) {
-                _ = try OutputFile(path: output, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwrite, onlyReplacing: outputOnlyReplacing)
+                _ = try OutputFile(path: output, inputs: otherInputs, alsoInputs: filesRead, overwrite: overwrite, onlyReplacing: outputOnlyReplacing,
+                                   onlyReplacingVersion: outputOnlyReplacingVersion)
             } catch {
                 throw RenderCommand.map(.output(error), resolved)
             }
@@ -335,6 +345,7 @@ struct RenderCommand {
         renderer.measuresTracks = reportPath != nil
         renderer.overwrite = overwrite
         renderer.onlyReplacing = outputOnlyReplacing
+        renderer.onlyReplacingVersion = outputOnlyReplacingVersion
         renderer.presetFiles = presetFiles
         // the same session into the same file is the same bytes, Ogg's stream serial included
         renderer.streamIdentity = String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
@@ -356,7 +367,7 @@ struct RenderCommand {
             let (read, paths) = renderer.filesRead(plan.1)
             do throws(OutputFileError) {
                 _ = try OutputFile(path: reportPath, inputs: read, alsoInputs: paths, overwrite: overwriteReport ?? overwrite,
-                                   onlyReplacing: reportOnlyReplacing)
+                                   onlyReplacing: reportOnlyReplacing, onlyReplacingVersion: reportOnlyReplacingVersion)
             } catch {
                 throw .usage("--report: \(SettingFlags.text(error))")
             }
@@ -389,7 +400,7 @@ struct RenderCommand {
         let (read, paths) = renderer.filesRead(layout)
         do throws(OutputFileError) {
             try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
-                                 onlyReplacing: reportOnlyReplacing, beforeCommit: beforeRename)
+                                 onlyReplacing: reportOnlyReplacing, onlyReplacingVersion: reportOnlyReplacingVersion, beforeCommit: beforeRename)
         } catch {
             throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
         }

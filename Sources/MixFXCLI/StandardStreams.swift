@@ -1,7 +1,9 @@
 import Foundation
 import MixFXFiles
+import MixFX
 
-/// Where standard output and error go, against the files a command line names: text printed
+/// Where standard output and error go, against the files a command line names (a preset too,
+/// named as such: `--preset mine` is `mine.json` in the preset search path): text printed
 /// there (a summary, `--json`, an analysis, an error) must never land in one of them, nor in
 /// standard input's file (`mixfx analyze in.wav --json >> in.wav`, `mixfx batch m.jsonl 2>>
 /// m.jsonl`): by identity, as every output is checked (`OutputFile`).
@@ -19,11 +21,20 @@ enum StandardStreams {
         guard !streams.isEmpty else { return nil }
         var named = Set<FileIdentity>()
         if let id = StandardInput.fileIdentity { named.insert(id) }
+        func insert(_ path: String) {
+            if let st = FileSystem.status(path), (st.st_mode & S_IFMT) == S_IFREG {
+                named.insert(.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+            }
+        }
+        // (a preset named, not a path: `--preset mine`, `preset show mine`, found as mine.json
+        // in the preset search path)
+        let presetFolders = PresetLibrary().searchDirectories
         for a in arguments {
             let candidates = a.hasPrefix("--") && a.contains("=") ? [a, String(a[a.index(after: a.firstIndex(of: "=")!)...])] : [a]
             for c in candidates where !c.isEmpty && c != StandardInput.path {
-                if let st = FileSystem.status(c), (st.st_mode & S_IFMT) == S_IFREG {
-                    named.insert(.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+                insert(c)
+                if !c.contains("/") && !c.hasSuffix(".json") && !c.hasPrefix("-") {
+                    for folder in presetFolders { insert(folder + "/" + c + ".json") }
                 }
             }
         }

@@ -37,12 +37,20 @@ enum Terminal {
     static let stopSignals: [(number: Int32, name: String)] = [
         (SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGQUIT, "SIGQUIT"),
         (SIGUSR1, "SIGUSR1"), (SIGUSR2, "SIGUSR2"), (SIGALRM, "SIGALRM"), (SIGPIPE, "SIGPIPE"),
-    ]
+        (SIGVTALRM, "SIGVTALRM"), (SIGPROF, "SIGPROF"), (SIGPWR, "SIGPWR"), (SIGSTKFLT, "SIGSTKFLT"),
+    ] + (__libc_current_sigrtmin()...__libc_current_sigrtmax()).map { n in
+        (n, "SIGRTMIN+\(n - __libc_current_sigrtmin())")   // (the real-time signals end a process too)
+    }
 
     /// The name of a stop signal, for messages.
     static func signalName(_ number: Int32) -> String {
         stopSignals.first { $0.number == number }?.name ?? "signal \(number)"
     }
+
+    /// SIGXFSZ (a file-size limit, `ulimit -f`) is ignored from the start, so reaching the limit
+    /// is a write error (EFBIG) mixfx reports, not a silent exit 153, even while it keeps
+    /// standard input in a file before any command runs.
+    static func ignoreFileSizeSignal() { signal(SIGXFSZ, SIG_IGN) }
 
     /// Installs the stop handlers (see `stopSignals`). SIGXFSZ (a file-size limit, `ulimit -f`)
     /// is ignored, so reaching the limit is a write error (EFBIG) that mixfx reports, not a
@@ -65,7 +73,7 @@ enum Terminal {
     static func installCrashHandlers() {
         guard ProcessInfo.processInfo.environment["MIXFX_BACKTRACE"] == nil else { return }
         TemporaryFiles.prepare()
-        let fatal = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
+        let fatal = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGSYS]
         // a launcher may have left some blocked (a test runner's threads do)
         var set = sigset_t()
         sigemptyset(&set)

@@ -49,7 +49,7 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
         case .symbolicLink(let p, let t):
             "'\(p)' is a symbolic link (to '\(t)'); mixfx never writes through a link: give the file's own path, or remove the link"
         case .appeared(let p):
-            "'\(p)' was created by another process while mixfx was writing; it was kept and this output was discarded (use \(overwrite) to replace it)"
+            "'\(p)' was created or changed by another process while mixfx was writing; it was kept and this output was discarded (use \(overwrite) to replace it)"
         case .noFolder(let p, let f):
             "cannot create '\(p)': the folder '\(f)' does not exist (create it first, e.g. mkdir -p '\(f)')"
         case .folderNotWritable(let p, let f, let r): "cannot create '\(p)': files cannot be created in the folder '\(f)' (\(r))"
@@ -103,6 +103,11 @@ public final class OutputFile: Sendable {
     /// The target's name in the folder.
     private let name: String
     private let replacedMode: mode_t?
+    /// With `onlyReplacing`: the version of that file that may be replaced (the caller's, as it
+    /// saw the file, else as checked here), so that a file edited since (written in place,
+    /// `chmod`, even with its mtime set back: the change time moves) is kept, not only one put
+    /// at the name.
+    private let replacedVersion: FileVersion?
     /// The output is the process's standard output (`path` is `standardOutputPath`): it is
     /// written to an unnamed file in `UnnamedFile.temporaryFolder` and copied to standard output
     /// by `commit`, complete, so a render that fails writes nothing there and every container
@@ -121,7 +126,7 @@ public final class OutputFile: Sendable {
     /// Checks `path` as an output beside `inputs` and `alsoInputs` (files read, compared by
     /// identity: a large shared set and a job's own few paths). Control side.
     public init(path: String, inputs: FileIdentitySet, alsoInputs: [String] = [], overwrite: Bool,
-                onlyReplacing: FileIdentity? = nil) throws(OutputFileError) {
+                onlyReplacing: FileIdentity? = nil, onlyReplacingVersion: FileVersion? = nil) throws(OutputFileError) {
         self.path = path
         self.overwrite = overwrite
         self.onlyReplacing = overwrite ? onlyReplacing : nil
@@ -131,6 +136,7 @@ public final class OutputFile: Sendable {
             name = path
             replacesExisting = false
             replacedMode = nil
+            replacedVersion = nil
             (folderFD, folderPath) = try OutputFile.standardOutputFolder(beside: inputs, alsoInputs)
             return
         }
@@ -157,6 +163,9 @@ public final class OutputFile: Sendable {
         guard PathBytes.bytes(name).count <= 255 else {
             throw .badPath(path: path, reason: "the file name is \(PathBytes.bytes(name).count) bytes; a name holds at most 255")
         }
+        guard !TemporaryOutput.isTemporaryName(name) else {
+            throw .badPath(path: path, reason: "names of the form .mixfx-*.tmp are mixfx's temporary files, which a later run removes as leftovers; give another name")
+        }
         let fd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             switch errno {
@@ -178,6 +187,7 @@ public final class OutputFile: Sendable {
             let e = errno
             replacesExisting = false
             replacedMode = nil
+            replacedVersion = nil
             if e == ENOENT { return }
             close(fd)
             throw .cannotCreate(path: path, reason: String(cString: strerror(e)))
@@ -198,12 +208,14 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .isInput(path: path)
         }
-        guard overwrite, self.onlyReplacing == nil || self.onlyReplacing == identity else {
+        let expected = self.onlyReplacing == nil ? nil : onlyReplacingVersion
+        guard overwrite, self.onlyReplacing == nil || (self.onlyReplacing == identity && expected.map { $0 == FileVersion(st) } != false) else {
             close(fd)
             throw .exists(path: path)
         }
         replacesExisting = true
         replacedMode = st.st_mode & 0o777
+        replacedVersion = self.onlyReplacing == nil ? nil : expected ?? FileVersion(st)
     }
 
     /// Whether the file found at `name` is an input the folder lists under another spelling.
@@ -339,7 +351,8 @@ public final class OutputFile: Sendable {
             // the name must still be the file that may be replaced
             var st = stat()
             let there = PathBytes.withCString(name) { fstatat(folderFD, $0, &st, AT_SYMLINK_NOFOLLOW) } == 0
-            if there && FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)) != only { throw .appeared(path: path) }
+            if there && (FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)) != only
+                         || replacedVersion.map({ $0 != FileVersion(st) }) == true) { throw .appeared(path: path) }
         }
         if linkErrno != EEXIST && !overwrite {
             // no hard links here (some file systems): check, then rename
@@ -402,9 +415,10 @@ public final class OutputFile: Sendable {
     /// is given the finished temporary file just before it is moved into place (a batch records
     /// it in the job's sidecar); an error there discards it. Control side.
     public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
-                             alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil,
+                             alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil, onlyReplacingVersion: FileVersion? = nil,
                              beforeCommit: ((TemporaryOutput) throws(OutputFileError) -> Void)? = nil) throws(OutputFileError) {
-        let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite, onlyReplacing: onlyReplacing)
+        let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite, onlyReplacing: onlyReplacing,
+                                 onlyReplacingVersion: onlyReplacingVersion)
         let tmp = try out.createTemporary()
         let data = Array(bytes)
         var done = 0
@@ -473,7 +487,10 @@ public final class OutputFile: Sendable {
             guard fd >= 0 else { continue }
             defer { close(fd) }
             var st = stat()
-            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
+            // (as a temporary is made: the user's, mode 0600 or less, one link; a file given this
+            // name and then shared, or linked elsewhere, is someone's)
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
+                  st.st_mode & 0o077 == 0, st.st_nlink == 1 else { continue }
             let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             guard !inputs.contains(identity), identity != StandardInput.fileIdentity else { continue }
             // (the age first: a file just made is never locked here, so its writer's lock, taken
@@ -556,13 +573,25 @@ public final class TemporaryOutput: @unchecked Sendable {
         return ".mixfx-\(hostTag)-\(getpid())-\(random).tmp"
     }
 
-    /// This host's name, letters and digits only, at most 24 of them.
-    static let hostTag: String = {
+    /// This host: up to 12 letters and digits of its name (to read), then 12 hex digits of a
+    /// hash (FNV-1a, 64 bits) of the whole name, so that hosts whose names differ only in other
+    /// characters or past the first letters (`vm-1`, `vm1`; `render-node17`, `render-node18`)
+    /// never take each other's temporaries for their own.
+    static let hostTag: String = tag(ofHost: {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
-        let name = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let kept = name.unicodeScalars.filter { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
-        let tag = String(String.UnicodeScalarView(kept.prefix(24)))
-        return tag.isEmpty ? "host" : tag
-    }()
+        return buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+    }())
+
+    static func tag(ofHost name: [UInt8]) -> String {
+        let kept = name.filter { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in name { hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash >> 16, radix: 16)
+        return String(decoding: kept.prefix(12), as: UTF8.self) + String(repeating: "0", count: 12 - hex.count) + hex
+    }
+
+    /// Whether `name` has the form of mixfx's temporary files (any host's), which a later run may
+    /// remove as a leftover: no output is given such a name.
+    static func isTemporaryName(_ name: String) -> Bool { name.hasPrefix(".mixfx-") && name.hasSuffix(".tmp") }
 }

@@ -18,6 +18,8 @@ public struct OfflineRenderer {
     public var overwrite = false
     /// With `overwrite`, only this file may be replaced (see `OutputFile.onlyReplacing`).
     public var onlyReplacing: FileIdentity?
+    /// And only while it is still this version of it (`OutputFile`'s `onlyReplacingVersion`).
+    public var onlyReplacingVersion: FileVersion?
     /// Files read besides the tracks (presets, a manifest, a batch's other jobs' inputs): the
     /// output is never one of them, nor one of the tracks' files.
     public var otherInputs = FileIdentitySet()
@@ -117,12 +119,23 @@ public struct OfflineRenderer {
         return (inputs, paths)
     }
 
+    /// No track's file was changed while it was read (written in place by another program, a
+    /// take re-exported over it): the mix would hold parts of two versions, so nothing is
+    /// written and the render fails naming the file.
+    private func checkUnchanged(_ layout: EngineLayout) throws(RenderError) {
+        for track in layout.tracks {
+            guard let reader = (track.player.source as? SoundFileReader) ?? (track.player.source as? StreamingSource)?.reader,
+                  reader.changedSinceOpened() else { continue }
+            throw .file(.readFailed(path: reader.path, reason: "it was changed by another program while mixfx read it (its size, modification or change time moved); nothing was written: render it again once it is finished"))
+        }
+    }
+
     /// The output, checked against every file read: the tracks by the identity of what was
     /// opened (standard input too, when it is a file), the rest by path.
     private func outputFile(_ layout: EngineLayout) throws(RenderError) -> OutputFile {
         let (inputs, paths) = filesRead(layout)
         do { return try OutputFile(path: outputPath, inputs: inputs, alsoInputs: paths, overwrite: overwrite,
-                                        onlyReplacing: onlyReplacing) } catch {
+                                        onlyReplacing: onlyReplacing, onlyReplacingVersion: onlyReplacingVersion) } catch {
             throw .output(error)
         }
     }
@@ -160,6 +173,7 @@ public struct OfflineRenderer {
             report.elapsedSeconds = Date().timeIntervalSince(started)
             let closing = passes.closeSpillConcurrently()
             defer { closing?.join() }
+            try checkUnchanged(layout)
             do {
                 try beforeCommit?(written)
                 try output.commit(written)

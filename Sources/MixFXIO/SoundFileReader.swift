@@ -53,6 +53,10 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     public var name: String { path }
     /// The file opened (device and inode of the descriptor read).
     public let identity: FileIdentity?
+    /// The descriptor libsndfile reads (it closes it), and the file's size, modification and
+    /// change times when opened: `changedSinceOpened` tells a file written into while read.
+    private let descriptor: Int32
+    private let openedVersion: [Int64]?
     /// The next frame libsndfile reads (ahead of the next one `read` returns by the frames
     /// held), to tell a file that ends before its header says.
     private var filePosition = 0
@@ -81,6 +85,8 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     public init(descriptor fd: Int32, path: String) throws(SoundFileError) {
         self.path = path
         identity = FileIdentity(descriptor: fd)
+        descriptor = fd
+        openedVersion = SoundFileReader.version(fd)
         var info = SF_INFO()
         guard let h = sf_open_fd(fd, Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
             close(fd)
@@ -115,6 +121,20 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         let uncompressed = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_AIFF, SF_FORMAT_W64, SF_FORMAT_RF64,
                             SF_FORMAT_CAF, SF_FORMAT_AU].contains(Int(majorFormat))
         readsIntegers = uncompressed && subtype == Int32(SF_FORMAT_PCM_16)
+    }
+
+    /// The open file's size, modification time and change time (to the nanosecond), or nil.
+    private static func version(_ fd: Int32) -> [Int64]? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec), Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
+    }
+
+    /// Whether the file was changed (written, truncated, its times or permissions set) since it
+    /// was opened: what was read may then mix two versions of it. Control side.
+    public func changedSinceOpened() -> Bool {
+        guard let opened = openedVersion else { return false }
+        return SoundFileReader.version(descriptor) != opened
     }
 
     deinit {

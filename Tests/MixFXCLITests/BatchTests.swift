@@ -420,6 +420,92 @@ import TestSupport
         #expect(try kept.status == 1 && statuses(kept) == ["1": "failed"] && kept.stderr.contains("--force"), "\(kept.stderr)")
     }
 
+    /// An output the user changed after the batch wrote it is the user's: edited in place with
+    /// its size and mtime kept (`touch -r`), or made read-only, it is not skipped as done and
+    /// not replaced when the job changes (its change time moved); `--force` replaces it.
+    @Test func anOutputChangedSinceTheBatchIsKept() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav"}"#, #"{"tracks": ["a.wav"], "output": "p.wav"}"#])
+        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
+        var st = stat()
+        #expect(stat(dir.file("o.wav"), &st) == 0)
+        let times = [st.st_atim, st.st_mtim]
+        usleep(20_000)
+        // o.wav: a byte changed in place, the mtime set back; p.wav: read-only
+        let fd = open(dir.file("o.wav"), O_WRONLY)
+        #expect(fd >= 0 && pwrite(fd, "X", 1, 100) == 1)
+        close(fd)
+        #expect(utimensat(AT_FDCWD, dir.file("o.wav"), times, 0) == 0)
+        #expect(chmod(dir.file("p.wav"), 0o444) == 0)
+        let edited = try #require(bytes("o.wav")), readOnly = try #require(bytes("p.wav"))
+        let r = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try r.status == 1 && statuses(r) == ["1": "failed", "2": "failed"], "\(r.stdout)")
+        #expect(r.stderr.contains("--force") && bytes("o.wav") == edited && bytes("p.wav") == readOnly, "\(r.stderr)")
+        let forced = try MixFXBinary.run(["batch", m, "--json", "--force"])
+        #expect(try forced.status == 0 && statuses(forced) == ["1": "done", "2": "done"], "\(forced.stdout) \(forced.stderr)")
+        #expect(bytes("o.wav") != edited)
+    }
+
+    /// The output a batch's sidecar vouches for, edited in place while the job renders again
+    /// (its settings changed), is kept: the commit finds it changed and discards the render.
+    @Test func anOutputEditedWhileTheJobRendersIsKept() throws {
+        defer { dir.remove() }
+        let x = Signals.noise(frames: 44_100 * 60, amplitude: 0.3, seed: 5)
+        try AudioFiles.write([x, x], to: dir.file("n.wav"), sampleRate: 44_100)
+        let first = try write([#"{"tracks": ["n.wav"], "output": "o.wav", "args": ["--pitch", "100"]}"#])
+        #expect(try MixFXBinary.run(["batch", first, "--quiet"]).status == 0)
+        let m = try write([#"{"tracks": ["n.wav"], "output": "o.wav", "args": ["--pitch", "200", "--overlap", "16"]}"#])
+        let p = try InteractiveProcess(MixFXBinary.path, ["batch", m, "--jobs", "1", "--json"], environment: ProcessInfo.processInfo.environment)
+        // (rendering: its temporary output exists)
+        var rendering = false
+        for _ in 0..<5000 where !rendering {
+            usleep(1_000)
+            rendering = (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.contains { $0.hasPrefix(".mixfx-") && $0.hasSuffix(".tmp") } ?? false
+        }
+        #expect(rendering)
+        let fd = open(dir.file("o.wav"), O_WRONLY)
+        #expect(fd >= 0 && pwrite(fd, "X", 1, 100) == 1)
+        close(fd)
+        let edited = try #require(bytes("o.wav"))
+        #expect(p.wait() == 1, "\(p.stdout) \(p.stderr)")
+        #expect(p.stderr.contains("changed by another process"), "\(p.stderr)")
+        #expect(bytes("o.wav") == edited)
+    }
+
+    /// `--summary` replaces without --force only a summary of the same manifest and shard
+    /// (another manifest's, or another shard's, is kept); a summary that cannot be written
+    /// makes the run fail (exit 1) though every job is done.
+    @Test func theSummaryIsOnlyThisBatchs() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m1 = try write([#"{"tracks": ["a.wav"], "output": "o.wav"}"#], "m1.jsonl")
+        let m2 = try write([#"{"tracks": ["a.wav"], "output": "p.wav"}"#], "m2.jsonl")
+        #expect(try MixFXBinary.run(["batch", m1, "--quiet", "--summary", dir.file("s.json")]).status == 0)
+        let first = try #require(bytes("s.json"))
+        let other = try MixFXBinary.run(["batch", m2, "--quiet", "--summary", dir.file("s.json")])
+        #expect(other.status == 2 && other.stderr.contains("--force") && bytes("s.json") == first, "\(other.stderr)")
+        let shard = try MixFXBinary.run(["batch", m1, "--quiet", "--shard", "1/2", "--summary", dir.file("s.json")])
+        #expect(shard.status == 2 && bytes("s.json") == first, "\(shard.stderr)")
+        #expect(try MixFXBinary.run(["batch", m1, "--quiet", "--summary", dir.file("s.json")]).status == 0)
+        #expect(try json(String(contentsOfFile: dir.file("s.json"), encoding: .utf8))["skipped"] as? Int == 1)
+        #expect(try MixFXBinary.run(["batch", m2, "--quiet", "--force", "--summary", dir.file("s.json")]).status == 0)
+    }
+
+    @Test(.enabled(if: ClipPolicyTests.canMountPrivately, "cannot mount a tmpfs in a private mount namespace here (needs root with CAP_SYS_ADMIN)"))
+    func aSummaryNotWrittenFailsTheRun() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav"}"#])
+        try FileManager.default.createDirectory(atPath: dir.file("full"), withIntermediateDirectories: true)
+        // the summary's folder a full disk (a 4 KiB tmpfs filled)
+        let script = #"mount -t tmpfs -o size=4k none "$1" && (head -c 1048576 /dev/zero > "$1/fill" 2>/dev/null; true) && exec "$2" batch "$3" --quiet --summary "$1/s.json""#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                                                    dir.file("full"), MixFXBinary.path, m])
+        #expect(r.status == 1 && r.stderr.contains("--summary"), "\(r.status) \(r.stderr)")
+        #expect(bytes("o.wav") != nil)
+    }
+
     /// A file at a job's lock name that no batch left there (notes, or a hard link to another
     /// file) is kept and the job refused, --force or not; an empty one or a "pid ..." one (a
     /// killed run's) is taken over.

@@ -79,10 +79,17 @@ import TestSupport
         let salvaged = ".mixfx-\(host)-\(dead)-abcdefghijkp.tmp"         // a leftover read as a track
         let otherHost = ".mixfx-elsewhere-\(dead)-abcdefghijkl.tmp"
         let unrelated = ".mixfx-notes.tmp"
-        for n in [stale, pidOne, locked, fresh, otherHost, unrelated] { try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file(n))) }
+        let shared = ".mixfx-\(host)-\(dead)-abcdefghijkq.tmp"          // given the name, then made readable
+        let linked = ".mixfx-\(host)-\(dead)-abcdefghijkr.tmp"          // a second link elsewhere
+        for n in [stale, pidOne, locked, fresh, otherHost, unrelated, shared, linked] {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file(n)))
+            #expect(chmod(dir.file(n), n == shared ? 0o644 : 0o600) == 0)   // (mixfx makes them 0600)
+        }
+        #expect(link(dir.file(linked), dir.file("kept-link")) == 0)
         try FileManager.default.copyItem(atPath: dir.file("in.wav"), toPath: dir.file(salvaged))
+        #expect(chmod(dir.file(salvaged), 0o600) == 0)
         let old = [timeval(tv_sec: time(nil) - 60, tv_usec: 0), timeval(tv_sec: time(nil) - 60, tv_usec: 0)]
-        for n in [stale, pidOne, locked, salvaged, otherHost, unrelated] { #expect(utimes(dir.file(n), old) == 0) }
+        for n in [stale, pidOne, locked, salvaged, otherHost, unrelated, shared, linked] { #expect(utimes(dir.file(n), old) == 0) }
         let fd = open(dir.file(locked), O_RDONLY)
         defer { close(fd) }
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -90,7 +97,13 @@ import TestSupport
         let r = try MixFXBinary.run(["batch", dir.file("m.jsonl"), "--quiet"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!names().contains(stale) && !names().contains(pidOne), "\(names())")
-        #expect(names().isSuperset(of: [locked, fresh, salvaged, otherHost, unrelated, "o.wav"]), "\(names())")
+        #expect(names().isSuperset(of: [locked, fresh, salvaged, otherHost, unrelated, shared, linked, "o.wav"]), "\(names())")
+        // no output is given such a name (a later run would take it for a leftover)
+        let named = try MixFXBinary.run(["render", dir.file("in.wav"), "-o", dir.file(".mixfx-\(host)-1-abcdefghijks.tmp"), "--type", "wav"])
+        #expect(named.status == 2 && named.stderr.contains("temporary files"), "\(named.stderr)")
+        // hosts whose names differ only in other characters, or past the first letters, differ
+        let tags = ["vm-1", "vm1", "mixfx-render-partition-a-node17", "mixfx-render-partition-a-node18", ""].map { TemporaryOutput.tag(ofHost: Array($0.utf8)) }
+        #expect(Set(tags).count == tags.count && tags.allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber } }, "\(tags)")
         // a render's own temporary is locked while it is written
         #expect(mkdir(dir.file("sub"), 0o755) == 0)
         let out = try OutputFile(path: dir.file("sub/p.wav"), inputs: [], overwrite: false)

@@ -81,6 +81,27 @@ import TestSupport
         #expect(try files().contains("out.wav"))
     }
 
+    /// A track written into while it is read (another program re-exporting it in place) makes
+    /// the render fail naming it, exit 1, nothing written: the mix would hold two versions.
+    @Test func anInputChangedWhileReadIsAnError() throws {
+        defer { dir.remove() }
+        let input = try noise("in.wav", frames: 44_100 * 60)
+        let p = try InteractiveProcess(MixFXBinary.path, ["render", input, "--pitch", "200", "--overlap", "16", "-o", dir.file("out.wav")],
+                                       environment: ProcessInfo.processInfo.environment)
+        var started = false
+        for _ in 0..<5000 where !started {
+            usleep(1_000)
+            started = !(try temporaryOutputs()).isEmpty
+        }
+        #expect(started)
+        let fd = open(input, O_WRONLY)
+        #expect(fd >= 0 && pwrite(fd, "XXXX", 4, 1_000_000) == 4)
+        close(fd)
+        #expect(p.wait() == 1, "\(p.stderr)")
+        #expect(p.stderr.contains("in.wav") && p.stderr.contains("changed by another program"), "\(p.stderr)")
+        #expect(try !files().contains("out.wav") && temporaryOutputs().isEmpty)
+    }
+
     @Test func outputsThatAreNotRegularFilesAreRefused() throws {
         defer { dir.remove() }
         let input = try noise("in.wav")
@@ -202,7 +223,8 @@ import TestSupport
 
     /// Every signal that ends mixfx ends a render cleanly: a message, exit 128 + the signal,
     /// and no temporary or partial file.
-    @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE])
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE,
+                      SIGVTALRM, SIGPROF, SIGPWR, SIGSTKFLT, __libc_current_sigrtmin() + 1, __libc_current_sigrtmax()])
     func signalsStopARenderCleanly(signal: Int32) throws {
         defer { dir.remove() }
         let long = dir.file("long.w64")
@@ -291,5 +313,22 @@ import TestSupport
             #expect(saved.tracks.first?[.pitchCents] == 300)
         }
         #expect(try files() == ["in.wav", "old.json", "new.json", "t.raw"] || (try files()) == ["in.wav", "old.json", "new.json"])
+    }
+
+    /// Nor over the file the device records into (`--device file:'rec.json',raw`), --force or
+    /// not: ALSA would go on writing into the unlinked file and the recording would be lost.
+    @Test func theSaveCommandNeverWritesOverTheDevicesFile() throws {
+        defer { dir.remove() }
+        let input = try noise("in.wav", frames: 44_100 * 2)
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "file:'\(dir.file("rec.json"))',raw", "--no-ui", "--loop"],
+                                       environment: ProcessInfo.processInfo.environment)
+        p.send("save \(dir.file("rec.json")) --force")
+        p.send("save \(dir.file("s.json"))")
+        #expect(p.waitForLine(startingWith: "ok save \(dir.file("s.json"))") != nil, "\(p.stderr)")
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        #expect(p.stderr.contains("rec.json' is one of the inputs"), "\(p.stderr)")
+        let recorded = try #require(FileManager.default.contents(atPath: dir.file("rec.json")))
+        #expect(recorded.count > 10_000 && recorded.first != UInt8(ascii: "{"), "\(recorded.count) bytes")
     }
 }

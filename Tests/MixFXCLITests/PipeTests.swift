@@ -90,8 +90,14 @@ import TestSupport
             ("\"$M\" analyze in.wav --json 1<> in.wav", 2, "standard output is redirected into a file this command names"),
             ("\"$M\" render in.wav -o o.wav --json >> in.wav", 2, "standard output is redirected into a file this command names"),
             ("\"$M\" analyze o --json < in.wav >> in.wav", 2, "standard output is redirected into a file this command names"),
+            // a preset found by name (not a path) is read too: nothing is printed into it
+            ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" render in.wav --preset mine -o p.wav --json >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "standard output is redirected into"),
+            ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" preset show mine >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "standard output is redirected into"),
             // a batch's summary into a job's track (named in the manifest, not the command line)
             ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl --json >> in.wav", 2, "standard output is redirected into one of the inputs"),
+            // nor into a file a job writes (its finished output: the next run found it changed)
+            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl -q; cp b.wav b0.wav; \"$M\" batch m.jsonl --json >> b.wav; s=$?; cmp -s b.wav b0.wav || s=99; exit $s", 2, "standard output is redirected into line 1's output"),
+            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl -q; cp b.wav b0.wav; \"$M\" batch m.jsonl 2>> b.wav; s=$?; cmp -s b.wav b0.wav || s=99; echo stderr-was-a-job-output >&2; exit $s", 2, "stderr-was-a-job-output"),
             // play's device never writes standard input's file (the control lines), --force or not
             ("printf 'status\\n' > cmds.txt; cp cmds.txt cmds0.txt; \"$M\" play in.wav --no-ui -q --device \"file:'cmds.txt',raw\" --force < cmds.txt; s=$?; cmp -s cmds.txt cmds0.txt || s=99; exit $s", 2, "cmds.txt"),
             // (stderr into an input: nothing to say it with, exit 2 and the input untouched)
@@ -105,6 +111,8 @@ import TestSupport
             // closed descriptors are not reused for mixfx's own files
             ("\"$M\" render in.wav -o - --type wav >&-", 1, "standard output is closed"),
             ("\"$M\" render - -o o.wav <&-", 1, "standard input is closed"),
+            ("\"$M\" batch - <&-", 2, "standard input is closed"),
+            ("mkdir -p d; \"$M\" batch - < d", 2, "standard input is a directory"),
             ("\"$M\" render in.wav -o - --type .mp3 > o", 2, "not a container mixfx writes"),
             // a path that cannot name a file is the command line's mistake: exit 2, as documented
             ("\"$M\" render in.wav -o o/", 2, "so it names a folder"),
