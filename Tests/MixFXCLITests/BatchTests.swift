@@ -280,6 +280,16 @@ import TestSupport
 
     // MARK: a killed run, two runs at once, links
 
+    /// One job (o.wav with its report o.json) rendered by a batch: its manifest, its sidecar's
+    /// path and the sidecar as written.
+    func aFinishedJobWithAReport() throws -> (manifest: String, sidecarPath: String, sidecar: [String: Any]) {
+        _ = try tone("a.wav", hz: 440)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav", "args": ["--report", "o.json"]}"#])
+        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
+        let sidecarPath = dir.file("o.wav.mixfx-batch.json")
+        return (m, sidecarPath, try json(String(contentsOfFile: sidecarPath, encoding: .utf8)))
+    }
+
     /// The sidecar a run killed (SIGKILL) between renaming its output into place and updating
     /// its sidecar leaves: state "rendering", the output not yet recorded, the finished file
     /// recorded as `pendingOutput` (and likewise for a report). The next run knows the file is
@@ -287,11 +297,7 @@ import TestSupport
     /// --force"); another file put at the name is still kept.
     @Test func aSigkillBetweenRenameAndSidecarResumes() throws {
         defer { dir.remove() }
-        _ = try tone("a.wav", hz: 440)
-        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav", "args": ["--report", "o.json"]}"#])
-        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
-        let sidecarPath = dir.file("o.wav.mixfx-batch.json")
-        let done = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        let (m, sidecarPath, done) = try aFinishedJobWithAReport()
         #expect(done["state"] as? String == "done" && done["pendingOutput"] is NSNull)
         func plant(_ change: (inout [String: Any]) -> Void) throws {
             var s = done
@@ -390,11 +396,7 @@ import TestSupport
     /// "exists; use --force". A file whose inode, size or time differs is still kept.
     @Test func aJobFinishedOnAnotherNodeIsItsOwn() throws {
         defer { dir.remove() }
-        _ = try tone("a.wav", hz: 440)
-        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav", "args": ["--report", "o.json"]}"#])
-        #expect(try MixFXBinary.run(["batch", m, "--quiet"]).status == 0)
-        let sidecarPath = dir.file("o.wav.mixfx-batch.json")
-        let done = try json(String(contentsOfFile: sidecarPath, encoding: .utf8))
+        let (m, sidecarPath, done) = try aFinishedJobWithAReport()
         func elsewhere(_ record: Any?) -> Any {
             var r = record as! [String: Any]
             r["device"] = String(UInt64(r["device"] as! String)! &+ 977)
