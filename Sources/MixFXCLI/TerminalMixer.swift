@@ -119,10 +119,11 @@ final class TerminalMixer {
                 for track in control.tracks { track.timePitch.rate = rounded }
                 message = "all tracks tempo \(fmt(rounded))"
             case "m", "M":
-                t.player.isMuted.toggle()
+                // (a touch: it takes over the track's mute lane until released, and is recorded)
+                touch(t.player.muteParameter, t.player.isMuted ? 0 : 1)
                 message = "track \(selected + 1) \(t.player.isMuted ? "muted" : "unmuted")"
             case "s", "S":
-                t.player.isSoloed.toggle()
+                touch(t.player.soloParameter, t.player.isSoloed ? 0 : 1)
                 message = "track \(selected + 1) solo \(t.player.isSoloed ? "on" : "off")"
             case "-", "_", "+", "=":
                 let master = control.engine.mainMixer.outputVolumeParameter

@@ -14,12 +14,12 @@ public final class AudioParameter: Sendable {
     private let touched = Atomic<Bool>(false)
     private let beforeTouchBits = Atomic<UInt64>(Double.nan.bitPattern)
     private let playedBits: Atomic<UInt64>
-    /// The touch takes of the gains and the EQ's settings (made with the first live kernel
+    /// The touch takes of the gains, the EQ's settings, pitch and the switches (made with the first live kernel
     /// that plays the parameter, so offline renders never pay for it).
     private let recording = Mutex<TouchRecording?>(nil)
     private let recordsTouch: Bool
-    /// The settings that record touches besides the gains: pitch and the EQ's.
-    static let recordsTouches: [ParameterID] = [.pitchCents, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
+    /// The settings that record touches besides the gains: pitch, the EQ's, mute and solo.
+    static let recordsTouches: [ParameterID] = [.mute, .solo, .pitchCents, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
                                                 .eqGlobalGainDB]
 
     /// A parameter at `value`, or at its default. Any thread.
