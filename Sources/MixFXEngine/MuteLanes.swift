@@ -112,7 +112,7 @@ final class MuteLanes {
     /// after `period` frames, a loop). Render side, once per block.
     /// Vouched for, as `LiveGains.advance` is (docs/realtime.md): it reads its parameters and
     /// lanes from arrays of references; it allocates and locks nothing (the allocation
-    /// counters: `MuteLaneTests.muteLanesAllocateNothing`, `PlayTouchTests`).
+    /// counters: `AutomationAllocationTests.movingLanesAllocateNothingOnTheRenderThread`, its `mute` run).
     @_semantics("no_performance_analysis")
     func advance(fromFrame first: Int, count n: Int, timeline: Int, period: Int) {
         let n = min(n, capacity)

@@ -43,11 +43,12 @@ import TestSupport
         #expect(try lane("limit=-1@0,-3@2").target == .master)
 
         // errors: the flag, the lane, the breakpoint and what is allowed
-        let keys = "bass, treble, pitch, bass-freq, treble-freq, bass-slope, treble-slope, eq-gain, tempo, volume, pan, master-volume, limit"
+        let keys = "bass, treble, pitch, bass-freq, treble-freq, bass-slope, treble-slope, eq-gain, tempo, volume, pan, mute, solo, master-volume, limit"
         let cases: [(String, String)] = [
             ("pitch", "--automate 'pitch': expected [N:]KEY=VALUE@TIME,[CURVE,]VALUE@TIME,... (\(AutomationFlags.example))"),
             ("2:pich=0@0", "--automate 2:pich: 'pich' is not a parameter (did you mean 'pitch'?; allowed: lanes for \(keys))"),
-            ("2:mute=1@0", "--automate 2:mute: mute cannot be automated (allowed: lanes for \(keys))"),
+            ("2:bass-bypass=1@0", "--automate 2:bass-bypass: bass-bypass cannot be automated (allowed: lanes for \(keys))"),
+            ("2:mute=0@0,0.5@1", "--automate 2:mute, breakpoint 2: '0.5' is not on or off (allowed: on or off, 1 or 0)"),
             ("0:pitch=1@0", "--automate 0:pitch: '0' is not a track number (from 1 to 4096; \(AutomationFlags.example))"),
             ("2:master-volume=1@0", "--automate 2:master-volume: master-volume is the master bus's: give it without a track number (--automate master-volume=...)"),
             ("2:pitch=0@0,lin,1@2", "--automate 2:pitch: 'lin' is neither a breakpoint VALUE@TIME nor a curve (did you mean 'linear'?; curves: step, linear, db, exp, scurve)"),
