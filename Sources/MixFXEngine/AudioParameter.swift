@@ -82,8 +82,8 @@ public final class AudioParameter: Sendable {
     public func release() { isTouched = false }
 
     /// What a live kernel played last (at the end of each block: the lane, the hand or the way
-    /// between them; the gains, the EQ's settings and the pitch, as smoothed); the value until a
-    /// live kernel plays it. Any thread.
+    /// between them; the gains, the EQ's settings and the pitch, as smoothed; mute and solo as
+    /// switched, the hand's or the lane's); the value until a live kernel plays it. Any thread.
     public internal(set) var playedValue: Double {
         get { Double(bitPattern: playedBits.load(ordering: .relaxed)) }
         set { playedBits.store(newValue.bitPattern, ordering: .relaxed) }

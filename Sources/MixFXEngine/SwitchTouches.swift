@@ -9,6 +9,8 @@
 /// lane's there, or without a lane the hand's, which stays), ending the take. A jump in the
 /// mix's frames (a seek) while touched starts a new take at the target.
 ///
+/// It also keeps each switch's `playedValue`: the hand's, or its lane's at the block.
+///
 /// Made with a live kernel (control side); advanced by the thread that mixes. No allocation,
 /// lock or wait (the rings are `TouchRecording`'s).
 final class SwitchTouches {
@@ -39,11 +41,13 @@ final class SwitchTouches {
     func advance(fromFrame first: Int, count n: Int, timeline: Int) {
         let jump = first != expectedFrame
         expectedFrame = first + n
-        // (the frames before the mix's first, while effects start up after a seek)
-        guard timeline >= 0 else { return }
         for k in switches.indices {
             let p = switches[k].parameter
             let touched = p.isTouched
+            // what the switch plays from this block (the terminal mixer shows and toggles it)
+            p.playedValue = touched ? p.clampedValue : switches[k].lane?.value(atFrame: max(0, timeline)) ?? p.clampedValue
+            // (the frames before the mix's first, while effects start up after a seek)
+            guard timeline >= 0 else { continue }
             if touched {
                 let v = p.clampedValue
                 if !switches[k].wasTouched || jump || v != switches[k].last {
