@@ -134,6 +134,53 @@ import TestSupport
         #expect(z[(2 * (f1 + 480))..<(2 * f2)].allSatisfy { $0 == 0 } && z[(2 * (f2 + 480))..<(2 * (f2 + 2_000))].contains { $0 != 0 })
     }
 
+    /// A session without lanes: `track 1 mute on` at about 0.75 s, `track 1 mute off` at about
+    /// 1.5 s, `save`: the saved preset has a mute lane (0, a step to 1, a step back to 0), and
+    /// its render is the tap within 1 LSB (live, a track without lanes ramps its gains itself,
+    /// in single precision), silent where the tap is.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func anUnlanedMuteIsSavedAsALane() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), length = 120_000
+        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 25), Signals.noise(frames: length, amplitude: 0.3, seed: 26)],
+                             to: input, sampleRate: 48_000)
+        let settings = ["--sample-format", "s16", "--rate", "48000"]
+        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
+        p.send("track 1 mute on")
+        #expect(p.waitForLine(startingWith: "ok track 1 mute on") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
+        p.send("track 1 mute off")
+        #expect(p.waitForLine(startingWith: "ok track 1 mute off") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 90_000, bytesPerFrame: 4)
+        p.send("save \(saved)")
+        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap)
+        #expect(y.count == 2 * length)
+        let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
+        #expect(preset["schemaVersion"] as? Int == 3)
+        let lanes = preset["automation"] as? [[String: Any]] ?? []
+        #expect(lanes.map { $0["parameter"] as? String } == ["mute"], "\(lanes)")
+        let points = try #require(lanes.first?["breakpoints"] as? [[String: Any]])
+        #expect(points.map { $0["value"] as? Double } == [0, 1, 0], "\(points)")
+        let times = points.compactMap { $0["seconds"] as? Double }
+        #expect(times.count == 3 && times[0] == 0 && times[1] >= 0.7 && times[1] < 1.4 && times[2] > times[1] + 0.3, "\(times)")
+        let rendered = dir.file("r.wav")
+        let r = try MixFXBinary.run(["render", input, "--preset", saved, "-o", rendered, "--quiet", "--dither", "none"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (ref, _) = try AudioFiles.read(rendered)
+        let z = (0..<min(length, ref[0].count)).flatMap { [Int16((ref[0][$0] * 32768).rounded()), Int16((ref[1][$0] * 32768).rounded())] }
+        let worst = zip(y, z).map { abs(Int($0) - Int($1)) }.max() ?? -1
+        #expect(z.count == y.count && worst <= 1, "the render of the saved preset is \(worst) LSB off the tap")
+        guard times.count == 3 else { return }
+        let f1 = Int(times[1] * 48_000), f2 = Int(times[2] * 48_000)
+        #expect(y[(2 * (f1 + 480))..<(2 * f2)].allSatisfy { $0 == 0 } && z[(2 * (f1 + 480))..<(2 * f2)].allSatisfy { $0 == 0 })
+    }
+
     /// The realtime contract with touches: lanes on volume, pan, the master volume, mute and solo, looped
     /// (seams), touched, moved while touched, released one by one and all at once, a seek and
     /// a save among them: the render thread allocates nothing, and the device never runs dry.
