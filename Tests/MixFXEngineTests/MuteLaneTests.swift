@@ -164,6 +164,43 @@ import TestSupport
         #expect(try render(2048, parallel: true) == reference)
     }
 
+    /// A seek starts at the switches' state at its frame, without a ramp: into a muted stretch,
+    /// the rest is the offline render's from there, bit for bit; into a ramp, the track is
+    /// already silent (the mix is the other track's alone), live as offline.
+    @Test(arguments: [RenderMode.offline, .live])
+    func aSeekStartsAtTheStateOfItsFrame(mode: RenderMode) throws {
+        /// The first track with the mute lane, or (`muted`) muted throughout.
+        func session(muted: Bool = false) -> AudioEngine {
+            let engine = AudioEngine()
+            let a = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 48_000, amplitude: 0.3, seed: 7)], sampleRate: 48_000))
+            engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 48_000, amplitude: 0.2, seed: 8)], sampleRate: 48_000))
+            a.eq.trebleGain.value = -4
+            a.automation[.mute] = muted ? AutomationLane([(0, 1)]) : AutomationLane([(0, 0), (0.5, 1), (0.75, 0)], curve: .step)
+            return engine
+        }
+        let offline = try renderAll(session(), block: 1000)[0]
+        // the second track alone
+        let other = try renderAll(session(muted: true), block: 1000)[0]
+        func played(from target: Int) throws -> [Float] {
+            let kernel = try session().makeKernel(maximumFrameCount: 256, mode: mode)
+            try kernel.start()
+            for _ in 0..<20 { _ = kernel.render(frameCount: 256) }
+            try kernel.seek(toFrame: target)
+            var y: [Float] = []
+            while y.count < 48_000 - target {
+                let n = kernel.render(frameCount: 256)
+                guard n > 0 else { break }
+                y += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
+            }
+            return y
+        }
+        #expect(try played(from: 30_000) == Array(offline[30_000...]))
+        let y = try played(from: 24_100)
+        #expect(Array(y[0..<(36_000 - 24_100)]) == Array(other[24_100..<36_000]))
+        // (offline, the ramp was still sounding there)
+        #expect(offline[24_100] != other[24_100])
+    }
+
     /// Live, a kernel plays the mute and solo lanes as the offline one renders them (the same
     /// samples); a hand's mute takes over the lane until released and is recorded: the lane
     /// written back has a step at the touch's frame and at the release's, and rendered offline
