@@ -43,8 +43,10 @@ final class MuteLanes {
     /// (`maximumFrameCount` per track; valid where `mixed`).
     let states: UnsafeMutablePointer<UInt8>
     let factors: UnsafeMutablePointer<Double>
-    /// The block's switches: per track, muted and soloed (scratch).
+    /// The block's switches: per track, muted and soloed (scratch); and the value of each
+    /// switch a hand holds or that has no lane, read once per block (NaN: its lane plays).
     private var muted: [Bool], soloed: [Bool]
+    private var muteHands: [Double], soloHands: [Double]
     private var expectedFrame = Int.min
 
     /// Whether any track of `players` has a mute or solo lane (the kernel then makes one).
@@ -73,6 +75,7 @@ final class MuteLanes {
         let n = players.count
         level = .init(repeating: 1, count: n); from = level; to = level; done = .init(repeating: 0, count: n)
         muted = .init(repeating: false, count: n); soloed = muted
+        muteHands = .init(repeating: .nan, count: n); soloHands = muteHands
         states = .allocate(capacity: max(1, n))
         states.initialize(repeating: Self.open, count: max(1, n))
         factors = .allocate(capacity: max(1, n) * maximumFrameCount)
@@ -119,6 +122,10 @@ final class MuteLanes {
         guard n > 0 else { return }
         let jump = first != expectedFrame
         expectedFrame = first + n
+        for k in 0..<trackCount {
+            muteHands[k] = Self.hand(mutes[k])
+            soloHands[k] = Self.hand(solos[k])
+        }
         var i = 0
         while i < n {
             let f = LoopPosition.frame(timeline + i, period: period)
@@ -127,8 +134,8 @@ final class MuteLanes {
             if let e = nextEvent(after: f) { end = min(end, i + e - f) }
             var anySolo = false
             for k in 0..<trackCount {
-                muted[k] = Self.value(mutes[k], atFrame: f) != 0
-                soloed[k] = Self.value(solos[k], atFrame: f) != 0
+                muted[k] = (muteHands[k].isNaN ? mutes[k].lane?.value(atFrame: f) ?? 0 : muteHands[k]) != 0
+                soloed[k] = (soloHands[k].isNaN ? solos[k].lane?.value(atFrame: f) ?? 0 : soloHands[k]) != 0
                 if soloed[k] { anySolo = true }
             }
             for k in 0..<trackCount {
@@ -159,12 +166,11 @@ final class MuteLanes {
         }
     }
 
-    /// A switch at timeline frame `frame`: a touched one's hand value, else its lane's, else its
-    /// value.
+    /// What a switch plays this block when its lane does not: a touched one's hand value, or the
+    /// value of one without a lane; NaN when its lane plays.
     @inline(__always)
-    private static func value(_ s: Switch, atFrame frame: Int) -> Double {
+    private static func hand(_ s: Switch) -> Double {
         let p = s.parameter
-        if let lane = s.lane, !p.isTouched { return lane.value(atFrame: frame) }
-        return p.clampedValue
+        return s.lane != nil && !p.isTouched ? .nan : p.clampedValue
     }
 }
