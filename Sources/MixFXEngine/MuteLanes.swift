@@ -47,6 +47,8 @@ final class MuteLanes {
     /// switch a hand holds or that has no lane, read once per block (NaN: its lane plays).
     private var muted: [Bool], soloed: [Bool]
     private var muteHands: [Double], soloHands: [Double]
+    /// Per track, whether a ramp ran in the block (its factors are then written).
+    private var ramped: [Bool]
     private var expectedFrame = Int.min
 
     /// Whether any track of `players` has a mute or solo lane (the kernel then makes one).
@@ -76,6 +78,7 @@ final class MuteLanes {
         level = .init(repeating: 1, count: n); from = level; to = level; done = .init(repeating: 0, count: n)
         muted = .init(repeating: false, count: n); soloed = muted
         muteHands = .init(repeating: .nan, count: n); soloHands = muteHands
+        ramped = .init(repeating: false, count: n)
         states = .allocate(capacity: max(1, n))
         states.initialize(repeating: Self.open, count: max(1, n))
         factors = .allocate(capacity: max(1, n) * maximumFrameCount)
@@ -125,6 +128,7 @@ final class MuteLanes {
         for k in 0..<trackCount {
             muteHands[k] = Self.hand(mutes[k])
             soloHands[k] = Self.hand(solos[k])
+            ramped[k] = false
         }
         var i = 0
         while i < n {
@@ -146,6 +150,13 @@ final class MuteLanes {
                     from[k] = level[k]; to[k] = target; done[k] = 0
                 }
                 let out = factors + k * capacity
+                // (the factors are written only once a ramp runs in the block: before it, the
+                // track's level held, which is 0 or 1)
+                if done[k] < rampFrames && !ramped[k] {
+                    out.update(repeating: level[k], count: i)
+                    ramped[k] = true
+                }
+                guard ramped[k] else { continue }
                 var j = i
                 while j < end && done[k] < rampFrames {
                     done[k] += 1
@@ -158,6 +169,10 @@ final class MuteLanes {
             i = end
         }
         for k in 0..<trackCount {
+            guard ramped[k] else {
+                states[k] = level[k] == 1 ? Self.open : Self.closed
+                continue
+            }
             let out = factors + k * capacity
             let v = out[0]
             var same = true
