@@ -14,7 +14,9 @@ enum AutomationBench {
     /// every track (linear from +100 to +300 cents), the same streaming path a tempo lane takes;
     /// `pitch+volume`: both the pitch and the volume lane (what `pitch` rendered until
     /// 2026-12-03); `tempo-steady`: the tempo lane against the static render at a steady tempo
-    /// of 1.0001 (the steady-tempo path at the lane's mean tempo, where tempo 1 skips it).
+    /// of 1.0001 (the steady-tempo path at the lane's mean tempo, where tempo 1 skips it);
+    /// `mute`: a mute lane on every track (muted from 20 to 20.5 s and from 40 to 40.2 s, each
+    /// change a 10 ms ramp).
     static func cost(band: String, runs: Int, kind: String = "volume") throws {
         let tempo = kind == "tempo" || kind == "tempo-steady"
         let paths = (1...4).map { "\(band)/track\($0).wav" }
@@ -27,6 +29,9 @@ enum AutomationBench {
                 if lanes && (kind == "volume" || kind == "pitch+volume") { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
                 if lanes && tempo { t.automation[.tempo] = AutomationLane([(0, 0.9), (60, 1.1)]) }
                 if !lanes && kind == "tempo-steady" { t.timePitch.rate = 1.0001 }
+                if lanes && kind == "mute" {
+                    t.automation[.mute] = AutomationLane([(0, 0), (20, 1), (20.5, 0), (40, 1), (40.2, 0)], curve: .step)
+                }
                 if lanes && kind.hasPrefix("pitch") { t.automation[.pitchCents] = AutomationLane([(0, 100), (60, 300)]) }
             }
             var r = OfflineRenderer(outputPath: NSTemporaryDirectory() + "mixfx-automation-bench.wav", sampleFormat: .s16)
@@ -53,7 +58,8 @@ enum AutomationBench {
     /// `render_allocations N`, the rest's (and `no counter` without it); `static`: the same
     /// session without lanes; `tempo`: the lanes and a moving tempo lane; `schedule`: no
     /// lanes, 400 volume and pan events scheduled by another thread while the kernel renders
-    /// (`events_scheduled N` counts those the queue took).
+    /// (`events_scheduled N` counts those the queue took); `mute`: the lanes and a mute lane
+    /// and a solo lane switching every 0.1 s (ramps in most blocks).
     static func allocations(mode: String = "lanes") throws {
         typealias Count = @convention(c) () -> UInt64
         guard let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mixfx_alloc_count") else {
@@ -66,7 +72,11 @@ enum AutomationBench {
         let a = engine.addTrack(source: MemorySource(channels: [(0..<n).map { Float(sin(Double($0) * 0.0577)) * 0.3 }], sampleRate: 48_000))
         let b = engine.addTrack(source: MemorySource(channels: [(0..<n).map { Float(sin(Double($0) * 0.031)) * 0.2 },
                                                                 (0..<n).map { Float(sin(Double($0) * 0.047)) * 0.2 }], sampleRate: 48_000))
-        if mode == "lanes" || mode == "tempo" { laneUp(a, b, engine) }
+        if mode == "lanes" || mode == "tempo" || mode == "mute" { laneUp(a, b, engine) }
+        if mode == "mute" {
+            a.automation[.mute] = AutomationLane((0..<30).map { (Double($0) * 0.1, Double($0 % 2)) }, curve: .step)
+            b.automation[.solo] = AutomationLane((0..<20).map { (Double($0) * 0.15 + 0.05, Double($0 % 2)) }, curve: .step)
+        }
         if mode == "tempo" { a.automation[.tempo] = AutomationLane([(0, 0.8), (2, 1.25)]) }
         let kernel = try engine.makeKernel(maximumFrameCount: 1000)
         kernel.parallelTracks = false

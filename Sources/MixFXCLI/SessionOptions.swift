@@ -148,7 +148,7 @@ struct SessionOptions {
             switch text.lowercased() {
             case "on", "true", "yes", "1": v = 1
             case "off", "false", "no", "0": v = 0
-            default: throw .usage("\(flag): '\(text)' is not on or off")
+            default: throw .usage("\(flag): '\(text)' is not on or off (allowed: on or off, 1 or 0)")
             }
         } else if spec.isTime {
             v = try parseTime(text, flag: flag, allowed: spec.allowedText)

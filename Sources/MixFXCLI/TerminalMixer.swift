@@ -50,6 +50,12 @@ final class TerminalMixer {
     }
 
     /// A key moved `parameter` by hand: it holds it (touch) until released.
+    /// Whether a switch (mute, solo) is on as heard: a hand's value while touched, else what
+    /// the player plays (its lane's value, or its setting).
+    static func isOn(_ switch: AudioParameter) -> Bool {
+        (`switch`.isTouched ? `switch`.value : `switch`.playedValue) != 0
+    }
+
     private func touch(_ parameter: AudioParameter, _ value: Double) {
         parameter.touch(value)
         touched.removeAll { $0.parameter === parameter }
@@ -119,10 +125,12 @@ final class TerminalMixer {
                 for track in control.tracks { track.timePitch.rate = rounded }
                 message = "all tracks tempo \(fmt(rounded))"
             case "m", "M":
-                t.player.isMuted.toggle()
+                // (a touch: it takes over the track's mute lane until released, and is recorded;
+                // it toggles what is heard, the lane's value where it has one)
+                touch(t.player.muteParameter, Self.isOn(t.player.muteParameter) ? 0 : 1)
                 message = "track \(selected + 1) \(t.player.isMuted ? "muted" : "unmuted")"
             case "s", "S":
-                t.player.isSoloed.toggle()
+                touch(t.player.soloParameter, Self.isOn(t.player.soloParameter) ? 0 : 1)
                 message = "track \(selected + 1) solo \(t.player.isSoloed ? "on" : "off")"
             case "-", "_", "+", "=":
                 let master = control.engine.mainMixer.outputVolumeParameter
@@ -245,7 +253,7 @@ final class TerminalMixer {
         let first = count <= room ? 0 : min(max(0, selected - room / 2), count - room)
         let shown = first..<min(count, first + room)
         let now = Date()
-        let anySolo = control.tracks.contains { $0.player.isSoloed }
+        let anySolo = control.tracks.contains { Self.isOn($0.player.soloParameter) }
         for (i, t) in control.tracks.enumerated() {
             let peak = control.player.kernel.trackMeters[i].takePeak()
             if peak >= peakHold[i].value || now > peakHold[i].until { peakHold[i] = (peak, now + 1) }
@@ -254,8 +262,8 @@ final class TerminalMixer {
             let row = String(format: "%@%2d  %@ %5.2f %+5.2f %+5.1f %+5.1f %+6.0f %5.2f %@ %@ %@",
                              i == selected ? ">" : " ", i + 1, layout.name(name),
                              t.player.volume, t.player.pan, t.eq.bassGain.value, t.eq.trebleGain.value,
-                             t.timePitch.pitchCents, t.timePitch.rate, t.player.isMuted ? "M" : ".",
-                             t.player.isSoloed ? "S" : (anySolo ? "-" : "."),
+                             t.timePitch.pitchCents, t.timePitch.rate, Self.isOn(t.player.muteParameter) ? "M" : ".",
+                             Self.isOn(t.player.soloParameter) ? "S" : (anySolo ? "-" : "."),
                              meter(rms: control.player.kernel.trackMeters[i].rms, hold: peakHold[i].value, cells: layout.meterCells))
             lines.append(layout.fit(row))
         }

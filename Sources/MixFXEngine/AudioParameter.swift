@@ -14,12 +14,12 @@ public final class AudioParameter: Sendable {
     private let touched = Atomic<Bool>(false)
     private let beforeTouchBits = Atomic<UInt64>(Double.nan.bitPattern)
     private let playedBits: Atomic<UInt64>
-    /// The touch takes of the gains and the EQ's settings (made with the first live kernel
+    /// The touch takes of the gains, the EQ's settings, pitch and the switches (made with the first live kernel
     /// that plays the parameter, so offline renders never pay for it).
     private let recording = Mutex<TouchRecording?>(nil)
     private let recordsTouch: Bool
-    /// The settings that record touches besides the gains: pitch and the EQ's.
-    static let recordsTouches: [ParameterID] = [.pitchCents, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
+    /// The settings that record touches besides the gains: pitch, the EQ's, mute and solo.
+    static let recordsTouches: [ParameterID] = [.mute, .solo, .pitchCents, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .bassSlope, .trebleSlope,
                                                 .eqGlobalGainDB]
 
     /// A parameter at `value`, or at its default. Any thread.
@@ -82,8 +82,8 @@ public final class AudioParameter: Sendable {
     public func release() { isTouched = false }
 
     /// What a live kernel played last (at the end of each block: the lane, the hand or the way
-    /// between them; the gains, the EQ's settings and the pitch, as smoothed); the value until a
-    /// live kernel plays it. Any thread.
+    /// between them; the gains, the EQ's settings and the pitch, as smoothed; mute and solo as
+    /// switched, the hand's or the lane's); the value until a live kernel plays it. Any thread.
     public internal(set) var playedValue: Double {
         get { Double(bitPattern: playedBits.load(ordering: .relaxed)) }
         set { playedBits.store(newValue.bitPattern, ordering: .relaxed) }

@@ -13,6 +13,9 @@ public enum AutomationScale: Sendable, Equatable {
     case linearGain
     /// A positive quantity heard on a log scale (corners in Hz, tempo, slope): `exp` is geometric.
     case positive
+    /// A switch (mute, solo): 0 (off) or 1 (on), and only the `step` curve (the render ramps
+    /// the track's gain over 10 ms at each change, so a step does not click).
+    case onOff
 }
 
 /// The curve of the segment that follows a breakpoint, from (t₀, v₀) to the next breakpoint
@@ -33,7 +36,8 @@ public enum AutomationCurve: String, CaseIterable, Sendable {
     /// Whether the curve applies to parameters on `scale`.
     public func applies(to scale: AutomationScale) -> Bool {
         switch self {
-        case .step, .linear, .scurve: true
+        case .step: true
+        case .linear, .scurve: scale != .onOff
         case .db: scale == .decibels || scale == .linearGain
         case .exp: scale == .linearGain || scale == .positive
         }

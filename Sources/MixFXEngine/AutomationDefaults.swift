@@ -2,12 +2,13 @@ extension AutomationScale {
     /// The curve a breakpoint takes when none is given (the CLI's `--automate`, a preset's lane):
     /// `db` for gains (levels in dB and linear gains: equal steps in dB per second), `exp` for
     /// positive quantities heard on a log scale (corners, slopes, tempo: equal ratios per
-    /// second), `linear` for the rest (pan, cents).
+    /// second), `step` for the switches (mute, solo), `linear` for the rest (pan, cents).
     public var defaultCurve: AutomationCurve {
         switch self {
         case .decibels, .linearGain: .db
         case .positive: .exp
         case .linear: .linear
+        case .onOff: .step
         }
     }
 }

@@ -82,11 +82,16 @@ public struct AutomationLane: Sendable, Equatable {
                 throw fail("\(format(p.seconds)) s is not after breakpoint \(i) at \(format(breakpoints[i - 1].seconds)) s",
                            "times that increase from one breakpoint to the next")
             }
-            if let problem = spec.problem(with: p.value) { throw fail(problem, spec.allowedText) }
+            if scale == .onOff {
+                guard p.value == 0 || p.value == 1 else {
+                    throw fail("\(format(p.value)) is not 0 or 1 (\(spec.key) is a switch)", "0 (off) or 1 (on)")
+                }
+            } else if let problem = spec.problem(with: p.value) { throw fail(problem, spec.allowedText) }
             guard i + 1 < breakpoints.count else { continue }
             guard p.curve.applies(to: scale) else {
                 let ok = AutomationCurve.allCases.filter { $0.applies(to: scale) }.map(\.rawValue).joined(separator: ", ")
-                throw fail("the \(p.curve.rawValue) curve does not apply to \(spec.key)", "for \(spec.key): \(ok)")
+                throw fail("the \(p.curve.rawValue) curve does not apply to \(spec.key)\(scale == .onOff ? " (a switch: off or on)" : "")",
+                           "for \(spec.key): \(ok)")
             }
             let next = breakpoints[i + 1].value
             if p.curve.isGeometric(on: scale), !(p.value > 0 && next > 0) {

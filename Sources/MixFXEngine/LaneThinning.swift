@@ -17,6 +17,7 @@ public struct LaneTolerance: Sendable, Equatable {
         case .linearGain, .decibels: amount = 0.1
         case .positive: amount = 1
         case .linear: amount = id == .pan ? 0.01 : 1
+        case .onOff: amount = 0.5
         }
     }
 
@@ -26,7 +27,7 @@ public struct LaneTolerance: Sendable, Equatable {
         switch scale {
         case .linearGain: 20 * log10(max(v, 0.001))
         case .positive: 1200 * log2(max(v, 1e-12))
-        case .decibels, .linear: v
+        case .decibels, .linear, .onOff: v
         }
     }
 

@@ -12,9 +12,11 @@ final class LiveGains {
     let tracks: [(volume: TouchedValue, pan: TouchedValue)]
     let master: TouchedValue
 
-    init(layout: EngineLayout, sampleRate: Double, maximumFrameCount: Int) {
+    /// `switchLanes`: a track has a mute or solo lane, which the kernel's `MuteLanes` plays
+    /// (every gain is then read per frame, and no `MuteRamp` is made).
+    init(layout: EngineLayout, sampleRate: Double, maximumFrameCount: Int, switchLanes: Bool = false) {
         let players = layout.tracks.map(\.player)
-        let laned = players.contains { $0.volumeParameter.automation != nil || $0.panParameter.automation != nil }
+        let laned = switchLanes || players.contains { $0.volumeParameter.automation != nil || $0.panParameter.automation != nil }
             || layout.mixer.outputVolumeParameter.automation != nil
         func make(_ p: AudioParameter) -> TouchedValue {
             TouchedValue(p, sampleRate: sampleRate, maximumFrameCount: maximumFrameCount, perSample: laned)
@@ -22,7 +24,7 @@ final class LiveGains {
         tracks = players.map { (volume: make($0.volumeParameter), pan: make($0.panParameter)) }
         master = make(layout.mixer.outputVolumeParameter)
         self.players = players
-        if laned {
+        if laned && !switchLanes {
             let solo = players.contains { $0.soloParameter.value != 0 }
             for (t, p) in zip(tracks, players) {
                 t.volume.mute = MuteRamp(audible: Self.audible(p, anySolo: solo), sampleRate: sampleRate, maximumFrameCount: maximumFrameCount)

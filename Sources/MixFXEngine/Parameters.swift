@@ -62,8 +62,11 @@ public struct ParameterSpec: Sendable {
     /// A time in seconds that may also be written `mm:ss.s` or `h:mm:ss`.
     public let isTime: Bool
     /// How an automation lane moves it (nil: it cannot be automated). Every parameter that moves
-    /// while playing and is not a switch can be: volume, pan, the EQ's gains, corners and
-    /// slopes, pitch, tempo, the master volume and the limiter's ceiling (`AutomationLane`).
+    /// while playing can be but the bypasses and the formant switch: volume, pan, the EQ's
+    /// gains, corners and slopes, pitch, tempo, the master volume, the limiter's ceiling, and
+    /// the switches mute and solo (step lanes of 0 and 1, `AutomationScale.onOff`;
+    /// `AutomationLane`). A bypass switched at a frame would click (the shelf's output jumps),
+    /// and the formant switch changes the vocoder's mode, so they do not move.
     public let automation: AutomationScale?
 
     /// A gain given as a linear ratio (the volumes), which the command line also takes in dB.
@@ -137,8 +140,8 @@ extension ParameterID {
                        "tape-style speed: pitch and tempo together (0.5: an octave down, twice as long)", live: false)
         case .volume: s("volume", ["mixer", "volume"], \Track.player.volumeParameter, 0, 16, 1, "×", "track volume at the mixer input (linear)", auto: .linearGain)
         case .pan: s("pan", ["mixer", "pan"], \Track.player.panParameter, -1, 1, 0, "", "track pan, −1 left … +1 right", auto: .linear)
-        case .mute: s("mute", ["mixer", "mute"], \Track.player.muteParameter, 0, 1, 0, "", "silence the track", bool: true)
-        case .solo: s("solo", ["mixer", "solo"], \Track.player.soloParameter, 0, 1, 0, "", "play only the soloed tracks", bool: true)
+        case .mute: s("mute", ["mixer", "mute"], \Track.player.muteParameter, 0, 1, 0, "", "silence the track", bool: true, auto: .onOff)
+        case .solo: s("solo", ["mixer", "solo"], \Track.player.soloParameter, 0, 1, 0, "", "play only the soloed tracks", bool: true, auto: .onOff)
         case .startSeconds: s("start", ["placement", "startSeconds"], \Track.player.startParameter, 0, 1_000_000, 0, "s",
                               "silence before the track in the mix (per track only: --track N:start=S)", live: false, time: true, global: false)
         case .trimInSeconds: s("trim-in", ["placement", "trimInSeconds"], \Track.player.trimInParameter, 0, 10_000_000, 0, "s",

@@ -111,6 +111,16 @@ public final class RenderKernel: @unchecked Sendable {
     /// and the same held unretained for the checked render path.
     private let liveGains: LiveGains?
     private let liveGainsRef: Unmanaged<LiveGains>?
+    /// The tracks' mute and solo lanes, when any track has one (`MuteLanes`): each track's
+    /// block is then mixed run by run, as its factors say; and the same held unretained, its
+    /// states and factors as the render path reads them.
+    private let muteLanes: MuteLanes?
+    private let muteLanesRef: Unmanaged<MuteLanes>?
+    private let muteStates: UnsafeMutablePointer<UInt8>?
+    private let muteFactors: UnsafeMutablePointer<Double>?
+    /// Live: a hand's mute and solo, recorded for `save` (`SwitchTouches`).
+    private let switchTouches: SwitchTouches?
+    private let switchTouchesRef: Unmanaged<SwitchTouches>?
     private let gained: AudioBuffer?
     private let gainedRef: BufferRef?
     /// Room for three blocks of lane values (`mixAutomated`).
@@ -148,8 +158,18 @@ public final class RenderKernel: @unchecked Sendable {
                         failures: failures, timelineFrames: layout.frameCount)
         }
         let rate = Double(layout.sampleRate)
+        let players = layout.tracks.map(\.player)
+        let switched = MuteLanes.needed(players)
+        let gate = switched ? MuteLanes(players: players, sampleRate: rate, maximumFrameCount: maximumFrameCount) : nil
+        muteLanes = gate
+        muteLanesRef = gate.map { .passUnretained($0) }
+        muteStates = gate?.states
+        muteFactors = gate?.factors
+        let touches = mode == .live ? SwitchTouches(players: players, sampleRate: rate) : nil
+        switchTouches = touches
+        switchTouchesRef = touches.map { .passUnretained($0) }
         // (live: gains a hand may take over, `LiveGains`)
-        let live = mode == .live ? LiveGains(layout: layout, sampleRate: rate, maximumFrameCount: maximumFrameCount) : nil
+        let live = mode == .live ? LiveGains(layout: layout, sampleRate: rate, maximumFrameCount: maximumFrameCount, switchLanes: switched) : nil
         liveGains = live
         liveGainsRef = live.map { .passUnretained($0) }
         let lanes = live?.trackValues ?? layout.tracks.map {
@@ -249,6 +269,7 @@ public final class RenderKernel: @unchecked Sendable {
         mixFrame = target
         stage?.reset(timelineFrame: target)
         for s in schedules { s?.reset(toFrame: target) }
+        muteLanes?.restart()
         for t in tracks {
             let sourceFrame = t.sourceFrame(atTimelineFrame: target)
             // (the timeline frame the track's lanes start from, before its state is reset)
@@ -260,7 +281,7 @@ public final class RenderKernel: @unchecked Sendable {
                 t.render(frameCount: n, into: trackBuffers[t.channelCount]!)
                 left -= n
             }
-            t.setGains(targetGains(TrackHandle(t), anySolo: anySolo()))
+            t.setGains(targetGains(TrackHandle(t), audible: isAudible(TrackHandle(t), anySolo: anySolo())))
         }
         let cores = TrackPipeline.availableCores()
         if mode == .offline && parallelTracks && tracks.count > 1 && cores > 1 && target < layout.frameCount {
@@ -289,12 +310,13 @@ public final class RenderKernel: @unchecked Sendable {
         let solo = anySolo()
         stage?.reset(timelineFrame: frame - largestLatencyFrames)
         for s in schedules { s?.reset(toFrame: frame) }
+        muteLanesRef?._withUnsafeGuaranteedRef { $0.restart() }
         for t in tracks {
             // (the timeline frame its lanes start from, before its state is reset: the pitch and
             // tempo maps and the EQ's lanes start there)
             t.songBase = frame - largestLatencyFrames + t.latencyFrames
             t.resetSignalState()
-            t.setGains(targetGains(TrackHandle(t), anySolo: solo))
+            t.setGains(targetGains(TrackHandle(t), audible: isAudible(TrackHandle(t), anySolo: solo)))
         }
         framesRendered = frame - largestLatencyFrames
         mixFrame = framesRendered
@@ -345,6 +367,14 @@ public final class RenderKernel: @unchecked Sendable {
             let first = mixFrame, timeline = timelineFrame(mixFrame), period = loops ? layout.frameCount : 0
             gains._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline, period: period) }
         }
+        if let gate = muteLanesRef {
+            let first = mixFrame, timeline = timelineFrame(mixFrame), period = loops ? layout.frameCount : 0
+            gate._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline, period: period) }
+        }
+        if let touches = switchTouchesRef {
+            let first = mixFrame, timeline = timelineFrame(mixFrame)
+            touches._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline) }
+        }
         let scheduled = runSchedules(frameCount: n)
         if pipelined { return mixPipelined(frameCount: n, outL, outR, outChannels, anySolo: solo, scheduled: scheduled) }
         // One track after another: render it, mix it.
@@ -352,21 +382,28 @@ public final class RenderKernel: @unchecked Sendable {
             let t = trackRefs[k]
             let buffer = trackBufferRefs[t.channelCount]!
             t.render(frameCount: n, into: buffer)
-            let target = targetGains(t, anySolo: solo)
-            if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
             let planes = buffer.planes
             let inL = planes[0]
             let inR = t.channelCount > 1 ? planes[1] : inL
             var peak: Float = 0, sum: Float = 0
+            if muteStates != nil {
+                // mute or solo lanes: run by run (`mixGated`)
+                mixGated(k, t, inL, inR, count: n, outL, outR, outChannels, blockOffset: 0, scheduled: scheduled[k], &peak, &sum)
+                t.recordMeter(peak: peak, rms: Libm.squareRoot(sum / Float(n * outChannels)))
+                continue
+            }
+            let audible = isAudible(t, anySolo: solo)
+            let target = targetGains(t, audible: audible)
+            if mode == .offline { t.setGains(target) } else { t.rampGains(to: target, frames: rampFrames) }
             if scheduled[k] {
                 // a schedule: per sample, and the gains where it left them (live: no ramp after)
-                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: mixFrame, anySolo: solo, &peak, &sum)
-                t.setGains(scheduledGains(t, last: n - 1, anySolo: solo))
+                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: mixFrame, audible: audible, factors: nil, &peak, &sum)
+                t.setGains(scheduledGains(t, last: n - 1, audible: audible))
             } else if gainsMove[k] {
                 // lanes: per sample at their frames (live too; the gains left where the lanes
                 // end the block, so a lane taken away resumes from there)
-                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: mixFrame, anySolo: solo, &peak, &sum)
-                if mode == .live { t.setGains(laneGains(t, atFrame: mixFrame + n - 1, anySolo: solo)) }
+                mixLaned(k, t, inL, inR, count: n, outL, outR, outChannels, atFrame: mixFrame, audible: audible, factors: nil, &peak, &sum)
+                if mode == .live { t.setGains(laneGains(t, atFrame: mixFrame + n - 1, audible: audible)) }
             } else if t.left.stepsLeft > 0 {
                 // Linear ramp to the new gains (live changes): per sample.
                 let m = min(n, t.left.stepsLeft)
@@ -399,8 +436,9 @@ public final class RenderKernel: @unchecked Sendable {
     private func mixPipelined(frameCount n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
                               _ outChannels: Int, anySolo solo: Bool, scheduled: UnsafeMutablePointer<Bool>) -> Int {
         guard let pipeline else { return 0 }
+        let gated = muteStates != nil
         for (k, t) in tracks.enumerated() {
-            t.setGains(targetGains(TrackHandle(t), anySolo: solo))
+            if !gated { t.setGains(targetGains(TrackHandle(t), audible: isAudible(TrackHandle(t), anySolo: solo))) }
             trackPeak[k] = 0; trackSum[k] = 0
         }
         var done = 0
@@ -411,9 +449,12 @@ public final class RenderKernel: @unchecked Sendable {
                 let b = pipeline.buffer(track: k)
                 let inL = b.channel(0) + offset, inR = b.channel(t.channelCount > 1 ? 1 : 0) + offset
                 var peak = trackPeak[k], sum = trackSum[k]
-                if gainsMove[k] || scheduled[k] {
+                if gated {
+                    mixGated(k, TrackHandle(t), inL, inR, count: m, outL + done, outR + done, outChannels, blockOffset: done,
+                             scheduled: scheduled[k], &peak, &sum)
+                } else if gainsMove[k] || scheduled[k] {
                     mixLaned(k, TrackHandle(t), inL, inR, count: m, outL + done, outR + done, outChannels, atFrame: mixFrame + done,
-                             anySolo: solo, &peak, &sum)
+                             audible: isAudible(TrackHandle(t), anySolo: solo), factors: nil, &peak, &sum)
                 } else {
                     trackTap?(k, inL, inR, (t.gainLeft, t.gainRight), m)
                     mix(TrackHandle(t), inL, inR, count: m, outL + done, outR + done, outChannels, &peak, &sum)
@@ -498,18 +539,66 @@ public final class RenderKernel: @unchecked Sendable {
         sum += sa * t.gainLeft * t.gainLeft + (outChannels > 1 ? sb * t.gainRight * t.gainRight : 0)
     }
 
+    /// Mixes a track's block (or its part from `blockOffset`, offline on several cores) when
+    /// the session has mute or solo lanes (`MuteLanes`): run by run of its factors, frames at 1
+    /// as a heard track is mixed, frames at 0 as a silent one (left out), frames between per
+    /// sample, the factor times its gains (`mixAutomated`). So a track whose block is open or
+    /// closed mixes exactly as with the static switch.
+    private func mixGated(_ k: Int, _ t: TrackHandle, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
+                          count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
+                          _ outChannels: Int, blockOffset o: Int, scheduled: Bool, _ peak: inout Float, _ sum: inout Float) {
+        guard let states = muteStates, let all = muteFactors else { return }
+        let state = states[k], f = all + k * maximumFrameCount + o
+        let moves = gainsMove[k]   // (a value: the right side of `||` is a closure)
+        var i = 0
+        while i < n {
+            // the run from frame i: its factor (1, 0, or between) and its end
+            let a: Double = state == MuteLanes.mixed ? f[i] : state == MuteLanes.open ? 1 : 0
+            let ramp = a != 0 && a != 1
+            var j = state == MuteLanes.mixed ? i + 1 : n
+            if ramp {
+                while j < n && f[j] != 0 && f[j] != 1 { j += 1 }
+            } else {
+                while j < n && f[j] == a { j += 1 }
+            }
+            let m = j - i, frame = mixFrame + o + i
+            if ramp {
+                mixLaned(k, t, inL + i, inR + i, count: m, outL + i, outR + i, outChannels, atFrame: frame, audible: true,
+                         factors: UnsafePointer(f + i), &peak, &sum)
+            } else if scheduled || moves {
+                mixLaned(k, t, inL + i, inR + i, count: m, outL + i, outR + i, outChannels, atFrame: frame, audible: a == 1,
+                         factors: nil, &peak, &sum)
+            } else {
+                t.setGains(laneGains(t, atFrame: frame, audible: a == 1))
+                if tapped { tap(k, inL + i, inR + i, (t.gainLeft, t.gainRight), m) }
+                mix(t, inL + i, inR + i, count: m, outL + i, outR + i, outChannels, &peak, &sum)
+            }
+            i = j
+        }
+        // (the gains where the block ends, as the other paths leave them)
+        // (live only: offline, each run sets its own)
+        guard mode == .live else { return }
+        let last: Double = state == MuteLanes.mixed ? f[n - 1] : state == MuteLanes.open ? 1 : 0
+        if scheduled {
+            t.setGains(scheduledGains(t, last: n - 1, audible: last != 0))
+        } else if moves {
+            t.setGains(laneGains(t, atFrame: mixFrame + n - 1, audible: last != 0))
+        }
+    }
+
     /// `mixAutomated` cut at the loop's seams (live, looping: the lanes' frames start again
     /// there).
     private func mixLaned(_ k: Int, _ t: TrackHandle, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
                           count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
-                          _ outChannels: Int, atFrame first: Int, anySolo: Bool, _ peak: inout Float, _ sum: inout Float) {
+                          _ outChannels: Int, atFrame first: Int, audible: Bool, factors: UnsafePointer<Double>?,
+                          _ peak: inout Float, _ sum: inout Float) {
         var done = 0
         let length = layout.frameCount, cut = loops && length > 0   // (values: the right side of `&&` is a closure)
         while done < n {
             let frame = timelineFrame(first + done)
             let m = cut ? min(n - done, layout.frameCount - frame) : n - done
             mixAutomated(k, t, inL + done, inR + done, count: m, outL + done, outR + done, outChannels, atFrame: first + done,
-                         timeline: frame, anySolo: anySolo, &peak, &sum)
+                         timeline: frame, audible: audible, factors: factors.map { $0 + done }, &peak, &sum)
             done += m
         }
     }
@@ -520,12 +609,12 @@ public final class RenderKernel: @unchecked Sendable {
     /// (and tapped, with gains 1). `timeline`: the lanes' frame of `first` (`timelineFrame`).
     private func mixAutomated(_ k: Int, _ t: TrackHandle, _ inL: UnsafeMutablePointer<Float>, _ inR: UnsafeMutablePointer<Float>,
                               count n: Int, _ outL: UnsafeMutablePointer<Float>, _ outR: UnsafeMutablePointer<Float>,
-                              _ outChannels: Int, atFrame first: Int, timeline: Int, anySolo: Bool,
-                              _ peak: inout Float, _ sum: inout Float) {
+                              _ outChannels: Int, atFrame first: Int, timeline: Int, audible: Bool,
+                              factors: UnsafePointer<Double>?, _ peak: inout Float, _ sum: inout Float) {
         guard let gained = gainedRef else { return }
         // (live, a muted track fades out first: `MuteRamp`, in its volume's values)
         let heard = gainLanes[k].volume.isHeardLive   // (a value: the right side of `||` is a closure)
-        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) || heard else { return }
+        guard audible || heard else { return }
         let gL = gained.planes[0], gR = gained.planes[1]
         let (volume, pan) = gainLanes[k]
         let mono = t.channelCount == 1
@@ -550,6 +639,8 @@ public final class RenderKernel: @unchecked Sendable {
             let m = masterVolume.value(atFrame: timeline)
             for i in 0..<n { volumes[i] *= m }
         }
+        // (a mute or solo lane's ramp: `MuteLanes`)
+        if let factors { for i in 0..<n { volumes[i] *= factors[i] } }
         if outChannels == 1 {
             for i in 0..<n { gL[i] = Float(volumes[i]) * inL[i] }
         } else if pan.moves || panScheduled {
@@ -608,8 +699,8 @@ public final class RenderKernel: @unchecked Sendable {
 
     /// The gains a scheduled track ends the block at: its schedules' values at the block's
     /// frame `last` (or the lanes' and parameters'), by `targetGains`' formula.
-    private func scheduledGains(_ t: TrackHandle, last: Int, anySolo: Bool) -> (left: Float, right: Float) {
-        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) else { return (0, 0) }
+    private func scheduledGains(_ t: TrackHandle, last: Int, audible: Bool) -> (left: Float, right: Float) {
+        guard audible else { return (0, 0) }
         let k = t.index, masterSlot = 2 * trackCount, frame = mixFrame + last
         let scheduleActive = scheduleActive, scheduleValues = scheduleValues, maximumFrameCount = maximumFrameCount
         func value(_ slot: Int, _ otherwise: AutomatedValue) -> Double {
@@ -628,18 +719,25 @@ public final class RenderKernel: @unchecked Sendable {
         return false
     }
 
-    /// The mixer gains a track's settings ask for now: volume, pan law, mute/solo, master.
-    private func targetGains(_ t: TrackHandle, anySolo: Bool) -> (left: Float, right: Float) {
-        let audible = t.muteValue == 0 && (!anySolo || t.soloValue != 0)
+    /// Whether a track's switches let it be heard: not muted, and soloed when any track is
+    /// (the parameters, read once per block; with mute or solo lanes, `MuteLanes` says).
+    @inline(__always)
+    private func isAudible(_ t: TrackHandle, anySolo: Bool) -> Bool {
+        t.muteValue == 0 && (!anySolo || t.soloValue != 0)
+    }
+
+    /// The mixer gains a track's settings ask for now: volume, pan law, master; (0, 0) when
+    /// not `audible` (muted, or another track soloed).
+    private func targetGains(_ t: TrackHandle, audible: Bool) -> (left: Float, right: Float) {
         guard audible else { return (0, 0) }
-        return laneGains(t, atFrame: mixFrame, anySolo: anySolo)
+        return laneGains(t, atFrame: mixFrame, audible: audible)
     }
 
     /// The mixer gains of a track's volume and pan (parameters or lanes) and the master volume
     /// at frame `frame` of the mix (the lanes' `timelineFrame` of it), by `targetGains`'
     /// formula.
-    private func laneGains(_ t: TrackHandle, atFrame frame: Int, anySolo: Bool) -> (left: Float, right: Float) {
-        guard t.muteValue == 0 && (!anySolo || t.soloValue != 0) else { return (0, 0) }
+    private func laneGains(_ t: TrackHandle, atFrame frame: Int, audible: Bool) -> (left: Float, right: Float) {
+        guard audible else { return (0, 0) }
         let k = t.index, at = timelineFrame(frame)
         let volume = gainLanes[k].volume.value(atFrame: at) * masterVolume.value(atFrame: at)
         let pan = gainLanes[k].pan.value(atFrame: at)

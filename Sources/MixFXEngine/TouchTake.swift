@@ -134,6 +134,25 @@ public struct TouchTake: Sendable, Equatable {
     }
 }
 
+extension TouchTake {
+    /// `lane` (nil: none, the switch then holding `value`) with this take of a switch (mute,
+    /// solo: `SwitchTouches` recorded it) written over the take's span as steps: the lane's
+    /// breakpoints before the take, a step at each change the take recorded (its first point
+    /// is the hand's value from the touch on; its last, the release, the value the switch
+    /// plays from there: the lane's, or without a lane the hand's, which holds), then the
+    /// lane's breakpoints after the release. Every breakpoint's curve is `step`, the only one
+    /// a switch takes.
+    public func mergedSwitch(into lane: AutomationLane?, holding value: Double) -> AutomationLane {
+        let base = lane?.breakpoints ?? [.init(seconds: 0, value: value, curve: .step)]
+        guard let first = points.first, let last = points.last else { return AutomationLane(base) }
+        var out = base.filter { $0.seconds < first.seconds }
+        for p in points where out.last.map({ $0.value != p.value }) ?? true { out.append(p) }
+        out += base.filter { $0.seconds > last.seconds }
+        for k in out.indices { out[k].curve = .step }
+        return AutomationLane(out)
+    }
+}
+
 /// A parameter's touch takes on the control side: the points its `touchRecording` holds,
 /// drained by `collect()` (call it often enough that the ring does not fill: the CLI does every
 /// 10 to 20 ms; a ring of 2048 points holds about 4 s of a touch), made into takes by `takes`.
@@ -172,7 +191,10 @@ public final class TouchTakes: Sendable {
         // (a parameter without a lane held its value before the first touch, and keeps the
         // hand's value when let go)
         let held = parameter.valueBeforeFirstTouch ?? all[0].points[0].value
-        for t in all { lane = t.merged(into: lane, id: parameter.id, holding: held, keepsLastValue: original == nil) }
+        for t in all {
+            lane = parameter.id.spec.automation == .onOff ? t.mergedSwitch(into: lane, holding: held)
+                : t.merged(into: lane, id: parameter.id, holding: held, keepsLastValue: original == nil)
+        }
         return lane
     }
 }

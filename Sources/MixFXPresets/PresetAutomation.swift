@@ -115,7 +115,16 @@ extension Preset {
                 guard case .number(let s)? = bp["seconds"] else {
                     throw fail("\(at).seconds", bp["seconds"].map { "must be a number, not \($0.kindText)" } ?? "missing (seconds on the mix's timeline)")
                 }
-                let value = try number(bp["value"] ?? .null, at: "\(at).value", id: id, fail: fail)
+                // (a switch's lane holds 0 and 1, as `--print-preset` writes it; true and false too)
+                let value: Double
+                if id.spec.isBoolean, case .number(let n)? = bp["value"] {
+                    guard n == 0 || n == 1 else {
+                        throw fail("\(at).value", "\(describe(.number(n))) is not 0 or 1 (allowed: 0 (off) or 1 (on), or false or true)")
+                    }
+                    value = n
+                } else {
+                    value = try number(bp["value"] ?? .null, at: "\(at).value", id: id, fail: fail)
+                }
                 var curve = scale.defaultCurve
                 if let c = bp["curve"] {
                     guard case .string(let name) = c, let parsed = AutomationCurve(rawValue: name) else {

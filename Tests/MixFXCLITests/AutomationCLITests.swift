@@ -43,11 +43,12 @@ import TestSupport
         #expect(try lane("limit=-1@0,-3@2").target == .master)
 
         // errors: the flag, the lane, the breakpoint and what is allowed
-        let keys = "bass, treble, pitch, bass-freq, treble-freq, bass-slope, treble-slope, eq-gain, tempo, volume, pan, master-volume, limit"
+        let keys = "bass, treble, pitch, bass-freq, treble-freq, bass-slope, treble-slope, eq-gain, tempo, volume, pan, mute, solo, master-volume, limit"
         let cases: [(String, String)] = [
             ("pitch", "--automate 'pitch': expected [N:]KEY=VALUE@TIME,[CURVE,]VALUE@TIME,... (\(AutomationFlags.example))"),
             ("2:pich=0@0", "--automate 2:pich: 'pich' is not a parameter (did you mean 'pitch'?; allowed: lanes for \(keys))"),
-            ("2:mute=1@0", "--automate 2:mute: mute cannot be automated (allowed: lanes for \(keys))"),
+            ("2:bass-bypass=1@0", "--automate 2:bass-bypass: bass-bypass cannot be automated (allowed: lanes for \(keys))"),
+            ("2:mute=0@0,0.5@1", "--automate 2:mute, breakpoint 2: '0.5' is not on or off (allowed: on or off, 1 or 0)"),
             ("0:pitch=1@0", "--automate 0:pitch: '0' is not a track number (from 1 to 4096; \(AutomationFlags.example))"),
             ("2:master-volume=1@0", "--automate 2:master-volume: master-volume is the master bus's: give it without a track number (--automate master-volume=...)"),
             ("2:pitch=0@0,lin,1@2", "--automate 2:pitch: 'lin' is neither a breakpoint VALUE@TIME nor a curve (did you mean 'linear'?; curves: step, linear, db, exp, scurve)"),
@@ -151,7 +152,8 @@ import TestSupport
         // and the lanes moved the sound: without them the bytes differ
         let plain = dir.file("plain.wav")
         _ = try MixFXBinary.run(["render", a, b, "-o", plain, "--sample-format", "f32", "-q"])
-        #expect(try Data(contentsOf: URL(fileURLWithPath: plain)) != x)
+        let plainBytes = try Data(contentsOf: URL(fileURLWithPath: plain))
+        #expect(plainBytes != x)
         // a preset without lanes is still written as version 2
         #expect(try MixFXBinary.run(["render", a, "--print-preset"]).stdout.contains("\"schemaVersion\" : 2"))
 
@@ -362,6 +364,69 @@ import TestSupport
     /// `--report FILE.html` draws each lane against time (one plot per lane, on the loudness
     /// plot's time axis); the points read back from the SVG are the lane's values; the JSON
     /// carries the lanes and follows the schema (version 2).
+    /// Mute and solo lanes from the command line: `--dry-run` lists them, `--print-preset`
+    /// writes them (steps of 0 and 1) and the render of the printed preset is the same bytes,
+    /// the report draws them; a lane all 1 renders `--mute`'s bytes; other values and curves
+    /// are refused naming the lane, the breakpoint and what is allowed.
+    @Test func muteAndSoloLanesRoundTripAndAreDrawn() throws {
+        defer { dir.remove() }
+        let a = try sine("a.wav", seconds: 1.5), b = try sine("b.wav", hz: 660, seconds: 1.5)
+        let lanes = ["--automate", "1:mute=off@0,on@0.4,off@0.9", "--automate", "2:solo=0@0,1@1.1"]
+        let dry = try MixFXBinary.run(["render", a, b, "--dry-run"] + lanes)
+        #expect(dry.stdout.split(separator: "\n").filter { $0.hasPrefix("lane ") } == [
+            "lane     track 1 mute: 0 @ 0 s step → 1 @ 0.4 s step → 0 @ 0.9 s; from 0 to 1",
+            "lane     track 2 solo: 0 @ 0 s step → 1 @ 1.1 s; from 0 to 1",
+        ], "\(dry.stdout)")
+        let direct = dir.file("direct.wav"), viaPreset = dir.file("preset.wav"), preset = dir.file("p.json"), html = dir.file("r.html")
+        var r = try MixFXBinary.run(["render", a, b, "-o", direct, "--sample-format", "f32", "-q", "--report", html] + lanes)
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try MixFXBinary.run(["render", a, b, "--print-preset"] + lanes)
+        try r.stdout.write(toFile: preset, atomically: true, encoding: .utf8)
+        let printed = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        let auto = printed["automation"] as! [[String: Any]]
+        #expect(auto.map { $0["parameter"] as? String } == ["mute", "solo"])
+        let bp = auto[0]["breakpoints"] as! [[String: Any]]
+        #expect(bp.map { $0["value"] as? Double } == [0, 1, 0] && bp.map { $0["curve"] as? String } == ["step", "step", nil])
+        r = try MixFXBinary.run(["render", a, b, "-o", viaPreset, "--sample-format", "f32", "-q", "--preset", preset])
+        #expect(r.status == 0, "\(r.stderr)")
+        let x = try Data(contentsOf: URL(fileURLWithPath: direct)), y = try Data(contentsOf: URL(fileURLWithPath: viaPreset))
+        #expect(x == y && x.count > 72_000 * 4)
+        // the lanes change the sound; a mute lane all 1 is --mute
+        let plain = dir.file("plain.wav"), muted = dir.file("muted.wav"), laneMuted = dir.file("lane-muted.wav")
+        _ = try MixFXBinary.run(["render", a, b, "-o", plain, "--sample-format", "f32", "-q"])
+        let plainBytes = try Data(contentsOf: URL(fileURLWithPath: plain))
+        #expect(plainBytes != x)
+        _ = try MixFXBinary.run(["render", a, b, "-o", muted, "--sample-format", "f32", "-q", "--track", "1:mute=on"])
+        _ = try MixFXBinary.run(["render", a, b, "-o", laneMuted, "--sample-format", "f32", "-q", "--automate", "1:mute=1@0,1@1"])
+        let m = try Data(contentsOf: URL(fileURLWithPath: muted)), lm = try Data(contentsOf: URL(fileURLWithPath: laneMuted))
+        let pl = try Data(contentsOf: URL(fileURLWithPath: plain))
+        #expect(m == lm && m != pl)
+        // the report draws each lane, a dot per breakpoint
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        for (id, count) in [("track1-mute-lane", 3), ("track2-solo-lane", 2)] {
+            let g = try #require(page.range(of: "<g id=\"\(id)\""), "no plot \(id)")
+            let end = try #require(page.range(of: "</g>", range: g.upperBound..<page.endIndex))
+            #expect(page[g.lowerBound..<end.lowerBound].components(separatedBy: "class=\"breakpoint\"").count - 1 == count)
+        }
+        // refused: a value that is not a switch's, a curve other than step
+        for (lane, message) in [
+            ("1:mute=0@0,0.5@1", "--automate 1:mute, breakpoint 2: '0.5' is not on or off (allowed: on or off, 1 or 0)"),
+            ("1:solo=0@0,linear,1@1", "--automate 1:solo, breakpoint 1: the linear curve does not apply to solo (a switch: off or on) (allowed: for solo: step)"),
+        ] {
+            let e = try MixFXBinary.run(["render", a, "--dry-run", "--automate", lane])
+            #expect(e.status != 0 && e.stderr.contains(message), "\(e.stderr)")
+        }
+        var w: [String] = []
+        do {
+            _ = try Preset.parse(Data(#"{"schemaVersion": 3, "automation": [{"track": 1, "parameter": "mute", "breakpoints": [{"seconds": 0, "value": 0}, {"seconds": 1, "value": 2}]}]}"#.utf8),
+                                 source: "t", warnings: &w)
+            Issue.record("a mute of 2 was taken")
+        } catch {
+            #expect(error.description == "preset 't': automation[0].breakpoints[1].value: 2 is not 0 or 1 (allowed: 0 (off) or 1 (on), or false or true)",
+                    "\(error)")
+        }
+    }
+
     @Test func theReportDrawsEachLane() throws {
         defer { dir.remove() }
         let a = try sine("a.wav", seconds: 2), b = try sine("b.wav", seconds: 2)

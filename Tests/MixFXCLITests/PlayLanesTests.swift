@@ -28,7 +28,10 @@ import TestSupport
                       // on the mix's timeline: a tempo lane, a steady tempo with pitch lanes, a time map
                       ["--automate", "1:tempo=0.8@0,1.3@0.5", "--automate", "2:volume=1@0,0.3@0.6", "--automate", "1:bass=0@0,9@0.7"],
                       ["--tempo", "1.25", "--automate", "1:pitch=0@0,300@0.5", "--automate", "2:pitch=-200@0.2,100@0.7"],
-                      ["--timemap", "2:TIMEMAP", "--automate", "1:volume=1@0,0.3@0.6"]])
+                      ["--timemap", "2:TIMEMAP", "--automate", "1:volume=1@0,0.3@0.6"],
+                      // mute and solo lanes (each change a 10 ms ramp), with a moving volume lane
+                      ["--automate", "1:mute=0@0,1@0.3,0@0.5", "--automate", "2:solo=0@0,1@0.6,0@0.75", "--automate", "2:volume=1@0,0.5@0.8"],
+                      ["--automate", "2:mute=0@0,1@0.25,0@0.255"]])
     func lanesThroughALSAAreBitExactTheOfflineRender(lanes: [String]) throws {
         defer { dir.remove() }
         let a = dir.file("a.wav"), b = dir.file("b.flac")
@@ -150,6 +153,39 @@ import TestSupport
             #expect(level.map { abs($0 - (start + 14_400)) <= 480 } == true, "pass \(k): the volume step at \(level.map { $0 - start } ?? -1), not 14 400")
             let highs = fall(d, from: start + 14_400 + 500, to: start + pass - 300, fraction: 0.3)
             #expect(highs.map { abs($0 - (start + 28_800)) <= 480 } == true, "pass \(k): the treble step at \(highs.map { $0 - start } ?? -1), not 28 800")
+        }
+    }
+
+    /// A mute lane through PulseAudio: muted at 0.3 s and unmuted at 0.6 s of a 1 s file,
+    /// looped; in each of the first two passes the level falls at 0.3 s and comes back at
+    /// 0.6 s, within 10 ms (the ramp is 10 ms from the breakpoint).
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aMuteLaneLandsWithin10msInEachPass() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), rate = 48_000, pass = 48_000
+        try AudioFiles.write([Signals.noise(frames: rate, amplitude: 0.3, seed: 14), Signals.noise(frames: rate, amplitude: 0.3, seed: 15)],
+                             to: input, sampleRate: rate)
+        let tap = dir.file("tap.raw")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--loop", "--device", "mixfx_pulse_tap", "--no-ui", "--json",
+                                                          "--sample-format", "s16", "--automate", "mute=0@0,1@0.3,0@0.6"],
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 2 * pass + 4_800, bytesPerFrame: 4)
+        p.send("quit")
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap).enumerated().filter { $0.offset % 2 == 0 }.map { Double($0.element) }
+        try #require(y.count >= 2 * pass)
+        for k in 0..<2 {
+            let start = k * pass
+            // the first frame of the silence (exactly 0 from the ramp's end) and the first
+            // frame heard again
+            let silent = (start + 2_400..<start + pass).first { f in y[f..<(f + 240)].allSatisfy { $0 == 0 } }
+            #expect(silent.map { abs($0 - (start + 14_400 + 479)) <= 480 } == true, "pass \(k): silent from \(silent.map { $0 - start } ?? -1), not 14 879")
+            let heard = silent.flatMap { s in (s..<(start + pass)).first { y[$0] != 0 } }
+            #expect(heard.map { abs($0 - (start + 28_800)) <= 480 } == true, "pass \(k): heard again from \(heard.map { $0 - start } ?? -1), not 28 800")
+            // and loud before and after
+            let before = y[(start + 12_000)..<(start + 14_000)].map { $0 * $0 }.reduce(0, +) / 2_000
+            let after = y[(start + 30_000)..<(start + 32_000)].map { $0 * $0 }.reduce(0, +) / 2_000
+            #expect(before > 1e6 && after > 1e6, "pass \(k): \(before) \(after)")
         }
     }
 

@@ -82,7 +82,106 @@ import TestSupport
         #expect(touched >= 10, "\(touched) windows of 25 ms held 10 to 12 dB below the lane")
     }
 
-    /// The realtime contract with touches: lanes on volume, pan and the master volume, looped
+    /// A hand's mute over a mute lane (unmuted until 2.5 s, then muted): `track 1 mute on` at
+    /// about 0.75 s and `track 1 mute release` at about 1.5 s, then `save`: the saved lane has
+    /// a step to 1 where the mute was heard and back to 0 where the release was, the lane's own
+    /// step at 2.5 s, every curve a step; rendered offline it is what reached the tap, bit for
+    /// bit.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func aHandsMuteIsSavedAsStepsAndRendersWhatWasHeard() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), length = 144_000
+        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 23), Signals.noise(frames: length, amplitude: 0.3, seed: 24)],
+                             to: input, sampleRate: 48_000)
+        let settings = ["--automate", "mute=0@0,1@2.5", "--sample-format", "s16", "--rate", "48000"]
+        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
+        p.send("track 1 mute on")
+        #expect(p.waitForLine(startingWith: "ok track 1 mute on") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
+        p.send("track 1 mute release")
+        #expect(p.waitForLine(startingWith: "ok track 1 mute release") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 100_000, bytesPerFrame: 4)
+        p.send("save \(saved)")
+        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap)
+        #expect(y.count == 2 * length)
+        let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
+        let lanes = preset["automation"] as? [[String: Any]] ?? []
+        let mute = try #require(lanes.first { $0["parameter"] as? String == "mute" })
+        let points = try #require(mute["breakpoints"] as? [[String: Any]])
+        #expect(points.map { $0["value"] as? Double } == [0, 1, 0, 1], "\(points)")
+        #expect(points.dropLast().allSatisfy { $0["curve"] as? String == "step" }, "\(points)")
+        let times = points.compactMap { $0["seconds"] as? Double }
+        #expect(times.count == 4 && times[0] == 0 && times[3] == 2.5)
+        // (the lines were sent once the tap had 0.75 s and 1.5 s: heard at or after that)
+        #expect(times.count == 4 && times[1] >= 0.7 && times[1] < 1.4 && times[2] >= 1.45 && times[2] < 2.4, "\(times)")
+        // rendered offline: the tap's samples
+        let rendered = dir.file("r.wav")
+        let r = try MixFXBinary.run(["render", input, "--preset", saved, "-o", rendered, "--quiet", "--dither", "none"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (ref, format) = try AudioFiles.read(rendered)
+        #expect(format.frameCount == length)
+        let z = (0..<min(length, ref[0].count)).flatMap { [Int16((ref[0][$0] * 32768).rounded()), Int16((ref[1][$0] * 32768).rounded())] }
+        let first = zip(y, z).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(first == nil, "the render of the saved preset differs from the tap at frame \((first ?? 0) / 2)")
+        // and the hand's mute is in it: silence between the two steps
+        let f1 = Int(times[1] * 48_000), f2 = Int(times[2] * 48_000)
+        #expect(z[(2 * (f1 + 480))..<(2 * f2)].allSatisfy { $0 == 0 } && z[(2 * (f2 + 480))..<(2 * (f2 + 2_000))].contains { $0 != 0 })
+    }
+
+    /// A session without lanes: `track 1 mute on` at about 0.75 s, `track 1 mute off` at about
+    /// 1.5 s, `save`: the saved preset has a mute lane (0, a step to 1, a step back to 0), and
+    /// its render is the tap within 1 LSB (live, a track without lanes ramps its gains itself,
+    /// in single precision), silent where the tap is.
+    @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
+    func anUnlanedMuteIsSavedAsALane() throws {
+        defer { dir.remove() }
+        let input = dir.file("n.wav"), length = 120_000
+        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 25), Signals.noise(frames: length, amplitude: 0.3, seed: 26)],
+                             to: input, sampleRate: 48_000)
+        let settings = ["--sample-format", "s16", "--rate", "48000"]
+        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
+        p.send("track 1 mute on")
+        #expect(p.waitForLine(startingWith: "ok track 1 mute on") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
+        p.send("track 1 mute off")
+        #expect(p.waitForLine(startingWith: "ok track 1 mute off") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 90_000, bytesPerFrame: 4)
+        p.send("save \(saved)")
+        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        let y = try ALSARig.readS16(tap)
+        #expect(y.count == 2 * length)
+        let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
+        #expect(preset["schemaVersion"] as? Int == 3)
+        let lanes = preset["automation"] as? [[String: Any]] ?? []
+        #expect(lanes.map { $0["parameter"] as? String } == ["mute"], "\(lanes)")
+        let points = try #require(lanes.first?["breakpoints"] as? [[String: Any]])
+        #expect(points.map { $0["value"] as? Double } == [0, 1, 0], "\(points)")
+        let times = points.compactMap { $0["seconds"] as? Double }
+        #expect(times.count == 3 && times[0] == 0 && times[1] >= 0.7 && times[1] < 1.4 && times[2] > times[1] + 0.3, "\(times)")
+        let rendered = dir.file("r.wav")
+        let r = try MixFXBinary.run(["render", input, "--preset", saved, "-o", rendered, "--quiet", "--dither", "none"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (ref, _) = try AudioFiles.read(rendered)
+        let z = (0..<min(length, ref[0].count)).flatMap { [Int16((ref[0][$0] * 32768).rounded()), Int16((ref[1][$0] * 32768).rounded())] }
+        let worst = zip(y, z).map { abs(Int($0) - Int($1)) }.max() ?? -1
+        #expect(z.count == y.count && worst <= 1, "the render of the saved preset is \(worst) LSB off the tap")
+        guard times.count == 3 else { return }
+        let f1 = Int(times[1] * 48_000), f2 = Int(times[2] * 48_000)
+        #expect(y[(2 * (f1 + 480))..<(2 * f2)].allSatisfy { $0 == 0 } && z[(2 * (f1 + 480))..<(2 * f2)].allSatisfy { $0 == 0 })
+    }
+
+    /// The realtime contract with touches: lanes on volume, pan, the master volume, mute and solo, looped
     /// (seams), touched, moved while touched, released one by one and all at once, a seek and
     /// a save among them: the render thread allocates nothing, and the device never runs dry.
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)),
@@ -97,11 +196,14 @@ import TestSupport
         env["LD_PRELOAD"] = lib
         let p = try InteractiveProcess(MixFXBinary.path, ["play", a, b, "--loop", "--device", "mixfx_pulse", "--no-ui", "--json", "--limit", "-3",
                                                           "--automate", "1:volume=1@0,0.3@0.3", "--automate", "2:pan=-1@0,1@0.3",
-                                                          "--automate", "master-volume=1@0,0.5@0.4"], environment: env)
+                                                          "--automate", "master-volume=1@0,0.5@0.4", "--automate", "2:mute=0@0,1@0.2,0@0.25",
+                                                          "--automate", "1:solo=0@0,1@0.1,0@0.3"], environment: env)
         usleep(400_000)
         for cmd in ["track 1 volume 0.5", "track 2 pan 0.5", "master volume 0.8", "track 1 volume 0.2", "track all volume 0.7",
                     "track 1 volume release", "seek 0.1", "track 2 pan -0.2", "save \(dir.file("s.json"))", "master volume release",
-                    "track all pan release", "track 2 volume 1.5", "release", "track 1 pan 0.3", "track all volume release"] {
+                    "track all pan release", "track 2 volume 1.5", "release", "track 1 pan 0.3", "track all volume release",
+                    "track 2 mute on", "track 1 solo on", "track 2 mute release", "track all solo off", "save \(dir.file("s2.json"))",
+                    "release"] {
             p.send(cmd)
             usleep(120_000)
         }

@@ -56,11 +56,15 @@ import Testing
         #expect(AutomationLane([(2, 0.5)]).constantValue == 0.5)
     }
 
-    /// Exactly the parameters that move live and are not switches can be automated, and every
-    /// one has a scale in the registry.
+    /// Exactly the parameters that move live can be automated but the bypasses and the formant
+    /// switch (mute and solo are the switches that take lanes, step lanes of 0 and 1), and
+    /// every one has a scale in the registry.
     @Test func theRegistryMarksTheAutomatableParameters() {
         let automatable = ParameterID.allCases.filter { $0.spec.automation != nil }
-        #expect(Set(automatable) == Set(ParameterID.allCases.filter { $0.spec.isLive && !$0.spec.isBoolean }))
+        #expect(Set(automatable) == Set(ParameterID.allCases.filter { $0.spec.isLive && (!$0.spec.isBoolean || $0 == .mute || $0 == .solo) }))
+        #expect(ParameterID.mute.spec.automation == .onOff && ParameterID.solo.spec.automation == .onOff)
+        #expect(AutomationScale.onOff.defaultCurve == .step)
+        #expect(AutomationCurve.allCases.filter { $0.applies(to: .onOff) } == [.step])
         for id in [ParameterID.volume, .pan, .bassGainDB, .trebleGainDB, .bassFrequencyHz, .trebleFrequencyHz, .eqGlobalGainDB,
                    .pitchCents, .tempo, .masterVolume, .limiterCeilingDBTP] {
             #expect(automatable.contains(id), "\(id)")
@@ -81,7 +85,13 @@ import Testing
         #expect(error(AutomationLane([(0, 1), (2, 0)], curve: .db), .volume)?.contains("breakpoint 1: the db curve from 1 to 0 cannot reach 0") == true)
         #expect(error(AutomationLane([(0, 0), (2, 100)], curve: .exp), .pitchCents)?
                     .contains("the exp curve does not apply to pitch (allowed: for pitch: step, linear, scurve)") == true)
-        #expect(error(AutomationLane([(0, 1)]), .mute)?.hasPrefix("track 2 mute lane: mute cannot be automated") == true)
+        #expect(error(AutomationLane([(0, 1)]), .bassBypass)?.hasPrefix("track 2 bass-bypass lane: bass-bypass cannot be automated") == true)
+        // a switch: 0 or 1, and only steps
+        #expect(error(AutomationLane([(0, 0), (1, 1)], curve: .step), .mute) == nil)
+        #expect(error(AutomationLane([(0, 0), (1, 0.5)], curve: .step), .mute)
+                == "track 2 mute lane, breakpoint 2: 0.5 is not 0 or 1 (mute is a switch) (allowed: 0 (off) or 1 (on))")
+        #expect(error(AutomationLane([(0, 0), (1, 1)], curve: .linear), .solo)
+                == "track 2 solo lane, breakpoint 1: the linear curve does not apply to solo (a switch: off or on) (allowed: for solo: step)")
         #expect(error(AutomationLane([]), .pan) == "track 2 pan lane: the lane has no breakpoints (allowed: at least one)")
         #expect(error(AutomationLane([(0, 55), (1, 200)], curve: .exp), .bassFrequencyHz) == nil)
         // the last breakpoint's curve is unused, whatever it is
