@@ -223,44 +223,47 @@ struct BatchCommand {
     func execute() throws(CLIError) -> Int32 {
         let (text, directory) = try readManifest()
         let (all, problems) = BatchManifest.parse(text, directory: directory, manifestPath: manifest == "-" ? nil : manifest)
+        // every file any job reads (and the manifest), once: no job writes over one of them
+        var reads = FileIdentitySet(manifest == "-" ? [] : [manifest])
+        for j in all { for p in j.resolved.inputs + j.command.presetFiles { reads.insert(p) } }
+        // what is printed (the summary's JSON, progress, errors: a bad line's too) never lands
+        // in a file a job reads or writes (`--json >> in.wav`, `2>> p.json`, `>> out/x.wav`)
+        if let (fd, what) = standardStreamIntoAJobsFile(all, reads: reads) {
+            if fd == 2 { return 2 }   // (nowhere to say so)
+            OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
+            throw .usage("standard output is redirected into \(what); send it elsewhere")
+        }
         guard problems.isEmpty else {
             for p in problems.dropLast() { Terminal.printError("mixfx: error: \(manifest): \(p)") }
             throw .usage("\(manifest): \(problems.last!)\(problems.count > 1 ? " (\(problems.count) problems; nothing was rendered)" : "; nothing was rendered")")
         }
         let slice = try shardAuto ? environmentShard() : (shard ?? (0, 1))
-        // every file any job reads (and the manifest), once: no job writes over one of them
-        var reads = FileIdentitySet(manifest == "-" ? [] : [manifest])
-        for j in all { for p in j.resolved.inputs + j.command.presetFiles { reads.insert(p) } }
         let mine = all.enumerated().filter { $0.offset % slice.count == slice.index }.map { j in
             var job = j.element
             job.command.otherInputs = reads
             return job
         }
         for j in mine { for w in j.warnings { Terminal.printError("mixfx: warning: job \(j.id) (line \(j.line)): \(w)") } }
-        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice) }
-        // what is printed (the summary's JSON, progress) never lands in a file a job reads
-        do throws(OutputFileError) { try OutputFile.checkStandardOutputText(beside: reads) } catch {
-            throw .usage(error.description)
-        }
-        // nor in one a job writes (its output, report, sidecar: `--json >> out/x.wav`)
-        if let (fd, what) = standardStreamIntoAJobsFile(all) {
-            if fd == 2 { return 2 }   // (nowhere to say so)
-            OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
-            throw .usage("standard output is redirected into \(what); send it elsewhere")
-        }
+        // which manifest this is, for the summary: its path resolved, or the bytes read on stdin
+        let manifestKey = manifest == "-" ? "stdin:" + String(ContentHash.of(bytes: Array(text.utf8)), radix: 16)
+            : "file:" + (FileSystem.resolved(manifest) ?? manifest)
+        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice, manifestKey: manifestKey) }
         if check { return try checkAll(mine, total: all.count, slice: slice) }
-        return try renderAll(mine, total: all.count, slice: slice)
+        return try renderAll(mine, total: all.count, slice: slice, manifestKey: manifestKey)
     }
 
-    /// Standard error (2) or output (1), when it is a regular file some job writes, with what
-    /// that file is ("line 3's output 'x.wav'"); nil when neither is.
-    func standardStreamIntoAJobsFile(_ jobs: [BatchJob]) -> (Int32, String)? {
+    /// Standard error (2) or output (1), when it is a regular file some job reads (`reads`) or
+    /// writes, with what that file is ("line 3's output 'x.wav'"); nil when neither is.
+    func standardStreamIntoAJobsFile(_ jobs: [BatchJob], reads: FileIdentitySet) -> (Int32, String)? {
         let streams = [Int32(2), 1].compactMap { fd -> (Int32, FileIdentity)? in
             var st = stat()
             guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
             return (fd, .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
         }
         guard !streams.isEmpty else { return nil }
+        for (fd, id) in streams {
+            if let r = reads.member(id) { return (fd, "'\(PathBytes.shown(r))', a file the batch reads") }
+        }
         for j in jobs {
             for (what, p) in j.writtenFiles {
                 guard let st = FileSystem.status(p), (st.st_mode & S_IFMT) == S_IFREG else { continue }
@@ -274,7 +277,7 @@ struct BatchCommand {
     /// `--summary` is no file a job writes or reads, nor the manifest; it may replace an earlier
     /// summary of this batch (the same manifest and shard), anything else only with --force.
     /// (Checked before anything renders.)
-    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet, slice: (index: Int, count: Int)) throws(CLIError) {
+    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet, slice: (index: Int, count: Int), manifestKey: String) throws(CLIError) {
         let id = FileIdentity(path: path)
         for j in jobs {
             for (what, p) in j.writtenFiles where FileIdentity(path: p) == id {
@@ -285,22 +288,25 @@ struct BatchCommand {
             throw .usage("--summary: '\(path)' is the manifest; give the summary its own name")
         }
         if let r = reads.member(id) { throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name") }
-        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice)) } catch {
+        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice, manifestKey: manifestKey)) } catch {
             throw .usage("--summary: \(SettingFlags.text(error))")
         }
     }
 
     /// Whether the file at `path` is a summary an earlier run of this batch wrote: the same
-    /// manifest (by identity; standard input's only for a batch read from standard input) and
-    /// the same shard. Another manifest's summary, or another shard's (two arrays writing
-    /// `summary-$SLURM_ARRAY_TASK_ID.json` in one folder), is replaced only with --force.
-    func isOwnSummary(_ path: String, slice: (index: Int, count: Int)) -> Bool {
+    /// manifest (`manifestKey`: its path resolved, or for standard input a hash of the bytes
+    /// read) and the same shard. Another manifest's summary (two folders' `jobs.jsonl`, another
+    /// stream), or another shard's (two arrays writing `summary-$SLURM_ARRAY_TASK_ID.json` in
+    /// one folder), is replaced only with --force. A summary of an older mixfx (without the key)
+    /// is this batch's when it names this manifest by identity.
+    func isOwnSummary(_ path: String, slice: (index: Int, count: Int), manifestKey: String) -> Bool {
         guard let bytes = try? RegularFile.read(path, maximumBytes: 256 << 20),
               let obj = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
               obj["generator"] as? String == BatchSidecar.generator, obj["jobs"] is [Any],
               let named = obj["manifest"] as? String, let shard = obj["shard"] as? [String: Any],
               shard["index"] as? Int == slice.index, shard["count"] as? Int == slice.count else { return false }
-        if manifest == "-" || named == "-" { return manifest == named }
+        if let key = obj["manifestKey"] as? String { return key == manifestKey }
+        if manifest == "-" || named == "-" { return false }
         return FileIdentity(path: named) == FileIdentity(path: manifest)
     }
 
@@ -327,7 +333,7 @@ struct BatchCommand {
         throw .usage("\(failures.count) of \(jobs.count) jobs cannot be rendered as they stand; nothing was rendered")
     }
 
-    func renderAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int)) throws(CLIError) -> Int32 {
+    func renderAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int), manifestKey: String) throws(CLIError) -> Int32 {
         Terminal.installStopHandlers()
         // what killed batches (SIGKILL, a lost node) left behind in the output folders
         var folders = Set<FileIdentity>()
@@ -355,12 +361,13 @@ struct BatchCommand {
         let results = shared.outcomes.withLock { $0 }
         let wall = Date().timeIntervalSince(started)
         let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
-        let summary = summaryObject(jobs, results, wall: wall, total: total, slice: slice)
+        var summary = summaryObject(jobs, results, wall: wall, total: total, slice: slice)
+        summary["manifestKey"] = manifestKey
         var summaryFailed = false
         if let summaryPath {
             let reads = jobs.first?.command.otherInputs ?? FileIdentitySet()
             do throws(OutputFileError) {
-                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isOwnSummary(summaryPath, slice: slice))
+                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isOwnSummary(summaryPath, slice: slice, manifestKey: manifestKey))
             } catch {
                 Terminal.printError("mixfx: error: --summary: \(SettingFlags.text(error))")
                 summaryFailed = true
@@ -488,7 +495,7 @@ struct BatchCommand {
             // the finished file is recorded before it is renamed into place: killed between the
             // rename and the next sidecar write, the next run still knows the output is its own
             renderer.beforeCommit = { (temporary: TemporaryOutput) throws(OutputFileError) in
-                sidecar.pendingOutput = FileRecord(descriptor: temporary.descriptor)
+                sidecar.pendingOutput = FileRecord(descriptor: temporary.descriptor)?.hashed(descriptor: temporary.descriptor)
                 do throws(CLIError) { written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written) } catch {
                     throw .cannotCreate(path: job.sidecarPath, reason: error.message)
                 }
@@ -498,18 +505,18 @@ struct BatchCommand {
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
                 throw RenderCommand.map(error, job.resolved)
             }
-            sidecar.output = FileRecord(path: job.output)
+            sidecar.output = FileRecord(path: job.output)?.hashed(path: job.output)
             sidecar.pendingOutput = nil
             written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
             if let reportPath = job.command.reportPath {
                 // recorded before its rename, as the output
                 try command.writeReport(report, job.resolved, layout.1, overwrite: plan.report) { (temporary: TemporaryOutput) throws(OutputFileError) in
-                    sidecar.pendingReport = FileRecord(descriptor: temporary.descriptor)
+                    sidecar.pendingReport = FileRecord(descriptor: temporary.descriptor)?.hashed(descriptor: temporary.descriptor)
                     do throws(CLIError) { written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written) } catch {
                         throw .cannotCreate(path: job.sidecarPath, reason: error.message)
                     }
                 }
-                sidecar.report = FileRecord(path: reportPath)
+                sidecar.report = FileRecord(path: reportPath)?.hashed(path: reportPath)
                 sidecar.pendingReport = nil
             }
             sidecar.frames = report.frameCount

@@ -49,10 +49,10 @@ struct BatchSidecar {
     }
 
     /// Whether the file at `path` is the output this sidecar recorded.
-    func describes(output path: String) -> Bool { output != nil && output == FileRecord(path: path) }
+    func describes(output path: String) -> Bool { FileRecord(path: path).map { output?.describes($0, at: path) == true } ?? false }
 
     /// Whether the file at `path` is the report this sidecar recorded.
-    func describes(report path: String) -> Bool { report != nil && report == FileRecord(path: path) }
+    func describes(report path: String) -> Bool { FileRecord(path: path).map { report?.describes($0, at: path) == true } ?? false }
 
     /// The file at the output's name, when this sidecar vouches for it: the output it recorded,
     /// or (a run stopped between the rename and its bookkeeping) the temporary file it recorded
@@ -63,8 +63,16 @@ struct BatchSidecar {
     func vouchedReport(_ path: String) -> FileRecord? { vouched(path, report, pendingReport) }
 
     private func vouched(_ path: String, _ recorded: FileRecord?, _ pending: FileRecord?) -> FileRecord? {
-        guard let now = FileRecord(path: path) else { return nil }
-        if now == recorded || (state == "rendering" && now == pending) { return now }
+        guard var now = FileRecord(path: path) else { return nil }
+        // (the record's hash goes on with it: the bytes are the ones hashed)
+        if let recorded, recorded.describes(now, at: path) {
+            now.contentHash = recorded.contentHash
+            return now
+        }
+        if state == "rendering", let pending, pending.describes(now, at: path) {
+            now.contentHash = pending.contentHash
+            return now
+        }
         return nil
     }
 
@@ -77,22 +85,42 @@ struct BatchSidecar {
 }
 
 /// A file as it is now: device, inode, size, modification time and change time (to the
-/// nanosecond). Two records are equal only for the same file, unchanged: the same inode, size
-/// and modification time, and the same change time where both have one, so an output edited in
-/// place with its mtime set back (`touch -r`, a tagger keeping times), made read-only or linked
-/// elsewhere is no longer the batch's. The device is recorded but not compared: NFS clients
-/// number one export's device differently, so a job finished on one node and run again on
-/// another would find its own output "changed"; a record always describes the file at one name
-/// (the sidecar's neighbour), where the rest tells the file. A temporary file's record (before
-/// its rename, which moves the change time) has no change time.
-struct FileRecord: Equatable {
+/// nanosecond), and for a file a batch wrote, a hash of its bytes (`ContentHash`).
+///
+/// A record describes the file at its name now (`describes`) when the inode, size and
+/// modification time are the same and either the change time is too or, where it moved (a
+/// backup restoring access times, a snapshot's hard link, `chmod -R`), the bytes hash the same:
+/// so an output edited in place with its mtime set back (`touch -r`, a tagger keeping times) is
+/// no longer the batch's, while one only looked after still is. The device is recorded but not
+/// compared: NFS clients number one export's device differently, so a job finished on one node
+/// and run again on another would find its own output "changed"; a record always describes the
+/// file at one name (the sidecar's neighbour), where the rest tells the file. A temporary
+/// file's record (before its rename, which moves the change time) has its hash and no change
+/// time. A record of an older mixfx, with neither, is compared by inode, size and mtime.
+struct FileRecord {
     var device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64
     var changedNanoseconds: Int64?
+    var contentHash: UInt64?
 
-    static func == (a: FileRecord, b: FileRecord) -> Bool {
-        guard a.inode == b.inode && a.size == b.size && a.modifiedNanoseconds == b.modifiedNanoseconds else { return false }
-        guard let x = a.changedNanoseconds, let y = b.changedNanoseconds else { return true }
-        return x == y
+    /// Whether `now` (the file at `path` as it is now) is the file this record describes, unchanged.
+    func describes(_ now: FileRecord, at path: String) -> Bool {
+        guard inode == now.inode && size == now.size && modifiedNanoseconds == now.modifiedNanoseconds else { return false }
+        if let c = changedNanoseconds, c == now.changedNanoseconds { return true }
+        if let h = contentHash { return ContentHash.of(path: path, expected: now) == h }
+        return changedNanoseconds == nil
+    }
+
+    /// This record with the hash of the file's bytes (the file at `path`, or open on `descriptor`).
+    func hashed(path: String) -> FileRecord {
+        var r = self
+        r.contentHash = ContentHash.of(path: path, expected: self)
+        return r
+    }
+
+    func hashed(descriptor: Int32) -> FileRecord {
+        var r = self
+        r.contentHash = ContentHash.of(descriptor: descriptor)
+        return r
     }
 
     /// The regular file at `path` itself, or nil: a symbolic link there is not followed (a
@@ -128,6 +156,7 @@ struct FileRecord: Equatable {
         self.size = Int64(size)
         modifiedNanoseconds = modified
         changedNanoseconds = (o["changedNanoseconds"] as? String).flatMap { Int64($0) }
+        contentHash = (o["contentHash"] as? String).flatMap { UInt64($0, radix: 16) }
     }
 
     /// The file's version, when the record has its change time (a file as it is now).
@@ -141,6 +170,7 @@ struct FileRecord: Equatable {
 
     var json: [String: Any] {
         ["device": String(device), "inode": String(inode), "size": Int(size), "modifiedNanoseconds": String(modifiedNanoseconds),
-         "changedNanoseconds": changedNanoseconds.map { String($0) as Any } ?? NSNull()]
+         "changedNanoseconds": changedNanoseconds.map { String($0) as Any } ?? NSNull(),
+         "contentHash": contentHash.map { String($0, radix: 16) as Any } ?? NSNull()]
     }
 }

@@ -42,6 +42,12 @@ enum PresetsCommand {
         guard let words = try parse(argv, command: "presets") else { HelpLayout.print(help); return 0 }
         if let extra = words.first { throw .usage("presets: unexpected argument '\(extra)'") }
         let all = PresetLibrary().available()
+        // (the list never lands in a preset it read: `mixfx presets >> presets/mine.json`)
+        var read = FileIdentitySet()
+        for p in all { if case .file(let path) = p.origin { _ = read.insert(path) } }
+        do throws(OutputFileError) { try OutputFile.checkStandardOutputText(beside: read) } catch {
+            throw .usage("standard output is redirected into a preset this command reads; send it elsewhere")
+        }
         let width = (all.map(\.name.count).max() ?? 0) + 2
         for p in all {
             let origin = p.origin == .builtin ? "" : "  [\(p.origin.text)]"

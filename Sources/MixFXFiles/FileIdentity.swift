@@ -103,4 +103,7 @@ public struct FileIdentitySet: Sendable {
     public func member(_ identity: FileIdentity) -> String? { spellings[identity] }
 
     public var count: Int { spellings.count }
+
+    /// Each member's spelling (the path it was added under).
+    public var memberSpellings: [String] { Array(spellings.values) }
 }

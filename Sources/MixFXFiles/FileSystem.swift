@@ -70,6 +70,29 @@ public enum FileSystem {
         return names
     }
 
+    /// `path` resolved (links, `.`, `..`) with each part spelled as its folder lists it: a part
+    /// the folder does not list as written is replaced by the listed name equal to it but for
+    /// case (and Unicode's composed or decomposed forms), where there is one. On a volume that
+    /// does not tell case apart, two spellings of one file give the same result; on any other,
+    /// the path is `resolved(path)`. Nil when it cannot be resolved.
+    public static func listedSpelling(_ path: String) -> String? {
+        guard let real = resolved(path) else { return nil }
+        var result = ""
+        for part in real.split(separator: "/", omittingEmptySubsequences: true).map(String.init) {
+            let folder = result.isEmpty ? "/" : result
+            var chosen = part
+            if let listed = names(inFolder: folder) {
+                let bytes = PathBytes.bytes(part)
+                if !listed.contains(where: { PathBytes.bytes($0) == bytes }) {
+                    let folded = part.lowercased()
+                    if let other = listed.first(where: { $0.lowercased() == folded }) { chosen = other }
+                }
+            }
+            result += "/" + chosen
+        }
+        return result.isEmpty ? "/" : result
+    }
+
     /// The name of the folder entry `entry` (from `readdir`), read in place up to its NUL.
     /// glibc packs the entries in its buffer to their names' lengths, so the whole 256-byte
     /// `d_name` field, which loading `entry.pointee` copies, can reach past the buffer's end

@@ -204,7 +204,9 @@ public final class OutputFile: Sendable {
         func isAnInput(_ id: FileIdentity) -> Bool {
             inputs.contains(id) || id == StandardInput.fileIdentity || alsoInputs.contains { FileIdentity(path: $0) == id }
         }
-        if isAnInput(identity) || OutputFile.isInputSpelledOtherwise(folder: fd, name: name, isAnInput) {
+        if isAnInput(identity) || OutputFile.isInputSpelledOtherwise(folder: fd, name: name, isAnInput)
+            || OutputFile.isInputInAnotherCase(folder: folder, name: FileIdentity.name(of: target),
+                                               inputs: inputs.memberSpellings + alsoInputs) {
             close(fd)
             throw .isInput(path: path)
         }
@@ -237,6 +239,18 @@ public final class OutputFile: Sendable {
             if isAnInput(.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))) { return true }
         }
         return false
+    }
+
+    /// The other way round: an input named in another case than the folder lists it (`render
+    /// A.wav -o a.wav --force`, `sub/a.wav` and `SUB/a.wav`), on such a volume, is the file at
+    /// the output's name: the two give the same path spelled as the folders list them
+    /// (`FileSystem.listedSpelling`). Only inputs whose name equals the output's but for case
+    /// are looked at.
+    static func isInputInAnotherCase(folder: String, name: String, inputs: [String]) -> Bool {
+        let folded = name.lowercased()
+        let candidates = inputs.filter { FileIdentity.name(of: $0).lowercased() == folded }
+        guard !candidates.isEmpty, let spelled = FileSystem.listedSpelling(folder + "/" + name) else { return false }
+        return candidates.contains { FileSystem.listedSpelling($0) == spelled }
     }
 
     /// Checks standard output as the output: it must be open and not one of the inputs (`mixfx render in.wav -o - >> in.wav`). Returns the
@@ -335,7 +349,9 @@ public final class OutputFile: Sendable {
             try copyToStandardOutput(temporary.descriptor)
             return
         }
-        _ = fchmod(temporary.descriptor, replacedMode ?? OutputFile.newFileMode)
+        // (its final mode is set once it has its name: a temporary left by a kill in between
+        // stays mode 0600, which the clean-up of leftovers recognises)
+        let mode = replacedMode ?? OutputFile.newFileMode
         // the name must still be the file this process wrote (someone who can write the folder
         // could have moved it away and put something else there)
         var mine = stat(), there = stat()
@@ -344,7 +360,10 @@ public final class OutputFile: Sendable {
               mine.st_dev == there.st_dev, mine.st_ino == there.st_ino else {
             throw .cannotCreate(path: path, reason: "its temporary file '\(temporary.path)' was moved or replaced by another process while mixfx wrote it")
         }
-        if PathBytes.withCString(name, { linkat(folderFD, temporary.name, folderFD, $0, 0) }) == 0 { return }
+        if PathBytes.withCString(name, { linkat(folderFD, temporary.name, folderFD, $0, 0) }) == 0 {
+            _ = fchmod(temporary.descriptor, mode)
+            return
+        }
         let linkErrno = errno
         if linkErrno == EEXIST && !overwrite { throw .appeared(path: path) }
         if let only = onlyReplacing {
@@ -363,6 +382,7 @@ public final class OutputFile: Sendable {
             throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
         }
         temporary.renamed()
+        _ = fchmod(temporary.descriptor, mode)
     }
 
     /// The whole of the file `fd` to standard output (`sendfile`, or `read`/`write` where the
@@ -487,10 +507,11 @@ public final class OutputFile: Sendable {
             guard fd >= 0 else { continue }
             defer { close(fd) }
             var st = stat()
-            // (as a temporary is made: the user's, mode 0600 or less, one link; a file given this
-            // name and then shared, or linked elsewhere, is someone's)
+            // (as a temporary is made: the user's, mode 0600 or less; a file given this name and
+            // then shared is someone's. A second link, as a kill between an output's link and the
+            // temporary's removal leaves, keeps the bytes under its other name)
             guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
-                  st.st_mode & 0o077 == 0, st.st_nlink == 1 else { continue }
+                  st.st_mode & 0o077 == 0 else { continue }
             let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             guard !inputs.contains(identity), identity != StandardInput.fileIdentity else { continue }
             // (the age first: a file just made is never locked here, so its writer's lock, taken

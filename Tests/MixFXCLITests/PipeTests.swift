@@ -93,8 +93,12 @@ import TestSupport
             // a preset found by name (not a path) is read too: nothing is printed into it
             ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" render in.wav --preset mine -o p.wav --json >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "standard output is redirected into"),
             ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" preset show mine >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "standard output is redirected into"),
+            ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" presets >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "a preset this command reads"),
             // a batch's summary into a job's track (named in the manifest, not the command line)
-            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl --json >> in.wav", 2, "standard output is redirected into one of the inputs"),
+            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl --json >> in.wav", 2, "in.wav', a file the batch reads"),
+            // (a bad line's error too, and stderr: nothing is written into the track)
+            ("cp in.wav in0.wav; printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n{\"bad\": 1}\\n' > m.jsonl; \"$M\" batch m.jsonl --json >> in.wav; s=$?; cmp -s in.wav in0.wav || s=99; exit $s", 2, "a file the batch reads"),
+            ("cp in.wav in0.wav; printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n{\"bad\": 1}\\n' > m.jsonl; \"$M\" batch m.jsonl 2>> in.wav; s=$?; cmp -s in.wav in0.wav || s=99; echo stderr-was-a-track >&2; exit $s", 2, "stderr-was-a-track"),
             // nor into a file a job writes (its finished output: the next run found it changed)
             ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl -q; cp b.wav b0.wav; \"$M\" batch m.jsonl --json >> b.wav; s=$?; cmp -s b.wav b0.wav || s=99; exit $s", 2, "standard output is redirected into line 1's output"),
             ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"b.wav\"}\\n' > m.jsonl; \"$M\" batch m.jsonl -q; cp b.wav b0.wav; \"$M\" batch m.jsonl 2>> b.wav; s=$?; cmp -s b.wav b0.wav || s=99; echo stderr-was-a-job-output >&2; exit $s", 2, "stderr-was-a-job-output"),
