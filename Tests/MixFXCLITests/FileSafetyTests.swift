@@ -167,6 +167,28 @@ import TestSupport
         #expect(bytes(preset) == presetBefore)
     }
 
+    /// The batch sidecar's hash of a file's bytes is the same read from a file or from memory,
+    /// for sizes around its 32-byte groups and 1 MiB pieces, and tells any one byte changed.
+    @Test func theContentHashIsTheBytes() throws {
+        defer { dir.remove() }
+        var g = SeededGenerator(seed: 7)
+        for size in [0, 1, 7, 8, 31, 32, 33, 1 << 20, (1 << 20) + 5, 3 * (1 << 20) - 1] {
+            var bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &g) }
+            let path = dir.file("h\(size)")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let fd = open(path, O_RDONLY)
+            defer { close(fd) }
+            let h = ContentHash.of(bytes: bytes)
+            #expect(ContentHash.of(descriptor: fd) == h, "\(size)")
+            if size > 0 {
+                bytes[size / 2] ^= 1
+                #expect(ContentHash.of(bytes: bytes) != h, "\(size)")
+            }
+            bytes.append(0)
+            #expect(ContentHash.of(bytes: bytes) != h, "\(size)")
+        }
+    }
+
     static let canMountExfat: Bool = {
         geteuid() == 0 && ["unshare", "losetup", "mkfs.exfat", "mount.exfat-fuse"].allSatisfy { which($0) != nil }
     }()
