@@ -3,10 +3,12 @@
 // no arguments and printed its usage). glibc calls each function of .init_array with argc,
 // argv and envp before main; the pointers stay valid for the process's life.
 #include "file_io.h"
+#include <stdlib.h>   // (glibc defines __GLIBC__ through it)
 
 static int saved_argc;
 static char **saved_argv;
 
+#ifdef __GLIBC__
 static void save_arguments(int argc, char **argv, char **envp) {
     (void)envp;
     saved_argc = argc;
@@ -15,6 +17,7 @@ static void save_arguments(int argc, char **argv, char **envp) {
 
 __attribute__((section(".init_array"), used))
 static void (*const mixfx_save_arguments)(int, char **, char **) = save_arguments;
+#endif
 
 char **mixfx_process_arguments(int *argc) {
     *argc = saved_argc;

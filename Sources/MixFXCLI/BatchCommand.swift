@@ -227,8 +227,11 @@ struct BatchCommand {
         var reads = FileIdentitySet(manifest == "-" ? [] : [manifest])
         for j in all { for p in j.resolved.inputs + j.command.presetFiles { reads.insert(p) } }
         // what is printed (the summary's JSON, progress, errors: a bad line's too) never lands
-        // in a file a job reads or writes (`--json >> in.wav`, `2>> p.json`, `>> out/x.wav`)
-        if let (fd, what) = standardStreamIntoAJobsFile(all, reads: reads) {
+        // in a file a job reads or a job of this shard writes (`--json >> in.wav`, `2>> p.json`,
+        // `>> out/x.wav`)
+        let sliceNow = try shardAuto ? environmentShard() : (shard ?? (0, 1))
+        let ours = all.enumerated().filter { $0.offset % sliceNow.count == sliceNow.index }.map(\.element)
+        if let (fd, what) = standardStreamIntoAJobsFile(ours, reads: reads) {
             if fd == 2 { return 2 }   // (nowhere to say so)
             OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .usage("standard output is redirected into \(what); send it elsewhere")
@@ -237,7 +240,7 @@ struct BatchCommand {
             for p in problems.dropLast() { Terminal.printError("mixfx: error: \(manifest): \(p)") }
             throw .usage("\(manifest): \(problems.last!)\(problems.count > 1 ? " (\(problems.count) problems; nothing was rendered)" : "; nothing was rendered")")
         }
-        let slice = try shardAuto ? environmentShard() : (shard ?? (0, 1))
+        let slice = sliceNow
         let mine = all.enumerated().filter { $0.offset % slice.count == slice.index }.map { j in
             var job = j.element
             job.command.otherInputs = reads
@@ -245,11 +248,11 @@ struct BatchCommand {
         }
         for j in mine { for w in j.warnings { Terminal.printError("mixfx: warning: job \(j.id) (line \(j.line)): \(w)") } }
         // which manifest this is, for the summary: its path resolved, or the bytes read on stdin
-        let manifestKey = manifest == "-" ? "stdin:" + String(ContentHash.of(bytes: Array(text.utf8)), radix: 16)
-            : "file:" + (FileSystem.resolved(manifest) ?? manifest)
-        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice, manifestKey: manifestKey) }
+        let manifestBytes = String(ContentHash.of(bytes: Array(text.utf8)), radix: 16)
+        let manifestKey = manifest == "-" ? "stdin:" + manifestBytes : "file:" + (FileSystem.resolved(manifest) ?? manifest)
+        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes) }
         if check { return try checkAll(mine, total: all.count, slice: slice) }
-        return try renderAll(mine, total: all.count, slice: slice, manifestKey: manifestKey)
+        return try renderAll(mine, total: all.count, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)
     }
 
     /// Standard error (2) or output (1), when it is a regular file some job reads (`reads`) or
@@ -277,7 +280,7 @@ struct BatchCommand {
     /// `--summary` is no file a job writes or reads, nor the manifest; it may replace an earlier
     /// summary of this batch (the same manifest and shard), anything else only with --force.
     /// (Checked before anything renders.)
-    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet, slice: (index: Int, count: Int), manifestKey: String) throws(CLIError) {
+    func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet, slice: (index: Int, count: Int), manifestKey: String, manifestBytes: String) throws(CLIError) {
         let id = FileIdentity(path: path)
         for j in jobs {
             for (what, p) in j.writtenFiles where FileIdentity(path: p) == id {
@@ -288,24 +291,27 @@ struct BatchCommand {
             throw .usage("--summary: '\(path)' is the manifest; give the summary its own name")
         }
         if let r = reads.member(id) { throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name") }
-        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice, manifestKey: manifestKey)) } catch {
+        do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)) } catch {
             throw .usage("--summary: \(SettingFlags.text(error))")
         }
     }
 
     /// Whether the file at `path` is a summary an earlier run of this batch wrote: the same
     /// manifest (`manifestKey`: its path resolved, or for standard input a hash of the bytes
-    /// read) and the same shard. Another manifest's summary (two folders' `jobs.jsonl`, another
+    /// read; or `manifestBytes`, the same bytes: a moved project) and the same shard. Another manifest's summary (two folders' `jobs.jsonl`, another
     /// stream), or another shard's (two arrays writing `summary-$SLURM_ARRAY_TASK_ID.json` in
     /// one folder), is replaced only with --force. A summary of an older mixfx (without the key)
     /// is this batch's when it names this manifest by identity.
-    func isOwnSummary(_ path: String, slice: (index: Int, count: Int), manifestKey: String) -> Bool {
+    func isOwnSummary(_ path: String, slice: (index: Int, count: Int), manifestKey: String, manifestBytes: String) -> Bool {
         guard let bytes = try? RegularFile.read(path, maximumBytes: 256 << 20),
               let obj = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
               obj["generator"] as? String == BatchSidecar.generator, obj["jobs"] is [Any],
               let named = obj["manifest"] as? String, let shard = obj["shard"] as? [String: Any],
               shard["index"] as? Int == slice.index, shard["count"] as? Int == slice.count else { return false }
-        if let key = obj["manifestKey"] as? String { return key == manifestKey }
+        if let key = obj["manifestKey"] as? String {
+            // (or the same manifest's bytes: a project moved, a container's path)
+            return key == manifestKey || (obj["manifestBytes"] as? String).map { $0 == manifestBytes } == true
+        }
         if manifest == "-" || named == "-" { return false }
         return FileIdentity(path: named) == FileIdentity(path: manifest)
     }
@@ -333,7 +339,7 @@ struct BatchCommand {
         throw .usage("\(failures.count) of \(jobs.count) jobs cannot be rendered as they stand; nothing was rendered")
     }
 
-    func renderAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int), manifestKey: String) throws(CLIError) -> Int32 {
+    func renderAll(_ jobs: [BatchJob], total: Int, slice: (index: Int, count: Int), manifestKey: String, manifestBytes: String) throws(CLIError) -> Int32 {
         Terminal.installStopHandlers()
         // what killed batches (SIGKILL, a lost node) left behind in the output folders
         var folders = Set<FileIdentity>()
@@ -363,11 +369,12 @@ struct BatchCommand {
         let counts = Dictionary(grouping: results, by: \.status).mapValues(\.count)
         var summary = summaryObject(jobs, results, wall: wall, total: total, slice: slice)
         summary["manifestKey"] = manifestKey
+        summary["manifestBytes"] = manifestBytes
         var summaryFailed = false
         if let summaryPath {
             let reads = jobs.first?.command.otherInputs ?? FileIdentitySet()
             do throws(OutputFileError) {
-                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isOwnSummary(summaryPath, slice: slice, manifestKey: manifestKey))
+                try OutputFile.write(Data(jsonText(summary).utf8), to: summaryPath, inputs: reads, overwrite: force || isOwnSummary(summaryPath, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes))
             } catch {
                 Terminal.printError("mixfx: error: --summary: \(SettingFlags.text(error))")
                 summaryFailed = true
@@ -474,7 +481,17 @@ struct BatchCommand {
         defer { lock?.release() }
         let hash = job.fingerprint()
         let plan = overwritePlan(job)
-        if isDone(job, plan, hash: hash) { return Outcome(status: "skipped") }
+        if isDone(job, plan, hash: hash) {
+            // (vouched for by their bytes after their change time moved: recorded as they are
+            // now, so the next run need not read them again)
+            if var s = plan.sidecarFile, let out = plan.vouchedOutput, out.changedNanoseconds != s.output?.changedNanoseconds
+                || plan.vouchedReport.map({ $0.changedNanoseconds != s.report?.changedNanoseconds }) == true {
+                s.output = out
+                s.report = plan.vouchedReport ?? s.report
+                _ = try? writeSidecar(job, s, overwrite: true, onlyReplacing: FileRecord(path: job.sidecarPath)?.identity)
+            }
+            return Outcome(status: "skipped")
+        }
         do throws(CLIError) {
             let command = command(job, plan)
             var (engine, renderer, layout) = try command.prepare(job.resolved, overwrite: plan.output, overwriteReport: plan.report)
@@ -505,7 +522,13 @@ struct BatchCommand {
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
                 throw RenderCommand.map(error, job.resolved)
             }
-            sidecar.output = FileRecord(path: job.output)?.hashed(path: job.output)
+            sidecar.output = FileRecord(path: job.output).map { now in
+                // (the file renamed into place is the one hashed just before: its hash goes on)
+                guard let p = sidecar.pendingOutput, p.inode == now.inode, p.size == now.size else { return now.hashed(path: job.output) }
+                var r = now
+                r.contentHash = p.contentHash
+                return r
+            }
             sidecar.pendingOutput = nil
             written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
             if let reportPath = job.command.reportPath {
@@ -516,7 +539,12 @@ struct BatchCommand {
                         throw .cannotCreate(path: job.sidecarPath, reason: error.message)
                     }
                 }
-                sidecar.report = FileRecord(path: reportPath)?.hashed(path: reportPath)
+                sidecar.report = FileRecord(path: reportPath).map { now in
+                    guard let p = sidecar.pendingReport, p.inode == now.inode, p.size == now.size else { return now.hashed(path: reportPath) }
+                    var r = now
+                    r.contentHash = p.contentHash
+                    return r
+                }
                 sidecar.pendingReport = nil
             }
             sidecar.frames = report.frameCount
@@ -531,8 +559,9 @@ struct BatchCommand {
     /// Whether the job is done: its trusted sidecar says so for this `hash`, and its output (and
     /// report) are the files that run wrote, unchanged.
     func isDone(_ job: BatchJob, _ plan: OverwritePlan, hash: String) -> Bool {
-        guard let s = plan.sidecarFile, s.hash == hash, s.state == "done", s.describes(output: job.output) else { return false }
-        return job.command.reportPath.map { s.describes(report: $0) } ?? true
+        // (the plan's records: the files the sidecar vouches for, each looked at once)
+        guard let s = plan.sidecarFile, s.hash == hash, s.state == "done", plan.vouchedOutput != nil else { return false }
+        return job.command.reportPath == nil || plan.vouchedReport != nil
     }
 
     /// Writes the sidecar; returns the identity of the file written.

@@ -62,6 +62,11 @@ enum Terminal {
         for s in stopSignals { sigaddset(&set, s.number) }
         sigprocmask(SIG_UNBLOCK, &set, nil)
         for s in stopSignals {
+            // (a profiler's timer signals, set by it before mixfx starts, stay the profiler's)
+            if s.number == SIGPROF || s.number == SIGVTALRM {
+                var old = sigaction()
+                guard sigaction(s.number, nil, &old) == 0, old.__sigaction_handler.sa_handler == nil else { continue }
+            }
             signal(s.number) { n in _ = stopSignal.compareExchange(expected: 0, desired: n, ordering: .relaxed) }
         }
         signal(SIGXFSZ, SIG_IGN)

@@ -204,9 +204,13 @@ public final class OutputFile: Sendable {
         func isAnInput(_ id: FileIdentity) -> Bool {
             inputs.contains(id) || id == StandardInput.fileIdentity || alsoInputs.contains { FileIdentity(path: $0) == id }
         }
-        if isAnInput(identity) || OutputFile.isInputSpelledOtherwise(folder: fd, name: name, isAnInput)
-            || OutputFile.isInputInAnotherCase(folder: folder, name: FileIdentity.name(of: target),
-                                               inputs: inputs.memberSpellings + alsoInputs) {
+        // (a folder that tells case apart, as most do, costs one lookup here: the name with its
+        // case flipped is not there)
+        let caseBlind = OutputFile.mayBeCaseBlind(folder: fd, name: FileIdentity.name(of: target))
+        if isAnInput(identity)
+            || caseBlind && (OutputFile.isInputSpelledOtherwise(folder: fd, name: FileIdentity.name(of: target), isAnInput)
+                             || OutputFile.isInputInAnotherCase(folder: folder, name: FileIdentity.name(of: target),
+                                                                inputs: inputs.memberSpellings + alsoInputs)) {
             close(fd)
             throw .isInput(path: path)
         }
@@ -218,6 +222,19 @@ public final class OutputFile: Sendable {
         replacesExisting = true
         replacedMode = st.st_mode & 0o777
         replacedVersion = self.onlyReplacing == nil ? nil : expected ?? FileVersion(st)
+    }
+
+    /// Whether the folder open on `fd` may not tell case apart where `name` (which exists) is
+    /// concerned: the name with its letters' case flipped is there too (the same file on a
+    /// case-blind volume, or another one). A name without cased letters cannot be mistaken.
+    static func mayBeCaseBlind(folder fd: Int32, name: String) -> Bool {
+        let flipped = String(name.map { c -> Character in
+            let s = String(c)
+            return Character(s == s.lowercased() ? s.uppercased() : s.lowercased())
+        })
+        guard flipped != name, PathBytes.bytes(flipped).count <= 255 else { return false }
+        var st = stat()
+        return PathBytes.withCString(flipped, { fstatat(fd, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0
     }
 
     /// Whether the file found at `name` is an input the folder lists under another spelling.
@@ -361,6 +378,7 @@ public final class OutputFile: Sendable {
             throw .cannotCreate(path: path, reason: "its temporary file '\(temporary.path)' was moved or replaced by another process while mixfx wrote it")
         }
         if PathBytes.withCString(name, { linkat(folderFD, temporary.name, folderFD, $0, 0) }) == 0 {
+            temporary.unname()   // (first: a kill before the mode leaves no temporary behind)
             _ = fchmod(temporary.descriptor, mode)
             return
         }
@@ -558,6 +576,15 @@ public final class TemporaryOutput: @unchecked Sendable {
 
     /// Removes the file (unless it was committed) and closes it. Idempotent.
     public func discard() {
+        unname()
+        if open {
+            close(descriptor)
+            open = false
+        }
+    }
+
+    /// Removes the temporary name (while it is still this file); the descriptor stays open.
+    func unname() {
         if named {
             // the name is removed only while it is still this file
             var mine = stat(), there = stat()
@@ -567,10 +594,6 @@ public final class TemporaryOutput: @unchecked Sendable {
             }
             named = false
             TemporaryFiles.forget(path)
-        }
-        if open {
-            close(descriptor)
-            open = false
         }
     }
 

@@ -126,7 +126,7 @@ public struct OfflineRenderer {
         for track in layout.tracks {
             guard let reader = (track.player.source as? SoundFileReader) ?? (track.player.source as? StreamingSource)?.reader,
                   reader.changedSinceOpened() else { continue }
-            throw .file(.readFailed(path: reader.path, reason: "it was changed by another program while mixfx read it (its size, modification or change time moved); nothing was written: render it again once it is finished"))
+            throw .file(.readFailed(path: reader.path, reason: "it was changed by another program while mixfx read it (its size or modification time moved); nothing was written: render it again once it is finished"))
         }
     }
 

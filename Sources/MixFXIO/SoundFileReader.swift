@@ -53,8 +53,8 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     public var name: String { path }
     /// The file opened (device and inode of the descriptor read).
     public let identity: FileIdentity?
-    /// The descriptor libsndfile reads (it closes it), and the file's size, modification and
-    /// change times when opened: `changedSinceOpened` tells a file written into while read.
+    /// The descriptor libsndfile reads (it closes it), and the file's size and modification
+    /// time when opened: `changedSinceOpened` tells a file written into while read.
     private let descriptor: Int32
     private let openedVersion: [Int64]?
     /// The next frame libsndfile reads (ahead of the next one `read` returns by the frames
@@ -123,18 +123,20 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         readsIntegers = uncompressed && subtype == Int32(SF_FORMAT_PCM_16)
     }
 
-    /// The open file's size, modification time and change time (to the nanosecond), or nil.
+    /// The open file's size and modification time (to the nanosecond), or nil.
     private static func version(_ fd: Int32) -> [Int64]? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }
-        return [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec), Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
+        return [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec)]
     }
 
-    /// Whether the file was changed (written, truncated, its times or permissions set) since it
-    /// was opened: what was read may then mix two versions of it. Control side.
+    /// Whether the file was written into (or truncated) since it was opened: what was read may
+    /// then mix two versions of it. Its size or modification time tells (not its change time,
+    /// which a `chmod`, a link or a backup's attributes move with the bytes the same); a file
+    /// that cannot be looked at now is not taken as changed. Control side.
     public func changedSinceOpened() -> Bool {
-        guard let opened = openedVersion else { return false }
-        return SoundFileReader.version(descriptor) != opened
+        guard let opened = openedVersion, let now = SoundFileReader.version(descriptor) else { return false }
+        return now != opened
     }
 
     deinit {

@@ -448,6 +448,11 @@ import TestSupport
         let r = try MixFXBinary.run(["batch", m, "--json"])
         #expect(try r.status == 1 && statuses(r) == ["1": "failed", "2": "skipped", "3": "skipped"], "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains("--force") && bytes("o.wav") == edited, "\(r.stderr)")
+        // (the sidecar now records p.wav as it is: the next run need not read it again)
+        var p = stat()
+        #expect(stat(dir.file("p.wav"), &p) == 0)
+        let record = try json(String(contentsOfFile: dir.file("p.wav.mixfx-batch.json"), encoding: .utf8))["output"] as? [String: Any]
+        #expect(record?["changedNanoseconds"] as? String == String(Int64(p.st_ctim.tv_sec) * 1_000_000_000 + Int64(p.st_ctim.tv_nsec)))
         let forced = try MixFXBinary.run(["batch", m, "--json", "--force"])
         #expect(try forced.status == 0 && statuses(forced)["1"] == "done", "\(forced.stdout) \(forced.stderr)")
         #expect(bytes("o.wav") != edited)
@@ -498,15 +503,18 @@ import TestSupport
         #expect(try MixFXBinary.run(["batch", m2, "--quiet", "--force", "--summary", dir.file("s.json")]).status == 0)
         // two folders' jobs.jsonl, each named as it is from its folder; one manifest by two
         // spellings; two streams on stdin
-        for f in ["A", "B"] {
+        for (f, cents) in [("A", 100), ("B", 200)] {
             try FileManager.default.createDirectory(atPath: dir.file(f), withIntermediateDirectories: true)
-            try Data(#"{"tracks": ["../a.wav"], "output": "o.wav"}"#.utf8).write(to: URL(fileURLWithPath: dir.file(f + "/jobs.jsonl")))
+            try Data(#"{"tracks": ["../a.wav"], "output": "o.wav", "args": ["--pitch", "\#(cents)"]}"#.utf8).write(to: URL(fileURLWithPath: dir.file(f + "/jobs.jsonl")))
         }
         #expect(try MixFXBinary.run(["batch", "jobs.jsonl", "--quiet", "--summary", "../t.json"], cwd: dir.file("A")).status == 0)
         let fromA = try #require(bytes("t.json"))
         let fromB = try MixFXBinary.run(["batch", "jobs.jsonl", "--quiet", "--summary", "../t.json"], cwd: dir.file("B"))
         #expect(fromB.status == 2 && bytes("t.json") == fromA, "\(fromB.stderr)")
         #expect(try MixFXBinary.run(["batch", dir.file("A/jobs.jsonl"), "--quiet", "--summary", dir.file("t.json")]).status == 0)
+        // the project moved: the same manifest's bytes
+        #expect(rename(dir.file("A"), dir.file("A2")) == 0)
+        #expect(try MixFXBinary.run(["batch", "jobs.jsonl", "--quiet", "--summary", "../t.json"], cwd: dir.file("A2")).status == 0)
         let piped = { (m: String) throws -> Int32 in
             try runProcess("/bin/sh", ["-c", "exec \"$1\" batch - --quiet --summary u.json < \"$2\"", "sh", MixFXBinary.path, m], cwd: self.dir.path).status
         }
