@@ -9,6 +9,33 @@ import TestSupport
 @Suite struct PlayTouchTests {
     let dir = TempDir("mixfx-play-touch")
 
+    /// Plays `length` frames of stereo noise (48 kHz, `seeds`) with `settings` into the paced tap, sends
+    /// `hold` once the tap has 0.75 s and `release` once it has 1.5 s, then `save` once it has
+    /// `saveAt(frames at the release)`, and lets it end. The input, its length, the tap's s16
+    /// samples (interleaved) and the saved preset's path.
+    func touchAndSave(seeds: (UInt64, UInt64), length: Int = 144_000, settings: [String], hold: String, release: String,
+                      saveAt: (Int) -> Int) throws -> (input: String, length: Int, tap: [Int16], saved: String) {
+        let input = dir.file("n.wav")
+        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: seeds.0), Signals.noise(frames: length, amplitude: 0.3, seed: seeds.1)],
+                             to: input, sampleRate: 48_000)
+        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
+        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
+                                       environment: ALSARig.environment(tap: tap))
+        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
+        p.send(hold)
+        #expect(p.waitForLine(startingWith: "ok \(hold)") != nil, "\(p.stderr)")
+        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
+        p.send(release)
+        #expect(p.waitForLine(startingWith: "ok \(release)") != nil, "\(p.stderr)")
+        let released = try ALSARig.readS16(tap).count / 2
+        ALSARig.waitForTap(tap, frames: saveAt(released), bytesPerFrame: 4)
+        p.send("save \(saved)")
+        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
+        p.closeInput()
+        #expect(p.wait() == 0, "\(p.stderr)")
+        return (input, length, try ALSARig.readS16(tap), saved)
+    }
+
     /// RMS level in dB of frames `range` of interleaved stereo s16.
     func level(_ y: [Int16], _ range: Range<Int>) -> Double {
         var sum = 0.0
@@ -23,26 +50,9 @@ import TestSupport
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func aTouchRecordedByControlInputIsSavedAndRendersWhatWasHeard() throws {
         defer { dir.remove() }
-        let input = dir.file("n.wav"), length = 144_000
-        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 21), Signals.noise(frames: length, amplitude: 0.3, seed: 22)],
-                             to: input, sampleRate: 48_000)
         let settings = ["--automate", "volume=1@0,0.3@3", "--sample-format", "s16", "--rate", "48000"]
-        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
-        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
-                                       environment: ALSARig.environment(tap: tap))
-        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
-        p.send("track 1 volume 0.2")
-        #expect(p.waitForLine(startingWith: "ok track 1 volume 0.2") != nil, "\(p.stderr)")
-        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
-        p.send("track 1 volume release")
-        #expect(p.waitForLine(startingWith: "ok track 1 volume release") != nil, "\(p.stderr)")
-        let released = try ALSARig.readS16(tap).count / 2
-        ALSARig.waitForTap(tap, frames: released + 24_000, bytesPerFrame: 4)
-        p.send("save \(saved)")
-        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
-        p.closeInput()
-        #expect(p.wait() == 0, "\(p.stderr)")
-        let y = try ALSARig.readS16(tap)
+        let (input, length, y, saved) = try touchAndSave(seeds: (21, 22), settings: settings, hold: "track 1 volume 0.2",
+                                                         release: "track 1 volume release") { $0 + 24_000 }
         #expect(y.count == 2 * length)
         // the saved preset: version 3, the lane with the touch, thinned
         let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
@@ -90,25 +100,9 @@ import TestSupport
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func aHandsMuteIsSavedAsStepsAndRendersWhatWasHeard() throws {
         defer { dir.remove() }
-        let input = dir.file("n.wav"), length = 144_000
-        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 23), Signals.noise(frames: length, amplitude: 0.3, seed: 24)],
-                             to: input, sampleRate: 48_000)
         let settings = ["--automate", "mute=0@0,1@2.5", "--sample-format", "s16", "--rate", "48000"]
-        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
-        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
-                                       environment: ALSARig.environment(tap: tap))
-        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
-        p.send("track 1 mute on")
-        #expect(p.waitForLine(startingWith: "ok track 1 mute on") != nil, "\(p.stderr)")
-        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
-        p.send("track 1 mute release")
-        #expect(p.waitForLine(startingWith: "ok track 1 mute release") != nil, "\(p.stderr)")
-        ALSARig.waitForTap(tap, frames: 100_000, bytesPerFrame: 4)
-        p.send("save \(saved)")
-        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
-        p.closeInput()
-        #expect(p.wait() == 0, "\(p.stderr)")
-        let y = try ALSARig.readS16(tap)
+        let (input, length, y, saved) = try touchAndSave(seeds: (23, 24), settings: settings, hold: "track 1 mute on",
+                                                         release: "track 1 mute release") { _ in 100_000 }
         #expect(y.count == 2 * length)
         let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
         let lanes = preset["automation"] as? [[String: Any]] ?? []
@@ -141,25 +135,8 @@ import TestSupport
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func anUnlanedMuteIsSavedAsALane() throws {
         defer { dir.remove() }
-        let input = dir.file("n.wav"), length = 120_000
-        try AudioFiles.write([Signals.noise(frames: length, amplitude: 0.3, seed: 25), Signals.noise(frames: length, amplitude: 0.3, seed: 26)],
-                             to: input, sampleRate: 48_000)
-        let settings = ["--sample-format", "s16", "--rate", "48000"]
-        let tap = dir.file("tap.raw"), saved = dir.file("saved.json")
-        let p = try InteractiveProcess(MixFXBinary.path, ["play", input, "--device", "mixfx_pulse_tap", "--no-ui", "--json"] + settings,
-                                       environment: ALSARig.environment(tap: tap))
-        ALSARig.waitForTap(tap, frames: 36_000, bytesPerFrame: 4)
-        p.send("track 1 mute on")
-        #expect(p.waitForLine(startingWith: "ok track 1 mute on") != nil, "\(p.stderr)")
-        ALSARig.waitForTap(tap, frames: 72_000, bytesPerFrame: 4)
-        p.send("track 1 mute off")
-        #expect(p.waitForLine(startingWith: "ok track 1 mute off") != nil, "\(p.stderr)")
-        ALSARig.waitForTap(tap, frames: 90_000, bytesPerFrame: 4)
-        p.send("save \(saved)")
-        #expect(p.waitForLine(startingWith: "ok save") != nil, "\(p.stderr)")
-        p.closeInput()
-        #expect(p.wait() == 0, "\(p.stderr)")
-        let y = try ALSARig.readS16(tap)
+        let (input, length, y, saved) = try touchAndSave(seeds: (25, 26), length: 120_000, settings: ["--sample-format", "s16", "--rate", "48000"],
+                                                         hold: "track 1 mute on", release: "track 1 mute off") { _ in 90_000 }
         #expect(y.count == 2 * length)
         let preset = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved))) as? [String: Any])
         #expect(preset["schemaVersion"] as? Int == 3)

@@ -218,16 +218,7 @@ import TestSupport
             return (engine, t)
         }
         func play(_ engine: AudioEngine, before: (Int) -> Void = { _ in }) throws -> [Float] {
-            let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
-            try kernel.start()
-            var y: [Float] = []
-            while y.count < frames {
-                before(y.count)
-                let n = kernel.render(frameCount: 256)
-                guard n > 0 else { break }
-                y += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
-            }
-            return y
+            try playLive(engine, frames: frames, before: before)
         }
         // untouched: the offline render's samples
         let (e0, _) = session()

@@ -29,16 +29,7 @@ import TestSupport
 
     /// Renders a live kernel in blocks of 256, calling `before(frame)` before each block.
     func play(_ engine: AudioEngine, frames: Int, before: (Int) -> Void) throws -> [Float] {
-        let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
-        try kernel.start()
-        var y: [Float] = []
-        while y.count < frames {
-            before(y.count)
-            let n = kernel.render(frameCount: 256)
-            guard n > 0 else { break }
-            y += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
-        }
-        return y
+        try playLive(engine, frames: frames, before: before)
     }
 
     /// The documented values: the lane; from `touch` a ramp of 480 frames from the lane's
