@@ -258,11 +258,7 @@ struct BatchCommand {
     /// Standard error (2) or output (1), when it is a regular file some job reads (`reads`) or
     /// writes, with what that file is ("line 3's output 'x.wav'"); nil when neither is.
     func standardStreamIntoAJobsFile(_ jobs: [BatchJob], reads: FileIdentitySet) -> (Int32, String)? {
-        let streams = [Int32(2), 1].compactMap { fd -> (Int32, FileIdentity)? in
-            var st = stat()
-            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-            return (fd, .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
-        }
+        let streams = StandardStreams.regularFiles()
         guard !streams.isEmpty else { return nil }
         for (fd, id) in streams {
             if let r = reads.member(id) { return (fd, "'\(PathBytes.shown(r))', a file the batch reads") }

@@ -12,12 +12,7 @@ enum StandardStreams {
     /// value of a `--flag=value`, that is an existing regular file) or that standard input is;
     /// nil when neither is.
     static func redirectedIntoAnArgument(_ arguments: [String]) -> Int32? {
-        func identity(_ fd: Int32) -> FileIdentity? {
-            var st = stat()
-            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-            return .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-        }
-        let streams = [Int32(2), 1].compactMap { fd in identity(fd).map { (fd, $0) } }
+        let streams = regularFiles()
         guard !streams.isEmpty else { return nil }
         var named = Set<FileIdentity>()
         if let id = StandardInput.fileIdentity { named.insert(id) }
@@ -39,5 +34,14 @@ enum StandardStreams {
             }
         }
         return streams.first { named.contains($0.1) }?.0
+    }
+
+    /// Standard error (2) and output (1) that are regular files, with their identities.
+    static func regularFiles() -> [(Int32, FileIdentity)] {
+        [Int32(2), 1].compactMap { fd in
+            var st = stat()
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return (fd, .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+        }
     }
 }

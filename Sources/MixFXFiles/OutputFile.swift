@@ -156,7 +156,8 @@ public final class OutputFile: Sendable {
         }
         targetPath = target
         let folder = FileIdentity.folder(of: target)
-        name = FileIdentity.name(of: target)
+        let leaf = FileIdentity.name(of: target)
+        name = leaf
         guard name != "." && name != ".." else {
             throw .badPath(path: path, reason: "'\(name)' names a folder; give a file name")
         }
@@ -206,11 +207,9 @@ public final class OutputFile: Sendable {
         }
         // (a folder that tells case apart, as most do, costs one lookup here: the name with its
         // case flipped is not there)
-        let caseBlind = OutputFile.mayBeCaseBlind(folder: fd, name: FileIdentity.name(of: target))
         if isAnInput(identity)
-            || caseBlind && (OutputFile.isInputSpelledOtherwise(folder: fd, name: FileIdentity.name(of: target), isAnInput)
-                             || OutputFile.isInputInAnotherCase(folder: folder, name: FileIdentity.name(of: target),
-                                                                inputs: inputs.memberSpellings + alsoInputs)) {
+            || OutputFile.mayBeCaseBlind(folder: fd, name: leaf)
+            && OutputFile.isInputInAnotherCase(folder: folder, name: leaf, inputs: inputs.memberSpellings + alsoInputs) {
             close(fd)
             throw .isInput(path: path)
         }
@@ -237,32 +236,12 @@ public final class OutputFile: Sendable {
         return PathBytes.withCString(flipped, { fstatat(fd, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0
     }
 
-    /// Whether the file found at `name` is an input the folder lists under another spelling.
-    /// A folder that does not tell case apart finds `A.wav` when only `a.wav` is there; most
-    /// such file systems give both spellings the file's one inode (caught by identity), but
-    /// some FUSE ones (exfat-fuse) give each spelling its own, so identity alone would let
-    /// `-o A.wav --force` replace the input `a.wav`. So when the name is not listed as spelled,
-    /// the listed names equal to it but for case (and Unicode's composed or decomposed forms)
-    /// are compared with the inputs too. A folder that lists the name as spelled (any case-
-    /// sensitive one) costs nothing more than the listing.
-    static func isInputSpelledOtherwise(folder fd: Int32, name: String, _ isAnInput: (FileIdentity) -> Bool) -> Bool {
-        guard let listed = FileSystem.names(inFolder: fd) else { return false }
-        let spelled = PathBytes.bytes(name)
-        guard !listed.contains(where: { PathBytes.bytes($0) == spelled }) else { return false }
-        let folded = name.lowercased()
-        for other in listed where other.lowercased() == folded {
-            var st = stat()
-            guard PathBytes.withCString(other, { fstatat(fd, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else { continue }
-            if isAnInput(.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))) { return true }
-        }
-        return false
-    }
-
-    /// The other way round: an input named in another case than the folder lists it (`render
-    /// A.wav -o a.wav --force`, `sub/a.wav` and `SUB/a.wav`), on such a volume, is the file at
-    /// the output's name: the two give the same path spelled as the folders list them
-    /// (`FileSystem.listedSpelling`). Only inputs whose name equals the output's but for case
-    /// are looked at.
+    /// Whether an input is the file at the output's name on a volume that does not tell case
+    /// apart but gives each spelling its own inode (exfat-fuse: identity alone would let `-o
+    /// A.wav --force` replace the input `a.wav`): an input whose name equals the output's but
+    /// for case (and Unicode's composed or decomposed forms), in either spelling, folders too
+    /// (`render A.wav -o a.wav`, `SUB/a.wav` to `sub/A.WAV`), gives the same path spelled as the
+    /// folders list them (`FileSystem.listedSpelling`).
     static func isInputInAnotherCase(folder: String, name: String, inputs: [String]) -> Bool {
         let folded = name.lowercased()
         let candidates = inputs.filter { FileIdentity.name(of: $0).lowercased() == folded }

@@ -56,7 +56,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     /// The descriptor libsndfile reads (it closes it), and the file's size and modification
     /// time when opened: `changedSinceOpened` tells a file written into while read.
     private let descriptor: Int32
-    private let openedVersion: [Int64]?
+    private let openedVersion: FileVersion?
     /// The next frame libsndfile reads (ahead of the next one `read` returns by the frames
     /// held), to tell a file that ends before its header says.
     private var filePosition = 0
@@ -86,7 +86,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         self.path = path
         identity = FileIdentity(descriptor: fd)
         descriptor = fd
-        openedVersion = SoundFileReader.version(fd)
+        openedVersion = FileVersion(descriptor: fd)
         var info = SF_INFO()
         guard let h = sf_open_fd(fd, Int32(SFM_READ), &info, Int32(SF_TRUE)) else {
             close(fd)
@@ -123,20 +123,13 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
         readsIntegers = uncompressed && subtype == Int32(SF_FORMAT_PCM_16)
     }
 
-    /// The open file's size and modification time (to the nanosecond), or nil.
-    private static func version(_ fd: Int32) -> [Int64]? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        return [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec)]
-    }
-
     /// Whether the file was written into (or truncated) since it was opened: what was read may
     /// then mix two versions of it. Its size or modification time tells (not its change time,
     /// which a `chmod`, a link or a backup's attributes move with the bytes the same); a file
     /// that cannot be looked at now is not taken as changed. Control side.
     public func changedSinceOpened() -> Bool {
-        guard let opened = openedVersion, let now = SoundFileReader.version(descriptor) else { return false }
-        return now != opened
+        guard let opened = openedVersion, let now = FileVersion(descriptor: descriptor) else { return false }
+        return now.size != opened.size || now.modifiedNanoseconds != opened.modifiedNanoseconds
     }
 
     deinit {
