@@ -468,11 +468,15 @@ import TestSupport
         #expect(try MixFXBinary.run(["batch", first, "--quiet"]).status == 0)
         let m = try write([#"{"tracks": ["n.wav"], "output": "o.wav", "args": ["--pitch", "200", "--overlap", "16"]}"#])
         let p = try InteractiveProcess(MixFXBinary.path, ["batch", m, "--jobs", "1", "--json"], environment: ProcessInfo.processInfo.environment)
-        // (rendering: its temporary output exists)
+        // (rendering: its temporary output holds audio; the sidecar's temporary, written before
+        // the render opens its output, is a few hundred bytes)
         var rendering = false
         for _ in 0..<5000 where !rendering {
             usleep(1_000)
-            rendering = (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.contains { $0.hasPrefix(".mixfx-") && $0.hasSuffix(".tmp") } ?? false
+            rendering = (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.contains {
+                var st = stat()
+                return $0.hasPrefix(".mixfx-") && $0.hasSuffix(".tmp") && stat(dir.file($0), &st) == 0 && st.st_size > 100_000
+            } ?? false
         }
         #expect(rendering)
         let fd = open(dir.file("o.wav"), O_WRONLY)
