@@ -16,11 +16,19 @@ enum AutomationBench {
     /// 2026-12-03); `tempo-steady`: the tempo lane against the static render at a steady tempo
     /// of 1.0001 (the steady-tempo path at the lane's mean tempo, where tempo 1 skips it);
     /// `mute`: a mute lane on every track (muted from 20 to 20.5 s and from 40 to 40.2 s, each
-    /// change a 10 ms ramp).
+    /// change a 10 ms ramp); `tempo-ends`: the tempo lane against the static renders at its two
+    /// end tempos, 0.9 and 1.1 (the mean of the two: the same work per output frame, about the
+    /// lane's output length).
     static func cost(band: String, runs: Int, kind: String = "volume") throws {
-        let tempo = kind == "tempo" || kind == "tempo-steady"
+        let tempo = kind.hasPrefix("tempo")
         let paths = (1...4).map { "\(band)/track\($0).wav" }
         func render(lanes: Bool) throws -> Double {
+            guard lanes || kind != "tempo-ends" else {
+                return (try renderOnce(lanes: false, steadyTempo: 0.9) + renderOnce(lanes: false, steadyTempo: 1.1)) / 2
+            }
+            return try renderOnce(lanes: lanes, steadyTempo: kind == "tempo-steady" ? 1.0001 : 1)
+        }
+        func renderOnce(lanes: Bool, steadyTempo: Double) throws -> Double {
             let engine = AudioEngine()
             for p in paths {
                 let t = engine.addTrack(source: try SoundFileReader(path: p))
@@ -28,7 +36,7 @@ enum AutomationBench {
                 t.timePitch.pitchCents = 200
                 if lanes && (kind == "volume" || kind == "pitch+volume") { t.automation[.volume] = AutomationLane([(0, 1), (60, 0.5)]) }
                 if lanes && tempo { t.automation[.tempo] = AutomationLane([(0, 0.9), (60, 1.1)]) }
-                if !lanes && kind == "tempo-steady" { t.timePitch.rate = 1.0001 }
+                if !lanes && steadyTempo != 1 { t.timePitch.rate = steadyTempo }
                 if lanes && kind == "mute" {
                     t.automation[.mute] = AutomationLane([(0, 0), (20, 1), (20.5, 0), (40, 1), (40.2, 0)], curve: .step)
                 }
