@@ -175,6 +175,11 @@ final class LiveControl: @unchecked Sendable {
     /// Writes the current settings as a preset, by the rules every output follows (never an
     /// input, never an existing file unless `overwrite`, temporary file and rename).
     func save(to path: String, overwrite: Bool = false) throws(OutputFileError) {
+        // (the device's file is refused as an input is, below; named here as what it is)
+        let target = FileIdentity(path: path)
+        if deviceFiles.contains(where: { FileIdentity(path: $0) == target }) {
+            throw .badPath(path: path, reason: "the playback device (--device) writes to it; save the preset under another name")
+        }
         try OutputFile.write(currentPreset().jsonData(), to: path, inputs: inputs + presetFiles + deviceFiles, overwrite: overwrite)
     }
 }
