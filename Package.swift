@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "CPUFeatures"),
         .target(name: "CFileIO"),
         .target(name: "MixFXEngine", dependencies: ["MixFXDSP", "MixFXDSPAVX2", "CPUFeatures"]),
-        .target(name: "MixFXFiles"),
+        .target(name: "MixFXFiles", dependencies: ["CFileIO"]),
         .target(name: "MixFXIO", dependencies: ["MixFXEngine", "MixFXFiles", "CSndFile", "CALSA", "CFileIO"]),
         .target(name: "MixFXPresets", dependencies: ["MixFXEngine", "MixFXFiles"]),
         .target(name: "MixFX", dependencies: ["MixFXDSP", "MixFXEngine", "MixFXFiles", "MixFXIO", "MixFXPresets"]),

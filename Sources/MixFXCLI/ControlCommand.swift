@@ -79,7 +79,12 @@ enum ControlCommand: Equatable {
         case "resume", "play": return .resume
         case "save":
             guard words.count == 2 || (words.count == 3 && words[2] == "--force") else { throw fail("expected: save FILE.json [--force]") }
-            return .save(path: words[1], force: words.count == 3)
+            // (a name forgotten is not a file named `--force`: ./-name gives such a name; a
+            // name in quotes, as a shell takes it, is the name inside them)
+            var path = String(words[1])
+            guard !path.hasPrefix("-") else { throw fail("expected: save FILE.json [--force], the file's name first ('\(path)' is not a file name; for a name that starts with '-', write ./\(path))") }
+            if path.count >= 2, let q = path.first, q == "\"" || q == "'", path.last == q { path = String(path.dropFirst().dropLast()) }
+            return .save(path: path, force: words.count == 3)
         case "status": return .status
         case "quit", "exit": return .quit
         case "debug":

@@ -95,12 +95,10 @@ public enum MixFXCommand {
             }
             // what is printed (to stdout or stderr) never lands in a file the command names or
             // reads on standard input (`analyze in.wav --json >> in.wav`, `2>> in.wav`)
-            switch StandardStreams.redirectedIntoAnArgument(rest) {
-            case 2?: return 2   // (nowhere to say so)
-            case 1?:
+            if let (stream, file) = StandardStreams.redirectedIntoAnArgument(rest) {
+                guard stream == 1 else { return 2 }   // (nowhere to say so)
                 OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
-                throw .usage("standard output is redirected into a file this command names or reads; send it elsewhere")
-            default: break
+                throw .usage("standard output is redirected into \(file), which this command reads or names; send it elsewhere")
             }
             // a DSP copy forced by the environment must be one there is
             if ["render", "batch", "play", "analyze", "eq-curve"].contains(first), let forced = DSPCopy.forcedName, DSPCopy(rawValue: forced) == nil {

@@ -41,10 +41,12 @@ public enum PresetRender {
         }
         let resolved = try command.session.resolve(preset: try command.session.loadPreset(warnings: &warnings))
         warnings += resolved.warnings
-        let (engine, renderer, plan) = try command.prepare(resolved, overwrite: overwrite)
-        let report: RenderReport
-        do { report = try renderer.render(engine) } catch { throw RenderCommand.map(error, resolved) }
-        try command.writeReport(report, resolved, plan.1, overwrite: overwrite)
+        var (engine, renderer, plan) = try command.prepare(resolved, overwrite: overwrite)
+        let report: RenderReport, stagedReport: OutputFile.Staged?
+        do { (report, stagedReport) = try command.renderWithReport(&renderer, engine, resolved, plan.1, overwrite: overwrite) } catch {
+            throw RenderCommand.map(error, resolved)
+        }
+        try command.commitReport(stagedReport)
         return report
     }
 }

@@ -272,8 +272,8 @@ struct RenderCommand {
         renderer.progress = { done, total in bar?.update(done: done, total: total) }
         Terminal.installStopHandlers()
         renderer.isCancelled = { interruptRequested }
-        let report: RenderReport
-        do { report = try renderer.render(engine) } catch {
+        let report: RenderReport, stagedReport: OutputFile.Staged?
+        do { (report, stagedReport) = try renderWithReport(&renderer, engine, resolved, plan.1, overwrite: force) } catch {
             bar?.finish()
             let signal = stopSignal.load(ordering: .relaxed)
             if error == .cancelled && signal != 0 {
@@ -282,7 +282,7 @@ struct RenderCommand {
             throw RenderCommand.map(error, resolved)
         }
         bar?.finish()
-        try writeReport(report, resolved, plan.1, overwrite: force)
+        try commitReport(stagedReport)
         // (with -o - the audio is on stdout: the summary goes to stderr)
         // (its lines already show names escaped: `PathBytes.shown`)
         let say: (String) -> Void = writesStandardOutput ? { Terminal.writeError($0 + "\n") } : { print($0) }
@@ -386,22 +386,52 @@ struct RenderCommand {
         return Data(jsonText(obj).utf8)
     }
 
-    /// Writes `--report` (if asked) for a finished render. `beforeRename` (`mixfx batch`) is
-    /// given the finished temporary file just before it is renamed into place.
+    /// Writes `--report` (if asked) for a finished render whose mix is in place. `beforeRename`
+    /// (`mixfx batch`) is given the finished temporary file just before it is renamed into place.
     func writeReport(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout, overwrite: Bool,
                      beforeRename: ((TemporaryOutput) throws(OutputFileError) -> Void)? = nil) throws(CLIError) {
-        guard let reportPath, let data = reportData(report, resolved, layout) else { return }
+        do throws(OutputFileError) {
+            guard let staged = try stageReport(report, resolved, layout, overwrite: overwrite) else { return }
+            try beforeRename?(staged.temporary)
+            try staged.commit()
+        } catch {
+            throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
+        }
+    }
+
+    /// `--report` (if asked) written to its temporary file, not yet named (`OutputFile.stage`):
+    /// before the mix is committed, so a report that cannot be written leaves no mix either.
+    func stageReport(_ report: RenderReport, _ resolved: ResolvedSession, _ layout: EngineLayout,
+                     overwrite: Bool) throws(OutputFileError) -> OutputFile.Staged? {
+        guard let reportPath, let data = reportData(report, resolved, layout) else { return nil }
         guard FileIdentity(path: reportPath) != outputIdentity else {
-            throw .failure("--report: '\(reportPath)' is now the output file (the mix was written to \(output))")
+            throw .badPath(path: reportPath, reason: "--report: it is now the output file; give the report its own name")
         }
         var renderer = OfflineRenderer(outputPath: output, sampleFormat: nil)
         renderer.otherInputs = otherInputs
         renderer.presetFiles = presetFiles
         let (read, paths) = renderer.filesRead(layout)
-        do throws(OutputFileError) {
-            try OutputFile.write(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
-                                 onlyReplacing: reportOnlyReplacing, onlyReplacingVersion: reportOnlyReplacingVersion, beforeCommit: beforeRename)
-        } catch {
+        return try OutputFile.stage(data, to: reportPath, inputs: read, alsoInputs: paths, overwrite: overwrite,
+                                    onlyReplacing: reportOnlyReplacing, onlyReplacingVersion: reportOnlyReplacingVersion)
+    }
+
+    /// Renders with the report written before the mix is committed (`stageReport`) and named
+    /// after it: a report that cannot be written (a full disk) fails the render with nothing
+    /// written. Control side.
+    func renderWithReport(_ renderer: inout OfflineRenderer, _ engine: AudioEngine, _ resolved: ResolvedSession,
+                          _ layout: EngineLayout, overwrite: Bool) throws(RenderError) -> (RenderReport, OutputFile.Staged?) {
+        var staged: OutputFile.Staged?
+        let command = self
+        renderer.beforeCommitWithReport = { (report: RenderReport) throws(OutputFileError) in
+            staged = try command.stageReport(report, resolved, layout, overwrite: overwrite)
+        }
+        let report = try renderer.render(engine)
+        return (report, staged)
+    }
+
+    /// Names a report staged by `renderWithReport` (the mix is in place).
+    func commitReport(_ staged: OutputFile.Staged?) throws(CLIError) {
+        do throws(OutputFileError) { try staged?.commit() } catch {
             throw .failure("--report: \(SettingFlags.text(error)) (the mix was written to \(output))")
         }
     }

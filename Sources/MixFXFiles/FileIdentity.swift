@@ -70,25 +70,77 @@ public enum FileIdentity: Hashable, Sendable {
     }
 }
 
+extension FileVersion {
+    /// Whether `a` and `b`, two regular files that are not one by identity (device and inode),
+    /// may still be one file seen under two numbers. Some file systems show one file so:
+    /// exfat-fuse gives each spelling of a name (`a.wav`, `A.WAV`, `σ.wav`/`ς.wav`) its own inode
+    /// on one device, and an export mounted twice, or seen both on its server and over NFS or a
+    /// FUSE view, shows one inode under two devices. Both views show the same size and times:
+    /// on one device, the same version to the nanosecond (two different files show it only if
+    /// given the same size and times in one tick of the clock: an exact copy with its times kept,
+    /// on a volume whose change time is its modification time); with one inode on two devices,
+    /// the same size and times within a microsecond (a view may carry times as floating-point
+    /// seconds).
+    public static func mayBeOneFile(_ a: stat, _ b: stat) -> Bool {
+        guard (a.st_mode & S_IFMT) == S_IFREG, (b.st_mode & S_IFMT) == S_IFREG else { return false }
+        switch (a.st_dev == b.st_dev, a.st_ino == b.st_ino) {
+        case (true, false): return FileVersion(a) == FileVersion(b)
+        case (false, true): return FileVersion(a).isWithinAMicrosecond(of: FileVersion(b))
+        default: return false
+        }
+    }
+
+    func isWithinAMicrosecond(of other: FileVersion) -> Bool {
+        size == other.size && abs(modifiedNanoseconds &- other.modifiedNanoseconds) < 1_000
+            && abs(changedNanoseconds &- other.changedNanoseconds) < 1_000
+    }
+}
+
 /// A set of files by identity, each remembered with the first spelling it was given under (for
-/// messages).
+/// messages), and by version (`FileVersion.mayBeOneFile`: one file seen under two numbers).
 public struct FileIdentitySet: Sendable {
     private var spellings: [FileIdentity: String] = [:]
+    /// Regular files by version and by inode (`FileVersion.mayBeOneFile`'s two cases).
+    private var versions: [FileVersion: [(device: UInt64, inode: UInt64, spelling: String)]] = [:]
+    private var inodes: [UInt64: [(device: UInt64, version: FileVersion, spelling: String)]] = [:]
 
     public init(_ paths: [String] = []) { for p in paths { insert(p) } }
 
-    /// Adds `path`; returns the spelling it was first added under when it was there already.
+    /// Adds `path` (named `spelling` in messages, by default the path); returns the spelling it
+    /// was first added under when it was there already.
     @discardableResult
-    public mutating func insert(_ path: String) -> String? {
+    public mutating func insert(_ path: String, spelling: String? = nil) -> String? {
         let id = FileIdentity(path: path)
         if let first = spellings[id] { return first }
-        spellings[id] = path
+        spellings[id] = spelling ?? path
+        if case .existing(let device, let inode) = id, let st = FileSystem.status(path), (st.st_mode & S_IFMT) == S_IFREG {
+            insertVersion(FileVersion(st), device: device, inode: inode, spelling: spelling ?? path)
+        }
         return nil
     }
 
-    /// Adds the file `identity` (an open descriptor's), named `spelling` in messages.
-    public mutating func insert(_ identity: FileIdentity, spelling: String) {
-        if spellings[identity] == nil { spellings[identity] = spelling }
+    private mutating func insertVersion(_ version: FileVersion, device: UInt64, inode: UInt64, spelling: String) {
+        versions[version, default: []].append((device, inode, spelling))
+        inodes[inode, default: []].append((device, version, spelling))
+    }
+
+    /// Adds the file `identity` (an open descriptor's), named `spelling` in messages; with
+    /// `version` (a regular file's), by version too.
+    public mutating func insert(_ identity: FileIdentity, spelling: String, version: FileVersion? = nil) {
+        guard spellings[identity] == nil else { return }
+        spellings[identity] = spelling
+        if case .existing(let device, let inode) = identity, let version {
+            insertVersion(version, device: device, inode: inode, spelling: spelling)
+        }
+    }
+
+    /// The spelling of a member that may be the file `st` describes seen under other numbers
+    /// (`FileVersion.mayBeOneFile`), or nil.
+    public func memberSeenAs(_ st: stat) -> String? {
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let version = FileVersion(st), device = UInt64(st.st_dev), inode = UInt64(st.st_ino)
+        if let onOneDevice = versions[version]?.first(where: { $0.device == device && $0.inode != inode }) { return onOneDevice.spelling }
+        return inodes[inode]?.first { $0.device != device && $0.version.isWithinAMicrosecond(of: version) }?.spelling
     }
 
     /// The spelling of the member that is the same file as `path`, or nil.

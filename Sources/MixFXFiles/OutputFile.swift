@@ -1,4 +1,5 @@
 import Foundation
+import CFileIO
 import Synchronization
 
 /// Why mixfx would not write a file where it was asked to. In every case nothing is left at the
@@ -8,6 +9,9 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
     case exists(path: String)
     /// The path is (a name of) one of the inputs.
     case isInput(path: String)
+    /// The file at the path shows an input's size and times under other numbers: the input
+    /// seen through another spelling or mount (`FileVersion.mayBeOneFile`), or an exact copy.
+    case mayBeInput(path: String, input: String)
     /// The path is a directory, FIFO, device or socket, not a regular file.
     case notRegular(path: String, kind: String)
     /// A symbolic link whose target does not exist.
@@ -42,6 +46,10 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
         case .isInput(let p) where p == OutputFile.standardOutputPath:
             "standard output is redirected into one of the inputs; send it elsewhere"
         case .isInput(let p): "'\(p)' is one of the inputs; choose another output file"
+        case .mayBeInput(let p, let i) where p == OutputFile.standardOutputPath:
+            "standard output is redirected into a file that may be the input '\(i)' (the same size and times under another file number, as a case-blind volume or a second mount shows one file); send it elsewhere"
+        case .mayBeInput(let p, let i):
+            "'\(p)' may be the input '\(i)': it shows the same size and times under another file number, as a case-blind volume or a second mount shows one file; choose another output file (or, if it is a copy, remove it first)"
         case .notRegular(let p, let kind):
             "'\(p)' is a \(kind), not a regular file; mixfx writes regular files only (choose a file path)"
         case .danglingLink(let p, let t):
@@ -213,6 +221,10 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .isInput(path: path)
         }
+        if let input = OutputFile.inputSeen(as: st, inputs: inputs, alsoInputs) {
+            close(fd)
+            throw .mayBeInput(path: path, input: input)
+        }
         let expected = self.onlyReplacing == nil ? nil : onlyReplacingVersion
         guard overwrite, self.onlyReplacing == nil || (self.onlyReplacing == identity && expected.map { $0 == FileVersion(st) } != false) else {
             close(fd)
@@ -249,6 +261,14 @@ public final class OutputFile: Sendable {
         return candidates.contains { FileSystem.listedSpelling($0) == spelled }
     }
 
+    /// The input (its spelling) that the existing file `st` may be, seen under other numbers
+    /// (`FileVersion.mayBeOneFile`): one of `inputs`, standard input's file, one of `alsoInputs`.
+    static func inputSeen(as st: stat, inputs: FileIdentitySet, _ alsoInputs: [String]) -> String? {
+        if let spelling = inputs.memberSeenAs(st) { return spelling }
+        if let stdin = StandardInput.fileStatus, FileVersion.mayBeOneFile(stdin, st) { return "standard input" }
+        return alsoInputs.first { p in FileSystem.status(p).map { FileVersion.mayBeOneFile($0, st) } == true }
+    }
+
     /// Checks standard output as the output: it must be open and not one of the inputs (`mixfx render in.wav -o - >> in.wav`). Returns the
     /// temporary folder, opened, where its file is written first.
     private static func standardOutputFolder(beside inputs: FileIdentitySet, _ alsoInputs: [String]) throws(OutputFileError) -> (Int32, String) {
@@ -259,6 +279,10 @@ public final class OutputFile: Sendable {
            inputs.contains(id) || id == StandardInput.fileIdentity || alsoInputs.contains(where: { FileIdentity(path: $0) == id }) {
             standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .isInput(path: path)
+        }
+        if let input = inputSeen(as: st, inputs: inputs, alsoInputs) {
+            standardOutputIsAnInput.store(true, ordering: .relaxed)
+            throw .mayBeInput(path: path, input: input)
         }
         let folder = UnnamedFile.temporaryFolder
         let fd = FileSystem.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -277,6 +301,10 @@ public final class OutputFile: Sendable {
         if inputs.contains(id) || id == StandardInput.fileIdentity {
             standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .isInput(path: standardOutputPath)
+        }
+        if let input = inputSeen(as: st, inputs: inputs, []) {
+            standardOutputIsAnInput.store(true, ordering: .relaxed)
+            throw .mayBeInput(path: standardOutputPath, input: input)
         }
     }
 
@@ -434,6 +462,24 @@ public final class OutputFile: Sendable {
     public static func write(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
                              alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil, onlyReplacingVersion: FileVersion? = nil,
                              beforeCommit: ((TemporaryOutput) throws(OutputFileError) -> Void)? = nil) throws(OutputFileError) {
+        let staged = try stage(bytes, to: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite,
+                               onlyReplacing: onlyReplacing, onlyReplacingVersion: onlyReplacingVersion)
+        if let beforeCommit {
+            do { try beforeCommit(staged.temporary) } catch {
+                staged.temporary.discard()
+                throw error
+            }
+        }
+        try staged.commit()
+    }
+
+    /// `bytes` written, whole, to `path`'s temporary file, not yet under its name: `commit` gives
+    /// it the name (as `write` does); dropped, it leaves nothing. So a file that goes with another
+    /// (a render's report) is written before the other is committed, and one that cannot be
+    /// written (a full disk) leaves neither.
+    public static func stage(_ bytes: some Collection<UInt8>, to path: String, inputs: FileIdentitySet = FileIdentitySet(),
+                             alsoInputs: [String] = [], overwrite: Bool, onlyReplacing: FileIdentity? = nil,
+                             onlyReplacingVersion: FileVersion? = nil) throws(OutputFileError) -> Staged {
         let out = try OutputFile(path: path, inputs: inputs, alsoInputs: alsoInputs, overwrite: overwrite, onlyReplacing: onlyReplacing,
                                  onlyReplacingVersion: onlyReplacingVersion)
         let tmp = try out.createTemporary()
@@ -449,13 +495,16 @@ public final class OutputFile: Sendable {
             }
             done += n
         }
-        if let beforeCommit {
-            do { try beforeCommit(tmp) } catch {
-                tmp.discard()
-                throw error
-            }
-        }
-        try out.commit(tmp)
+        return Staged(output: out, temporary: tmp)
+    }
+
+    /// A file written to its temporary and not yet named (`stage`).
+    public struct Staged {
+        let output: OutputFile
+        public let temporary: TemporaryOutput
+
+        /// Gives the file its name, by `OutputFile`'s rules (`commit(_:)`).
+        public func commit() throws(OutputFileError) { try output.commit(temporary) }
     }
 
     /// Writes `bytes` to `path` (inputs as paths).
@@ -466,8 +515,11 @@ public final class OutputFile: Sendable {
     /// How long an unlocked temporary file must have been left unchanged to be a leftover.
     public static let staleSeconds = 10.0
 
-    /// 0666 less the process's umask (read once from /proc; 022 where it cannot be).
+    /// 0666 less the process's umask (as it started: `mixfx_start_umask`; else from /proc; 022
+    /// where neither tells).
     static let newFileMode: mode_t = {
+        let started = mixfx_start_umask()
+        if started >= 0 { return 0o666 & ~mode_t(started) }
         if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
            let mask = mode_t(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) {

@@ -12,10 +12,14 @@ public enum StandardInput {
 
     /// Standard input's file when it is a regular file (`< jobs.jsonl`), read or not: an input
     /// that no output may replace (`OutputFile`). Nil for a pipe, a terminal or a closed one.
-    public static let fileIdentity: FileIdentity? = {
+    public static let fileIdentity: FileIdentity? = fileStatus.map { .existing(device: UInt64($0.st_dev), inode: UInt64($0.st_ino)) }
+
+    /// Standard input's file's status when it is a regular file, as at the start (its version
+    /// tells the file seen under other numbers: `FileVersion.mayBeOneFile`).
+    public static let fileStatus: stat? = {
         var st = stat()
         guard !StandardDescriptors.wasClosed(0), fstat(0, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return .existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        return st
     }()
     private static let taken = Atomic<Bool>(false)
 

@@ -58,6 +58,9 @@ public struct OfflineRenderer {
     /// first, so a run killed between the rename and its own bookkeeping leaves an output a
     /// later run can tell is its own. An error stops the render; nothing is written.
     public var beforeCommit: ((TemporaryOutput) throws(OutputFileError) -> Void)?
+    /// Given the finished render's report before the output is committed (the CLI writes its
+    /// `--report` file there, unnamed, so a report that cannot be written leaves no output).
+    public var beforeCommitWithReport: ((RenderReport) throws(OutputFileError) -> Void)?
 
     /// A render to `outputPath` (container from its extension). Control side.
     public init(outputPath: String, sampleFormat: SampleFormat? = nil) {
@@ -114,7 +117,7 @@ public struct OfflineRenderer {
         var paths = presetFiles
         for track in layout.tracks {
             guard let reader = (track.player.source as? SoundFileReader) ?? (track.player.source as? StreamingSource)?.reader else { continue }
-            if let id = reader.identity { inputs.insert(id, spelling: reader.path) } else { paths.append(reader.path) }
+            if let id = reader.identity { inputs.insert(id, spelling: reader.path, version: reader.openedVersion) } else { paths.append(reader.path) }
         }
         return (inputs, paths)
     }
@@ -175,6 +178,7 @@ public struct OfflineRenderer {
             defer { closing?.join() }
             try checkUnchanged(layout)
             do {
+                try beforeCommitWithReport?(report)
                 try beforeCommit?(written)
                 try output.commit(written)
             } catch { throw RenderError.output(error) }

@@ -56,7 +56,7 @@ public final class SoundFileReader: AudioSource, @unchecked Sendable {
     /// The descriptor libsndfile reads (it closes it), and the file's size and modification
     /// time when opened: `changedSinceOpened` tells a file written into while read.
     private let descriptor: Int32
-    private let openedVersion: FileVersion?
+    public let openedVersion: FileVersion?
     /// The next frame libsndfile reads (ahead of the next one `read` returns by the frames
     /// held), to tell a file that ends before its header says.
     private var filePosition = 0

@@ -38,6 +38,9 @@ extension JSONValue {
     /// given twice in one object is an error (parsers disagree on which one wins).
     public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         var p = JSONParser(bytes: bytes)
+        // (a UTF-8 byte-order mark, as some Windows editors save: JSON's RFC 8259 lets a reader
+        // ignore it)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { p.i = 3 }
         p.skipSpace()
         let v = try p.value(depth: 0)
         p.skipSpace()
@@ -85,7 +88,8 @@ private struct JSONParser {
         case UInt8(ascii: "f"): return try expect("false", .bool(false))
         case UInt8(ascii: "n"): return try expect("null", .null)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
-        default: throw error("unexpected character '\(Character(Unicode.Scalar(b)))'")
+        default:
+            throw error(b < 0x80 ? "unexpected character '\(Character(Unicode.Scalar(b)))'" : "unexpected byte 0x\(String(b, radix: 16, uppercase: true)) (text outside JSON's strings is ASCII)")
         }
     }
 

@@ -31,7 +31,9 @@ public struct PresetLibrary: Sendable {
         if let p = environment["MIXFX_PRESET_PATH"] {
             dirs += p.split(separator: ":").map(String.init).filter { !$0.isEmpty }
         }
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        // (a relative XDG_CONFIG_HOME is ignored, as the XDG spec says: which preset a name
+        // loads must not depend on the current folder)
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
         dirs.append(config + "/mixfx/presets")
         searchDirectories = dirs

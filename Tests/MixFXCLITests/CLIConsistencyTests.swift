@@ -53,6 +53,20 @@ import TestSupport
         }
     }
 
+    /// A UTF-8 byte-order mark before a preset or a manifest (as some Windows editors save
+    /// them) is skipped, as JSON's RFC 8259 allows; it was "unexpected character 'ï'".
+    @Test func aByteOrderMarkIsSkipped() throws {
+        defer { dir.remove() }
+        let x = try input()
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        try Data(bom + Array(#"{"schemaVersion": 1, "all": {"pitch": {"cents": 300}}}"#.utf8)).write(to: URL(fileURLWithPath: dir.file("p.json")))
+        let preset = try MixFXBinary.run(["render", x, "--preset", dir.file("p.json"), "--dry-run"])
+        #expect(preset.status == 0 && preset.stdout.contains("pitch +300 cents"), "\(preset.stderr)")
+        try Data(bom + Array("{\"tracks\": [\"\(x)\"], \"output\": \"\(dir.file("o.wav"))\"}\n".utf8)).write(to: URL(fileURLWithPath: dir.file("m.jsonl")))
+        let batch = try MixFXBinary.run(["batch", dir.file("m.jsonl"), "--quiet"])
+        #expect(batch.status == 0 && FileManager.default.fileExists(atPath: dir.file("o.wav")), "\(batch.stderr)")
+    }
+
     @Test func presetsAreStandardJSONAndSmall() throws {
         defer { dir.remove() }
         let x = try input()
@@ -62,6 +76,7 @@ import TestSupport
             (#"{"schemaVersion": 1, "all": {"pitch": {"cents": NaN}}}"#, "line 1, column"),
             ("{\"schemaVersion\": 1,\n // a comment\n}", "line 2, column 2"),
             (#"{"schemaVersion": 01}"#, "leading zero"),
+            ("{\"schemaVersion\": \u{00E9}}", "unexpected byte 0xC3"),
             // found by the preset fuzz target: describing a huge whole number trapped
             (#"{"schemaVersion": 1, "output": {"sampleRateHz": 1e300}}"#, "output.sampleRateHz: 1e+300 is not a whole number"),
             (#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"#, "nested more than 64"),

@@ -18,6 +18,8 @@ import MixFX
         #expect(try parse("seek 12.5") == .seek(seconds: 12.5, relative: false))
         #expect(try parse("seek -5") == .seek(seconds: -5, relative: true))
         #expect(try parse("save a.json --force") == .save(path: "a.json", force: true))
+        #expect(try parse("save \"q.json\"") == .save(path: "q.json", force: false) && parse("save 'q.json' --force") == .save(path: "q.json", force: true))
+        #expect(try parse("save ./--force") == .save(path: "./--force", force: false))
         #expect(try parse("\tpause") == .pause && parse("play") == .resume && parse("status") == .status && parse("exit") == .quit)
         #expect(try parse("debug stall 400") == .debugStall(milliseconds: 400))
         #expect(try parse("track 3 tempo 0.8") == .setTrack(track: 3, id: .tempo, value: 0.8))
@@ -63,7 +65,7 @@ import MixFX
     @Test(arguments: ["seek nan", "seek inf", "seek 1e400", "seek 0x10", "master volume nan", "master volume 17",
                       "master volume -1", "track 4 pitch 0", "track 0 pitch 0", "track 1 pitch 2401", "track 1 pitch nan",
                       "track 1 wobble 1", "track 1 mute maybe", "track 99999999999999999999 pitch 1", "debug stall 99999999999",
-                      "debug stall -1", "save", "save a b", "frobnicate", "track", "seek", "track all", "track all tempo",
+                      "debug stall -1", "save", "save a b", "save --force", "frobnicate", "track", "seek", "track all", "track all tempo",
                       "track all tempo nan", "track any tempo 1"])
     func hostileLinesAreRefusedWithAMessage(line: String) {
         do {

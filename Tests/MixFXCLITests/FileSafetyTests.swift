@@ -197,6 +197,8 @@ import TestSupport
     /// (exfat-fuse), `-o A.wav --force` beside the input `a.wav` names the input (and the input
     /// `A.wav` beside `-o a.wav`, or `SUB/a.wav` beside `sub/A.WAV`): refused,
     /// the input untouched (identity alone did not see it, and the render replaced its input).
+    /// So are the spellings the names do not tell (`σ.wav` and `ς.wav`, a link to `T.WAV` beside
+    /// `-o t.wav`, `T.WAV` on standard input, `>> t.wav` for text): by the file's version.
     /// In a private mount namespace, on a loop device.
     @Test(.enabled(if: canMountExfat, "needs root, unshare, losetup, mkfs.exfat and mount.exfat-fuse (apt-get install exfatprogs exfat-fuse)"))
     func anInputSpelledInAnotherCaseIsNeverWrittenOver() throws {
@@ -215,6 +217,14 @@ import TestSupport
         "$3" render "$m/SUB/a.wav" --bass 6 -o "$m/sub/A.WAV" --force 2>&1; echo "rc=$?"
         "$3" render "$m/a.wav" --bass 6 -o "$m/b.wav" 2>&1; echo "rc=$?"
         cmp -s "$2" "$m/a.wav" && cmp -s "$2" "$m/sub/a.wav" && echo "the input is whole"
+        # spellings the names alone do not tell: σ and ς (one name on exFAT), the input through a
+        # link named otherwise, the input on standard input, text appended through another spelling
+        cp "$2" "$m/σ.wav"; ln -s "$m/T.WAV" "$1/link.wav"; cp "$2" "$m/T.WAV"
+        "$3" render "$m/σ.wav" --bass 6 -o "$m/ς.wav" --force 2>&1; echo "rc=$?"
+        "$3" render "$1/link.wav" --bass 6 -o "$m/t.wav" --force 2>&1; echo "rc=$?"
+        "$3" render - --bass 6 -o "$m/t.wav" --force < "$m/T.WAV" 2>&1; echo "rc=$?"
+        "$3" analyze "$m/T.WAV" --json >> "$m/t.wav" 2>/dev/null; echo "rc=$?"
+        cmp -s "$2" "$m/σ.wav" && cmp -s "$2" "$m/T.WAV" && echo "the other inputs are whole"
         """#
         let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
                                                     dir.path, input, MixFXBinary.path])
@@ -223,8 +233,40 @@ import TestSupport
         #expect(lines.contains("inodes differ"), "\(r.stdout)")
         // refused as the input, whichever of the two is spelled otherwise (the folder too);
         // another name of the folder is written
-        #expect(lines.filter { $0.hasPrefix("rc=") } == ["rc=2", "rc=2", "rc=2", "rc=0"], "\(r.stdout)")
+        #expect(lines.filter { $0.hasPrefix("rc=") } == ["rc=2", "rc=2", "rc=2", "rc=0", "rc=2", "rc=2", "rc=2", "rc=2"], "\(r.stdout)")
         #expect(r.stdout.contains("is one of the inputs") && lines.contains("the input is whole"), "\(r.stdout)")
+        #expect(r.stdout.contains("ς.wav' may be the input") && r.stdout.components(separatedBy: "t.wav' may be the input").count == 3, "\(r.stdout)")
+        #expect(lines.contains("the other inputs are whole"), "\(r.stdout)")
+    }
+
+    /// One file seen under two numbers (an export mounted twice: the inode the same, the device
+    /// not; exfat-fuse: the device the same, the inode not) shows one version: such a file at an
+    /// output's name is taken for the input. Another file of another version, or on another
+    /// device with another inode, is not.
+    @Test func aFileSeenUnderOtherNumbersIsTakenForTheInput() throws {
+        defer { dir.remove() }
+        let input = try tone("a.wav")
+        let real = try #require(FileSystem.status(input))
+        var inputs = FileIdentitySet()
+        inputs.insert(input)
+        var otherDevice = real, otherInode = real, elsewhere = real, changed = real
+        otherDevice.st_dev &+= 1
+        otherInode.st_ino &+= 1
+        elsewhere.st_dev &+= 1; elsewhere.st_ino &+= 1
+        changed.st_ino &+= 1; changed.st_ctim.tv_nsec = (changed.st_ctim.tv_nsec + 1) % 1_000_000_000
+        #expect(inputs.memberSeenAs(otherDevice) == input && inputs.memberSeenAs(otherInode) == input)
+        #expect(inputs.memberSeenAs(elsewhere) == nil && inputs.memberSeenAs(changed) == nil && inputs.memberSeenAs(real) == nil)
+        #expect(FileVersion.mayBeOneFile(real, otherDevice) && !FileVersion.mayBeOneFile(real, changed))
+        // (a view that carries times as floating-point seconds: within a microsecond on another
+        // device, not on the same one)
+        var viewed = otherDevice, roundedHere = otherInode
+        viewed.st_mtim.tv_nsec = (viewed.st_mtim.tv_nsec + 118) % 1_000_000_000
+        roundedHere.st_mtim.tv_nsec = (roundedHere.st_mtim.tv_nsec + 118) % 1_000_000_000
+        #expect(inputs.memberSeenAs(viewed) == input && inputs.memberSeenAs(roundedHere) == nil)
+        // (a copy with its times kept is another version on a volume with change times: written)
+        #expect(try runProcess("/bin/cp", ["-p", input, dir.file("copy.wav")]).status == 0)
+        let r = try MixFXBinary.run(["render", input, "--bass", "6", "-o", dir.file("copy.wav"), "--force"])
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     /// On a folder that tells case apart, `A.wav` beside the input `a.wav` is another file: with

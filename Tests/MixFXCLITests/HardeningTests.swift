@@ -69,16 +69,19 @@ import TestSupport
     // MARK: where outputs go
 
     /// Without /proc (a chroot, a sandbox), mixfx still reads its arguments (Swift's
-    /// CommandLine reads /proc/self/cmdline: mixfx printed its usage and rendered nothing).
+    /// CommandLine reads /proc/self/cmdline: mixfx printed its usage and rendered nothing) and
+    /// its umask (read from /proc/self/status, an output was given 0644 under umask 077).
     @Test(.enabled(if: ClipPolicyTests.canMountPrivately, "cannot unmount /proc in a private mount namespace here (needs root with CAP_SYS_ADMIN)"))
     func theArgumentsAreReadWithoutProc() throws {
         defer { dir.remove() }
         let input = try noise("in.wav")
         let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c",
-                                                    "umount -l /proc && ! [ -e /proc/self/cmdline ] && exec \"$1\" render \"$2\" --bass 3 -o \"$3\" --quiet",
+                                                    "umount -l /proc && ! [ -e /proc/self/cmdline ] && umask 077 && exec \"$1\" render \"$2\" --bass 3 -o \"$3\" --quiet",
                                                     "sh", MixFXBinary.path, input, dir.file("out.wav")])
         #expect(r.status == 0 && !r.stdout.contains("usage"), "\(r.status): \(r.stdout) \(r.stderr)")
         #expect(try files().contains("out.wav"))
+        var st = stat()
+        #expect(stat(dir.file("out.wav"), &st) == 0 && st.st_mode & 0o777 == 0o600, "mode \(String(st.st_mode & 0o777, radix: 8))")
     }
 
     /// A track written into while it is read (another program re-exporting it in place) makes

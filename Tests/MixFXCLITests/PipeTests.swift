@@ -87,9 +87,12 @@ import TestSupport
             ("\"$M\" render in.wav --dry-run --json 1<> in.wav", 2, "standard output is redirected into"),
             ("\"$M\" render in.wav --dry-run 1<> in.wav", 2, "standard output is redirected into"),
             ("\"$M\" render in.wav --print-preset >> in.wav", 2, "standard output is redirected into"),
-            ("\"$M\" analyze in.wav --json 1<> in.wav", 2, "standard output is redirected into a file this command names"),
-            ("\"$M\" render in.wav -o o.wav --json >> in.wav", 2, "standard output is redirected into a file this command names"),
-            ("\"$M\" analyze o --json < in.wav >> in.wav", 2, "standard output is redirected into a file this command names"),
+            ("\"$M\" analyze in.wav --json 1<> in.wav", 2, "standard output is redirected into 'in.wav'"),
+            ("\"$M\" render in.wav -o o.wav --json >> in.wav", 2, "standard output is redirected into 'in.wav'"),
+            ("\"$M\" analyze o --json < in.wav >> in.wav", 2, "standard output is redirected into standard input's file"),
+            // a track's map file (`N:FILE`) is read too
+            ("printf '0 2\\n' > pm.txt; cp pm.txt pm0.txt; \"$M\" render in.wav --pitchmap 1:pm.txt -o p.wav --json >> pm.txt; s=$?; cmp -s pm.txt pm0.txt || s=99; exit $s", 2, "standard output is redirected into 'pm.txt'"),
+            ("printf '0 0\\n' > tm.txt; cp tm.txt tm0.txt; \"$M\" render in.wav --timemap=1:tm.txt -o p.wav --json >> tm.txt; s=$?; cmp -s tm.txt tm0.txt || s=99; exit $s", 2, "standard output is redirected into 'tm.txt'"),
             // a preset found by name (not a path) is read too: nothing is printed into it
             ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" render in.wav --preset mine -o p.wav --json >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "standard output is redirected into"),
             ("mkdir -p pr; \"$M\" render in.wav --bass 3 --print-preset > pr/mine.json; cp pr/mine.json keep.json; MIXFX_PRESET_PATH=$PWD/pr \"$M\" preset show mine >> pr/mine.json; s=$?; cmp -s keep.json pr/mine.json || s=99; exit $s", 2, "standard output is redirected into"),

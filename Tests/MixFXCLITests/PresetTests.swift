@@ -86,6 +86,14 @@ import TestSupport
             .write(toFile: dir.path + "/.config/mixfx/presets/mine.json", atomically: true, encoding: .utf8)
         let dry2 = try MixFXBinary.run(["render", input, "--preset", "mine", "--dry-run"], environment: ["HOME": dir.path])
         #expect(dry2.stdout.contains("pitch -100 cents"), "\(dry2.stderr)")
+        // a relative XDG_CONFIG_HOME is ignored (the XDG spec): the name does not depend on the
+        // current folder
+        try FileManager.default.createDirectory(atPath: dir.path + "/cfg/mixfx/presets", withIntermediateDirectories: true)
+        try #"{"schemaVersion": 1, "all": {"pitch": {"cents": 500}}}"#.write(toFile: dir.path + "/cfg/mixfx/presets/mine.json", atomically: true, encoding: .utf8)
+        let relative = try MixFXBinary.run(["render", input, "--preset", "mine", "--dry-run"], cwd: dir.path, environment: ["HOME": dir.path, "XDG_CONFIG_HOME": "cfg"])
+        #expect(relative.stdout.contains("pitch -100 cents"), "\(relative.stdout) \(relative.stderr)")
+        let absolute = try MixFXBinary.run(["render", input, "--preset", "mine", "--dry-run"], environment: ["HOME": dir.path, "XDG_CONFIG_HOME": dir.path + "/cfg"])
+        #expect(absolute.stdout.contains("pitch +500 cents"), "\(absolute.stdout) \(absolute.stderr)")
     }
 
     @Test func flagsOverrideThePresetAndPrintPresetRoundTrips() throws {

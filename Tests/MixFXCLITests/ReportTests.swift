@@ -30,6 +30,25 @@ import TestSupport
         }
     }
 
+    /// A report that cannot be written (its folder a full disk) fails the render with nothing
+    /// written: the report is written before the mix is committed (the mix was left in place,
+    /// without its report, and a retry then needed --force).
+    @Test(.enabled(if: ClipPolicyTests.canMountPrivately, "cannot mount a tmpfs in a private mount namespace here (needs root with CAP_SYS_ADMIN)"))
+    func aReportThatCannotBeWrittenLeavesNoMix() throws {
+        defer { dir.remove() }
+        let t = try tracks()
+        try FileManager.default.createDirectory(atPath: dir.file("full"), withIntermediateDirectories: true)
+        let script = #"mount -t tmpfs -o size=4k none "$1" && (head -c 1048576 /dev/zero > "$1/fill" 2>/dev/null; true) && exec "$2" render "$3" --report "$1/r.html" -o "$4" --quiet"#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                                                    dir.file("full"), MixFXBinary.path, t[0], dir.file("mix.wav")])
+        #expect(r.status == 1 && r.stderr.contains("r.html"), "\(r.status) \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("mix.wav")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".mixfx-") }.isEmpty)
+        // (with room, the same command writes both)
+        let ok = try MixFXBinary.run(["render", t[0], "--report", dir.file("r.html"), "-o", dir.file("mix.wav"), "--quiet"])
+        #expect(ok.status == 0 && FileManager.default.fileExists(atPath: dir.file("mix.wav")) && FileManager.default.fileExists(atPath: dir.file("r.html")), "\(ok.stderr)")
+    }
+
     @Test func theJSONReportFollowsItsSchemaAndAgreesWithAnalyze() throws {
         defer { dir.remove() }
         let t = try tracks()

@@ -16,4 +16,8 @@ int mixfx_finish_stdout(void);
 /// without /proc; NULL (and 0) where the runtime did not pass them to initialisers.
 char **mixfx_process_arguments(int *argc);
 
+// The file mode creation mask the process started with (read before main, where no other thread
+// can see it change), or -1 where it was not read (not glibc).
+int mixfx_start_umask(void);
+
 #endif
