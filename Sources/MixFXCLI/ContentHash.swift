@@ -91,6 +91,17 @@ enum ContentHash {
         return of(descriptor: fd)
     }
 
+    /// The hash of the regular file at `path` (links followed: a track may be one), or nil when
+    /// it cannot be opened or is not a regular file (a FIFO is not read).
+    static func of(regularFile path: String) -> UInt64? {
+        let fd = FileSystem.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return of(descriptor: fd)
+    }
+
     @inline(__always)
     private static func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
         let x = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
