@@ -371,6 +371,8 @@ struct BatchCommand {
                 try checkNoLinks(j)
                 if let reason = BatchJobLock.check(j.lockPath) { throw CLIError.usage(reason) }
                 let plan = overwritePlan(j)
+                // (another manifest's job that is this very job, done: the run skips it)
+                if plan.otherManifest != nil && isDone(j, plan, hash: j.fingerprint()) { continue }
                 try checkNotAnotherManifests(j, plan)
                 _ = try command(j, plan).prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
                 try checkSidecarPath(j, plan)
