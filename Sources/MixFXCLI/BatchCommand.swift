@@ -50,7 +50,8 @@ struct BatchCommand {
                         MIXFX_SHARD_COUNT (never from the size of the current submission)
       --check           check everything (files exist and open, flags, presets, outputs unique and
                         not inputs, outputs writable) and render nothing
-      --force           replace existing outputs that no batch wrote (never an input)
+      --force           replace existing outputs that no batch of this manifest wrote (never an
+                        input): another manifest's (one that shares the output folder) too
       --summary FILE    per job: id, status (done, skipped, busy, failed), wall time, error, peak,
                         clipped samples, loudness and true peak (JSON; replaces an earlier
                         summary of mixfx batch, another file only with --force)
@@ -58,7 +59,8 @@ struct BatchCommand {
       --json            print the summary on stdout
 
     Safe to retry: each output appears only when complete, with a sidecar OUTPUT.mixfx-batch.json
-    holding a hash of the job (settings, --type, inputs' identities, sizes and times, mixfx's
+    naming the manifest and holding a hash of the job (settings, --type, inputs' identities,
+    sizes and times, and their bytes where the times are whole seconds as on exFAT, mixfx's
     version) and its frame count. A job whose output and sidecar match is skipped, so a killed
     batch (even by SIGKILL) resumes where it stopped; a changed job is rendered again. A failed
     job does not stop the others. While a run works on a job it holds OUTPUT.mixfx-batch.lock; a
@@ -77,6 +79,11 @@ struct BatchCommand {
     var shardAuto = false
     var check = false, force = false, quiet = false, json = false
     var summaryPath: String?
+    /// Which manifest this is (set once it is read): for the summary (`manifestKey`: its path
+    /// resolved, or `stdin:` and a hash of the bytes read on standard input), for the outputs
+    /// (`ownerKey`: its path resolved, or `stdin:` and the folder a stream was read in, where
+    /// its relative paths are taken from), and a hash of its bytes (`manifestBytes`).
+    var manifestKey = "", ownerKey = "", manifestBytes = ""
 
     static func run(_ argv: [String]) throws(CLIError) -> Int32 {
         guard let cmd = try parse(argv) else { HelpLayout.print(help); return 0 }
@@ -227,11 +234,11 @@ struct BatchCommand {
         var reads = FileIdentitySet(manifest == "-" ? [] : [manifest])
         for j in all { for p in j.resolved.inputs + j.command.presetFiles { reads.insert(p) } }
         // what is printed (the summary's JSON, progress, errors: a bad line's too) never lands
-        // in a file a job reads or a job of this shard writes (`--json >> in.wav`, `2>> p.json`,
-        // `>> out/x.wav`)
+        // in a file a job reads or any job of the manifest writes, another shard's too
+        // (`--json >> in.wav`, `2>> p.json`, `>> out/x.wav`)
         let sliceNow = try shardAuto ? environmentShard() : (shard ?? (0, 1))
         let ours = all.enumerated().filter { $0.offset % sliceNow.count == sliceNow.index }.map(\.element)
-        if let (fd, what) = standardStreamIntoAJobsFile(ours, reads: reads) {
+        if let (fd, what) = standardStreamIntoAJobsFile(ours, all: all, reads: reads) {
             if fd == 2 { return 2 }   // (nowhere to say so)
             OutputFile.standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .usage("standard output is redirected into \(what); send it elsewhere")
@@ -250,24 +257,46 @@ struct BatchCommand {
         // which manifest this is, for the summary: its path resolved, or the bytes read on stdin
         let manifestBytes = String(ContentHash.of(bytes: Array(text.utf8)), radix: 16)
         let manifestKey = manifest == "-" ? "stdin:" + manifestBytes : "file:" + (FileSystem.resolved(manifest) ?? manifest)
-        if let summaryPath { try checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes) }
-        if check { return try checkAll(mine, total: all.count, slice: slice) }
-        return try renderAll(mine, total: all.count, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)
+        var me = self
+        me.manifestKey = manifestKey
+        me.manifestBytes = manifestBytes
+        // (a stream's outputs are its folder's: a generator that adds a job to what it pipes
+        // in is still the same batch, where the bytes would make every earlier output another's)
+        me.ownerKey = manifest == "-" ? "stdin:" + (FileSystem.resolved(directory) ?? directory) : manifestKey
+        if let summaryPath { try me.checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes) }
+        if check { return try me.checkAll(mine, total: all.count, slice: slice) }
+        return try me.renderAll(mine, total: all.count, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)
     }
 
     /// Standard error (2) or output (1), when it is a regular file some job reads (`reads`) or
-    /// writes, with what that file is ("line 3's output 'x.wav'"); nil when neither is.
-    func standardStreamIntoAJobsFile(_ jobs: [BatchJob], reads: FileIdentitySet) -> (Int32, String)? {
+    /// writes, with what that file is ("line 3's output 'x.wav'"); nil when neither is. `jobs`
+    /// (this shard's) are looked at file by file; the rest of the manifest (`all`) only where a
+    /// file's name is the stream's (`StandardStreams.names`: its name in its folder; by every
+    /// file where the stream's name is not known or it has other names, hard links), so a run
+    /// of one shard of thousands of jobs does not look at every other shard's files.
+    func standardStreamIntoAJobsFile(_ jobs: [BatchJob], all: [BatchJob], reads: FileIdentitySet) -> (Int32, String)? {
         let streams = StandardStreams.regularFiles()
         guard !streams.isEmpty else { return nil }
         for (fd, id) in streams {
             if let r = reads.member(id) { return (fd, "'\(PathBytes.shown(r))', a file the batch reads") }
         }
-        for j in jobs {
-            for (what, p) in j.writtenFiles {
+        func find(_ j: BatchJob, where named: (String) -> Bool) -> (Int32, String)? {
+            for (what, p) in j.writtenFiles where named(p) {
                 guard let st = FileSystem.status(p), (st.st_mode & S_IFMT) == S_IFREG else { continue }
                 let id = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
                 if let s = streams.first(where: { $0.1 == id }) { return (s.0, "line \(j.line)'s \(what) '\(PathBytes.shown(p))'") }
+            }
+            return nil
+        }
+        for j in jobs { if let found = find(j, where: { _ in true }) { return found } }
+        // the other shards' files: those with the stream's name (folded: a case-blind volume's
+        // other spelling), or all where a stream's name is not known
+        let names = StandardStreams.names(of: streams.map(\.0))
+        for j in all {
+            if let names {
+                if let found = find(j, where: { names.contains(FileIdentity.name(of: $0).lowercased()) }) { return found }
+            } else if let found = find(j, where: { _ in true }) {
+                return found
             }
         }
         return nil
@@ -305,11 +334,33 @@ struct BatchCommand {
               let named = obj["manifest"] as? String, let shard = obj["shard"] as? [String: Any],
               shard["index"] as? Int == slice.index, shard["count"] as? Int == slice.count else { return false }
         if let key = obj["manifestKey"] as? String {
-            // (or the same manifest's bytes: a project moved, a container's path)
-            return key == manifestKey || (obj["manifestBytes"] as? String).map { $0 == manifestBytes } == true
+            return isThisManifest(key: key, bytes: obj["manifestBytes"] as? String, ours: manifestKey)
         }
         if manifest == "-" || named == "-" { return false }
         return FileIdentity(path: named) == FileIdentity(path: manifest)
+    }
+
+    /// Whether a file recorded as written for the manifest `key` (whose bytes hashed to
+    /// `bytes`) is this manifest's (`ours`, `manifestKey` or `ownerKey`): the same key (the
+    /// manifest's path resolved, edited in place or not), or the same bytes where the manifest
+    /// recorded is no longer there (a project moved, a node that mounts the share at another
+    /// path) or is this very file by another path. A copy of the manifest that is still there
+    /// (one template copied into two projects) is another manifest.
+    func isThisManifest(key: String, bytes: String?, ours: String) -> Bool {
+        if key == ours { return true }
+        guard let bytes, bytes == manifestBytes else { return false }
+        // (a stream's summary, keyed by its bytes: the same bytes)
+        guard key.hasPrefix("file:/") || key.hasPrefix("stdin:/") else { return true }
+        let recorded = String(key.drop(while: { $0 != ":" }).dropFirst())
+        guard FileSystem.status(recorded) != nil else { return true }
+        return key.hasPrefix("file:") && manifest != "-" && FileIdentity(path: recorded) == FileIdentity(path: manifest)
+    }
+
+    /// The manifest `key` names, for messages.
+    static func describeManifest(_ key: String) -> String {
+        if key.hasPrefix("file:") { return "the manifest '\(PathBytes.shown(String(key.dropFirst(5))))'" }
+        if key.hasPrefix("stdin:/") { return "a manifest read on standard input in '\(PathBytes.shown(String(key.dropFirst(6))))'" }
+        return "a manifest read on standard input"
     }
 
     /// `--check`: every job planned (files opened, formats and outputs checked), nothing rendered.
@@ -320,6 +371,9 @@ struct BatchCommand {
                 try checkNoLinks(j)
                 if let reason = BatchJobLock.check(j.lockPath) { throw CLIError.usage(reason) }
                 let plan = overwritePlan(j)
+                // (another manifest's job that is this very job, done: the run skips it)
+                if plan.otherManifest != nil && isDone(j, plan, hash: j.fingerprint()) { continue }
+                try checkNotAnotherManifests(j, plan)
                 _ = try command(j, plan).prepare(j.resolved, overwrite: plan.output, overwriteReport: plan.report)
                 try checkSidecarPath(j, plan)
             } catch {
@@ -409,17 +463,36 @@ struct BatchCommand {
         var outputOnly: FileIdentity?, reportOnly: FileIdentity?, sidecarOnly: FileIdentity?
         /// The files at the output's and report's names that the sidecar vouches for.
         var vouchedOutput: FileRecord?, vouchedReport: FileRecord?
+        /// The sidecar is another manifest's (its key): its files are replaced only with --force.
+        var otherManifest: String?
     }
 
+    /// A sidecar vouches for its files to the manifest whose job wrote them (`isThisManifest`:
+    /// the same manifest, edited in place or moved with its project; any of its jobs, as ids
+    /// that default to line numbers change when lines are added), not to another manifest
+    /// naming the same output (two projects or two arrays sharing an output folder). A sidecar
+    /// of an older mixfx, which names no manifest, vouches to any.
     func overwritePlan(_ job: BatchJob) -> OverwritePlan {
         let forced = force || job.command.force
         let s = BatchSidecar.read(job.sidecarPath)
+        let other = s?.manifestKey.flatMap { isThisManifest(key: $0, bytes: s?.manifestBytes, ours: ownerKey) ? nil : $0 }
         let output = s?.vouchedOutput(job.output)
         let report = job.command.reportPath.flatMap { s?.vouchedReport($0) }
-        return OverwritePlan(sidecarFile: s, output: forced || output != nil, report: forced || report != nil, sidecar: forced || s != nil,
+        let mine = other == nil
+        return OverwritePlan(sidecarFile: s, output: forced || mine && output != nil, report: forced || mine && report != nil, sidecar: forced || s != nil,
                              outputOnly: forced ? nil : output?.identity, reportOnly: forced ? nil : report?.identity,
                              sidecarOnly: forced ? nil : FileRecord(path: job.sidecarPath)?.identity,
-                             vouchedOutput: output, vouchedReport: report)
+                             vouchedOutput: output, vouchedReport: report, otherManifest: other)
+    }
+
+    /// A job's output or report that another manifest's job wrote is kept (without --force),
+    /// with a message naming that manifest.
+    func checkNotAnotherManifests(_ job: BatchJob, _ plan: OverwritePlan) throws(CLIError) {
+        guard let other = plan.otherManifest, !(force || job.command.force) else { return }
+        let file: String? = plan.vouchedOutput != nil ? job.output : plan.vouchedReport != nil ? job.command.reportPath : nil
+        guard let file else { return }
+        let id = plan.sidecarFile.map { "job '\($0.job)' of " } ?? ""
+        throw .usage("'\(PathBytes.shown(file))' exists, written by \(id)\(BatchCommand.describeManifest(other)), not by this manifest; use --force to overwrite it")
     }
 
     /// The job's command with what it may replace.
@@ -489,6 +562,7 @@ struct BatchCommand {
             return Outcome(status: "skipped")
         }
         do throws(CLIError) {
+            try checkNotAnotherManifests(job, plan)
             let command = command(job, plan)
             var (engine, renderer, layout) = try command.prepare(job.resolved, overwrite: plan.output, overwriteReport: plan.report)
             try checkSidecarPath(job, plan)
@@ -501,7 +575,8 @@ struct BatchCommand {
             // still there (a failed render leaves them as they were)
             var sidecar = BatchSidecar(job: job.id, hash: hash, frames: layout.1.frameCount, state: "rendering",
                                        output: plan.output ? plan.vouchedOutput : nil,
-                                       report: plan.report ? plan.vouchedReport : nil)
+                                       report: plan.report ? plan.vouchedReport : nil,
+                                       manifestKey: ownerKey, manifestBytes: manifestBytes)
             // each later write replaces only the sidecar this run wrote (never a file or link
             // put at its name meanwhile)
             var written = try writeSidecar(job, sidecar, overwrite: plan.sidecar, onlyReplacing: plan.sidecarOnly)

@@ -36,6 +36,13 @@ struct BatchJob {
     /// rendered again. (Not the device: a network file system's device number is given by
     /// each client when it mounts, so it differs between the machines of a cluster, and every
     /// job would be rendered again on another node; inode and ctime come from the server.)
+    ///
+    /// Where the times cannot tell two versions apart, the input's bytes are hashed too
+    /// (`ContentHash`): a file whose modification and change times are both whole seconds
+    /// (exFAT and FAT, as on a recorder's SD card or a USB disk, have no change time of their
+    /// own, it is reported as the mtime, in whole or 2-second steps; an old file system without
+    /// nanoseconds), where `cp -p` of another take of the same length made in the same second
+    /// keeps inode, size, mtime and ctime. A file system with nanosecond times costs nothing more.
     func fingerprint() -> String {
         var text = "mixfx \(MixFXCommand.version)\u{1F}\(output)\u{1F}\(command.reportPath ?? "")\u{1F}"
         text += "type \(command.container?.rawValue ?? "from the name")\u{1F}"
@@ -45,6 +52,9 @@ struct BatchJob {
             if let st = FileSystem.status(input) {
                 text += "\u{1F}\(st.st_ino)\u{1F}\(st.st_size)"
                 text += "\u{1F}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)\u{1F}\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
+                if BatchJob.timesAreCoarse(st) {
+                    text += "\u{1F}bytes " + (ContentHash.of(regularFile: input).map { String($0, radix: 16) } ?? "unreadable")
+                }
             } else {
                 text += "\u{1F}missing"
             }
@@ -52,6 +62,14 @@ struct BatchJob {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
         return String(h, radix: 16)
+    }
+
+    /// Whether a file's times cannot tell its versions apart: the modification and change
+    /// times are both whole seconds (no nanoseconds: exFAT, FAT, a file system of whole-second
+    /// times); a file system with nanosecond times gives both whole seconds only by chance (a
+    /// `touch -d` or `tar` sets the mtime's, never the ctime's).
+    static func timesAreCoarse(_ st: stat) -> Bool {
+        st.st_mtim.tv_nsec == 0 && st.st_ctim.tv_nsec == 0
     }
 }
 
@@ -107,6 +125,10 @@ enum BatchManifest {
             }
         }
         var written: [FileIdentity: String] = [:]
+        // (and by their names folded to lower case: on a volume that does not tell case apart,
+        // `out/x.wav` and `out/X.wav` are one file)
+        var folded: [FileIdentity: (path: String, what: String)] = [:]
+        var caseBlind: [String: Bool] = [:]
         for j in jobs {
             for (what, path) in j.writtenFiles {
                 let id = FileIdentity(path: path)
@@ -120,11 +142,71 @@ enum BatchManifest {
                         problems.append("line \(j.line): the \(what) '\(path)' is also \(w)")
                     } else {
                         written[named] = "line \(j.line)'s \(what) '\(path)'"
+                        if case .planned(let d, let i, let name) = named {
+                            let key = FileIdentity.planned(folderDevice: d, folderInode: i, name: PathBytes.bytes(PathBytes.string(name).lowercased()))
+                            if let other = folded[key] {
+                                let folder = FileIdentity.folder(of: path)
+                                let blind = caseBlind[folder] ?? BatchManifest.sameFileInAnotherCase(other.path, path)
+                                caseBlind[folder] = blind
+                                // (one problem a line: its sidecar and lock follow its output)
+                                if blind && !(problems.last?.hasPrefix("line \(j.line): ") ?? false) {
+                                    problems.append("line \(j.line): the \(what) '\(path)' is also \(other.what) (its folder does not tell case apart)")
+                                }
+                            } else {
+                                folded[key] = (path, "line \(j.line)'s \(what) '\(path)'")
+                            }
+                        }
                     }
                 }
             }
         }
         return problems
+    }
+
+    /// Whether `a` and `b`, one folder's names that differ only in case, are one file: the
+    /// folder does not tell case apart. Where one exists, its spelling as the folder lists it
+    /// (`FileSystem.listedSpelling`) is the other's too; where neither does yet, the folder is
+    /// asked with a name it holds (`folderIgnoresCase`). (Only for names that clash folded,
+    /// so a manifest whose outputs differ otherwise costs nothing.)
+    static func sameFileInAnotherCase(_ a: String, _ b: String) -> Bool {
+        if FileSystem.linkStatus(a) != nil || FileSystem.linkStatus(b) != nil {
+            guard let sa = FileSystem.listedSpelling(a), let sb = FileSystem.listedSpelling(b) else { return false }
+            return sa == sb
+        }
+        return folderIgnoresCase(FileIdentity.folder(of: a))
+    }
+
+    /// Whether the folder `folder` does not tell case apart: one of its names with cased
+    /// letters, spelled otherwise, finds the same entry (its own name in its parent, on the
+    /// same volume, when it holds none).
+    static func folderIgnoresCase(_ folder: String) -> Bool {
+        func flipped(_ name: String) -> String {
+            String(name.map { c -> Character in
+                let s = String(c)
+                return Character(s == s.lowercased() ? s.uppercased() : s.lowercased())
+            })
+        }
+        func answers(_ parent: String, _ name: String) -> Bool? {
+            let other = flipped(name)
+            guard other != name, other.lowercased() == name.lowercased() else { return nil }
+            guard FileSystem.linkStatus(parent + "/" + other) != nil else { return false }
+            // (both spellings listed: two files in a folder that tells case apart)
+            guard let listed = FileSystem.names(inFolder: parent) else { return nil }
+            return !listed.contains(other)
+        }
+        if let listed = FileSystem.names(inFolder: folder) {
+            for name in listed.prefix(64) { if let a = answers(folder, name) { return a } }
+        }
+        // its own name, and its parents', while they are on its volume
+        guard let real = FileSystem.resolved(folder), let device = FileSystem.status(real)?.st_dev else { return false }
+        var path = real
+        while path != "/" {
+            let parent = FileIdentity.folder(of: path)
+            guard FileSystem.status(parent)?.st_dev == device else { return false }
+            if let a = answers(parent, FileIdentity.name(of: path)) { return a }
+            path = parent
+        }
+        return false
     }
 
     /// A path of the manifest as mixfx holds names (`PathBytes`: a manifest is UTF-8 text, so a

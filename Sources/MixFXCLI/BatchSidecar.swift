@@ -33,6 +33,11 @@ struct BatchSidecar {
     /// (report's) name, as it was just before the rename.
     var pendingOutput: FileRecord?
     var pendingReport: FileRecord?
+    /// Which manifest's job wrote it (`BatchCommand.ownerKey`: `file:` and the manifest's path
+    /// resolved, or `stdin:` and the folder a manifest on standard input was read in) and a
+    /// hash of that manifest's bytes; nil in a sidecar of an older mixfx.
+    var manifestKey: String? = nil
+    var manifestBytes: String? = nil
 
     /// The sidecar at `path` if it is mixfx's own; nil for anything else (nothing there, not
     /// JSON, another program's file).
@@ -45,7 +50,8 @@ struct BatchSidecar {
               let frames = obj["frames"] as? Int, let state = obj["state"] as? String else { return nil }
         return BatchSidecar(job: job, hash: hash, frames: frames, state: state,
                             output: FileRecord(json: obj["output"]), report: FileRecord(json: obj["report"]),
-                            pendingOutput: FileRecord(json: obj["pendingOutput"]), pendingReport: FileRecord(json: obj["pendingReport"]))
+                            pendingOutput: FileRecord(json: obj["pendingOutput"]), pendingReport: FileRecord(json: obj["pendingReport"]),
+                            manifestKey: obj["manifest"] as? String, manifestBytes: obj["manifestBytes"] as? String)
     }
 
     /// Whether the file at `path` is the output this sidecar recorded.
@@ -80,7 +86,8 @@ struct BatchSidecar {
         ["generator": BatchSidecar.generator, "job": job, "hash": hash, "frames": frames, "state": state,
          "mixfxVersion": MixFXCommand.version,
          "output": output?.json ?? NSNull(), "report": report?.json ?? NSNull(),
-         "pendingOutput": pendingOutput?.json ?? NSNull(), "pendingReport": pendingReport?.json ?? NSNull()]
+         "pendingOutput": pendingOutput?.json ?? NSNull(), "pendingReport": pendingReport?.json ?? NSNull(),
+         "manifest": manifestKey as Any? ?? NSNull(), "manifestBytes": manifestBytes as Any? ?? NSNull()]
     }
 }
 

@@ -3,8 +3,10 @@ import MixFX
 
 /// A 64-bit hash of a file's bytes, for a batch's sidecar: whether an output whose change time
 /// moved without its size or modification time (a backup that restores access times, a
-/// snapshot's hard link, `chmod -R`) still holds the bytes the batch wrote. It tells an accident
-/// from the same bytes, not a forgery (whoever can write the folder can write the sidecar too).
+/// snapshot's hard link, `chmod -R`) still holds the bytes the batch wrote; and for a job's
+/// fingerprint, which version of a track is at its name where the times cannot tell (exFAT,
+/// FAT: `BatchJob.timesAreCoarse`). It tells an accident from the same bytes, not a forgery
+/// (whoever can write the folder can write the sidecar too).
 ///
 /// Four lanes of eight bytes at a time, each h ← (h ⊕ w)·k, then h ⊕= h ≫ 29 (k =
 /// 0x9E3779B97F4A7C15, an odd constant whose bits are well mixed; four lanes so the multiplies
@@ -88,6 +90,17 @@ enum ContentHash {
         defer { close(fd) }
         guard let now = FileRecord(descriptor: fd), now.inode == expected.inode, now.size == expected.size,
               now.modifiedNanoseconds == expected.modifiedNanoseconds else { return nil }
+        return of(descriptor: fd)
+    }
+
+    /// The hash of the regular file at `path` (links followed: a track may be one), or nil when
+    /// it cannot be opened or is not a regular file (a FIFO is not read).
+    static func of(regularFile path: String) -> UInt64? {
+        let fd = FileSystem.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
         return of(descriptor: fd)
     }
 

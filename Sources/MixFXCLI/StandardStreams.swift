@@ -46,6 +46,20 @@ enum StandardStreams {
         return nil
     }
 
+    /// The names (lowercased) of the regular files open on `descriptors`, as the system gives
+    /// them (`/proc/self/fd`); nil when one is not known (no /proc, a file deleted) or a file
+    /// has other names too (hard links), so that a caller looks at every file instead.
+    static func names(of descriptors: [Int32]) -> Set<String>? {
+        var names = Set<String>()
+        for fd in descriptors {
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_nlink == 1, let target = FileSystem.linkTarget("/proc/self/fd/\(fd)"),
+                  target.hasPrefix("/"), !target.hasSuffix(" (deleted)") else { return nil }
+            names.insert(FileIdentity.name(of: target).lowercased())
+        }
+        return names
+    }
+
     /// Standard error (2) and output (1) that are regular files, with their identities.
     static func regularFiles() -> [(Int32, FileIdentity)] {
         regularFileStatuses().map { ($0.0, .existing(device: UInt64($0.1.st_dev), inode: UInt64($0.1.st_ino))) }
