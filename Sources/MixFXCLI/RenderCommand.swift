@@ -635,8 +635,8 @@ struct RenderCommand {
 
     /// Where the gain that avoided clipping brought the mix.
     static func ceilingText(_ r: RenderReport) -> String {
-        if let tp = r.truePeakDBTP { return String(format: "true peak now %.1f dBTP", tp) }
-        return String(format: "sample peak now %.1f dBFS; no room beside the output to keep the mix, so it was rendered twice and its true peak not measured", r.peakDBFS)
+        let tp = String(format: "true peak now %.1f dBTP", r.truePeakDBTP ?? r.peakDBFS)
+        return r.renderedTwice ? tp + " (no room beside the output to keep the mix: it was rendered again)" : tp
     }
 
     private func describe(_ f: OutputFormat) -> String {

@@ -136,11 +136,14 @@ public struct FileIdentitySet: Sendable {
 
     /// The spelling of a member that may be the file `st` describes seen under other numbers
     /// (`FileVersion.mayBeOneFile`), or nil.
-    public func memberSeenAs(_ st: stat) -> String? {
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+    public func memberSeenAs(_ st: stat) -> String? { membersSeenAs(st).first }
+
+    /// The spellings of every member that may be the file `st` describes seen under other numbers.
+    public func membersSeenAs(_ st: stat) -> [String] {
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return [] }
         let version = FileVersion(st), device = UInt64(st.st_dev), inode = UInt64(st.st_ino)
-        if let onOneDevice = versions[version]?.first(where: { $0.device == device && $0.inode != inode }) { return onOneDevice.spelling }
-        return inodes[inode]?.first { $0.device != device && $0.version.isWithinAMicrosecond(of: version) }?.spelling
+        return (versions[version] ?? []).filter { $0.device == device && $0.inode != inode }.map(\.spelling)
+            + (inodes[inode] ?? []).filter { $0.device != device && $0.version.isWithinAMicrosecond(of: version) }.map(\.spelling)
     }
 
     /// The spelling of the member that is the same file as `path`, or nil.

@@ -29,6 +29,22 @@ public enum FileSystem {
         PathBytes.withCString(path) { Glibc.open($0, flags, mode) }
     }
 
+    /// Whether the files open on `a` and `b` hold the same `size` bytes (read with `pread`, so
+    /// neither offset moves; a read that fails or comes short counts as different).
+    public static func sameBytes(_ a: Int32, _ b: Int32, size: Int64) -> Bool {
+        let chunk = 1 << 20
+        var x = [UInt8](repeating: 0, count: chunk), y = [UInt8](repeating: 0, count: chunk)
+        var offset: Int64 = 0
+        while offset < size {
+            let n = Int(min(Int64(chunk), size - offset))
+            let ra = x.withUnsafeMutableBytes { pread(a, $0.baseAddress!, n, off_t(offset)) }
+            let rb = y.withUnsafeMutableBytes { pread(b, $0.baseAddress!, n, off_t(offset)) }
+            guard ra == n, rb == n, x[..<n] == y[..<n] else { return false }
+            offset += Int64(n)
+        }
+        return true
+    }
+
     /// The absolute path without links, `.` or `..` (`realpath`); nil when a part is missing.
     public static func resolved(_ path: String) -> String? {
         guard let r = PathBytes.withCString(path, { realpath($0, nil) }) else { return nil }

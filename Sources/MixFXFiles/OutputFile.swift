@@ -221,7 +221,7 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .isInput(path: path)
         }
-        if let input = OutputFile.inputSeen(as: st, inputs: inputs, alsoInputs) {
+        if let input = OutputFile.inputSeen(as: st, inputs: inputs, alsoInputs, bytesAt: (fd, leaf)) {
             close(fd)
             throw .mayBeInput(path: path, input: input)
         }
@@ -263,11 +263,28 @@ public final class OutputFile: Sendable {
 
     /// The input (its spelling) that the existing file `st` may be, seen under other numbers
     /// (`FileVersion.mayBeOneFile`): one of `inputs`, standard input's file, one of `alsoInputs`.
-    static func inputSeen(as st: stat, inputs: FileIdentitySet, _ alsoInputs: [String]) -> String? {
-        if let spelling = inputs.memberSeenAs(st) { return spelling }
-        if let stdin = StandardInput.fileStatus, FileVersion.mayBeOneFile(stdin, st) { return "standard input" }
-        return alsoInputs.first { p in FileSystem.status(p).map { FileVersion.mayBeOneFile($0, st) } == true }
+    /// With `bytesAt` (the file's folder, open, and its name) a candidate counts only if it also
+    /// holds the same bytes: on a volume with coarse times (exFAT's 2 seconds) two files written
+    /// in one window to one size show one version, and only their bytes tell them apart (a copy
+    /// with the same bytes is refused, which loses nothing).
+    static func inputSeen(as st: stat, inputs: FileIdentitySet, _ alsoInputs: [String], bytesAt: (folder: Int32, name: String)? = nil) -> String? {
+        var candidates = inputs.membersSeenAs(st)
+        if let stdin = StandardInput.fileStatus, FileVersion.mayBeOneFile(stdin, st) { candidates.append(StandardInput.path) }
+        candidates += alsoInputs.filter { p in FileSystem.status(p).map { FileVersion.mayBeOneFile($0, st) } == true }
+        guard let (folder, name) = bytesAt else { return candidates.first.map(shownInput) }
+        let fd = PathBytes.withCString(name) { openat(folder, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+        guard fd >= 0 else { return candidates.first.map(shownInput) }
+        defer { close(fd) }
+        return candidates.first { c in
+            guard c != StandardInput.path else { return FileSystem.sameBytes(fd, 0, size: Int64(st.st_size)) }
+            let other = FileSystem.open(c, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+            guard other >= 0 else { return true }
+            defer { close(other) }
+            return FileSystem.sameBytes(fd, other, size: Int64(st.st_size))
+        }.map(shownInput)
     }
+
+    private static func shownInput(_ spelling: String) -> String { spelling == StandardInput.path ? "standard input" : spelling }
 
     /// Checks standard output as the output: it must be open and not one of the inputs (`mixfx render in.wav -o - >> in.wav`). Returns the
     /// temporary folder, opened, where its file is written first.

@@ -210,13 +210,14 @@ public struct OfflineRenderer {
         var report = passes.report(written, clipPolicy: policy, mixPeak: written.peak)
         if policy == .avoid && written.clippedSamples > 0 {
             // the mix clipped: one gain for all of it brings its true peak to the ceiling (where
-            // the mix was not kept, its sample peak: its true peak is then unmeasured)
+            // the mix was not kept, it is rendered again to measure it: the same bytes whatever
+            // room the disk had)
             let ceiling = pow(10, OfflineRenderer.safeCeilingDBTP / 20)
-            let truePeak: (peak: Float, dBTP: Double)? = if passes.keepsMix { try passes.truePeak() } else { nil }
-            let gain = Float(ceiling / Double(truePeak?.peak ?? written.peak))
+            let truePeak = try passes.truePeak()
+            let gain = Float(ceiling / Double(truePeak.peak))
             written = try passes.convert(stageGain: 1, trim: gain, dither: dithered)
             report.appliedGainDB = 20 * log10(Double(gain))
-            if let truePeak { report.truePeakDBTP = truePeak.dBTP + report.appliedGainDB }
+            report.truePeakDBTP = truePeak.dBTP + report.appliedGainDB
         } else if dither == .auto && dithered && written.offGridSamples == 0 {
             // every sample was already a value of the format (a pass-through, a plain sum of
             // 16-bit tracks): dither would only add noise, so write the mix again without
@@ -312,13 +313,14 @@ extension OfflineRenderer {
         }
         // Where the limiter turns peaks down, the mix ends up quieter than the gain alone would
         // make it: measure what was written and convert the kept mix again with a corrected
-        // gain (secant steps on loudness against gain; at most seven more passes, and the DSP
-        // does not run again).
+        // gain (secant steps on loudness against gain; at most seven more passes, from the kept
+        // mix; where there was no room to keep it, the DSP runs again for each: the same bytes
+        // whatever room the disk had).
         var (written, result) = try convert(gainDB: gainDB)
         var previous: (gainDB: Double, lufs: Double)?
         for _ in 0..<7 {
             let off = targetLUFS - result.integratedLUFS
-            guard limited, passes.keepsMix, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
+            guard limited, abs(off) > 0.02, result.integratedLUFS.isFinite else { break }
             // loudness rises by at most 1 LU per dB of gain, less the more the limiter works
             var slope = 1.0
             if let p = previous, gainDB != p.gainDB { slope = min(1, max(0.05, (result.integratedLUFS - p.lufs) / (gainDB - p.gainDB))) }

@@ -66,7 +66,6 @@ final class RenderPasses {
     deinit { mixAnalyzer?.deallocate() }
 
     /// Whether the mix was kept for the conversions.
-    var keepsMix: Bool { spill != nil }
 
     /// The mix is not needed again: its spill goes.
     func dropSpill() { spill = nil }

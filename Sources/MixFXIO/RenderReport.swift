@@ -28,8 +28,8 @@ public struct RenderReport: Sendable, Equatable {
     /// The output's true peak (4× oversampled, BS.1770-4), dBTP, where it was measured (when a
     /// gain was applied); nil otherwise.
     public var truePeakDBTP: Double?
-    /// True when the mix clipped and could not be kept for measuring (no room for the spill):
-    /// it was rendered again with the gain that brings its sample peak to the ceiling.
+    /// True when the mix was needed again (it clipped, or was normalised) and could not be kept
+    /// (no room for the spill): it was rendered again, to the same bytes.
     public var renderedTwice = false
     /// With `OfflineRenderer.normalizeLUFS`: the mix's integrated loudness before the gain, and
     /// the gain applied to reach the target (also in `appliedGainDB`).
