@@ -17,6 +17,11 @@ final class SmoothedTouch {
     private let lastFrame: UnsafeMutablePointer<Int>
     private let lastValue: UnsafeMutablePointer<Double>
 
+    /// Live looped playback: the timeline's length (0: no loop). A take held over the seam is
+    /// held to the pass's last frame (a point there), and goes on in a new take from the next
+    /// pass's first frame recorded. Control side, before rendering.
+    var loopFrames = 0
+
     init(_ parameters: [AudioParameter]) {
         self.parameters = parameters
         rings = parameters.map { $0.makeTouchRecording() }
@@ -54,13 +59,32 @@ final class SmoothedTouch {
     /// frames recorded last (a pitch's switch, `PitchShifter.switches(toCents:)`), so a change
     /// or a release there replaces the points recorded from `frame` on. A change at the frame
     /// recorded last (a pitch's next vocoder frame, the same for a few blocks) replaces that
-    /// point too. Render side.
+    /// point too. `acrossSeam` (looping, with `cutsBack`): `frame` is in the pass before the
+    /// one the frames recorded last are in (a switch heard before the seam, while the next
+    /// vocoder frame is already past it), so the change replaces the points recorded from
+    /// `frame` on in the take before the seam (`TouchTake.takes`: a point that cuts back to a
+    /// frame after its take's), and the take holds it to the pass's end. Render side.
     @_semantics("no_performance_analysis")
     @discardableResult
-    func record(_ i: Int, touched: Bool, atFrame frame: Int, value: Double, cutsBack: Bool = false) -> Bool {
+    func record(_ i: Int, touched: Bool, atFrame frame: Int, value: Double, cutsBack: Bool = false, acrossSeam: Bool = false) -> Bool {
         guard let ring = rings[i], frame >= 0 else { return touched }
         // (values first: no `self` right of `&&`)
-        let running = recording[i], last = lastFrame[i], changed = value != lastValue[i]
+        let running = recording[i], last = lastFrame[i], changed = value != lastValue[i], period = loopFrames
+        if running && cutsBack && acrossSeam && frame > last && period > 0 {
+            ring.push(TouchPoint(frame: max(0, frame - 1), value: lastValue[i], startsTake: false, cutsBack: true))
+            if touched {
+                ring.push(TouchPoint(frame: frame, value: value, startsTake: false))
+                if frame < period - 1 { ring.push(TouchPoint(frame: period - 1, value: value, startsTake: false)) }
+            }
+            recording[i] = touched
+            lastFrame[i] = period - 1
+            lastValue[i] = value
+            return touched
+        }
+        if running && touched && frame < last && period > 0 && last < period - 1 {
+            // (the seam: the take held to the pass's end; a new one starts below)
+            ring.push(TouchPoint(frame: period - 1, value: lastValue[i], startsTake: false))
+        }
         let cut = running && (cutsBack ? frame <= last : touched && changed && frame == last)
         if cut {
             // (the value before the change on the frame before it, so the lane steps there)
