@@ -397,15 +397,17 @@ final class TrackKernel: @unchecked Sendable {
         guard let touch = step.pitchTouch else { return step.pitchLaneCents ?? hand }
         let touched = step.pitch! { $0.isTouched }
         let cents = touched ? hand : step.pitchLaneCents ?? hand
-        let switches = shifter.switches(toCents: cents)
+        var switches = shifter.switches(toCents: cents)
         let period = loopFrames   // (values first: no `self` right of `&&`)
         var acrossSeam = false
         if switches && period > 0 {
             // (looping: the points recorded ahead may already be in the next pass, while the
-            // switch is heard before the seam: it cuts back into the take before the seam)
+            // switch is heard before the seam: it cuts back into the take before the seam; a
+            // take begun past the seam has none, and records it as a glide's, at the next frame)
             let ahead = pitchHeardTimelineFrame(shifter, tempo: step.fixedTempo, atOutput: false)
             let out = pitchHeardTimelineFrame(shifter, tempo: step.fixedTempo, atOutput: true)
             acrossSeam = LoopPosition.frame(ahead, period: period) - ahead != LoopPosition.frame(out, period: period) - out
+            if acrossSeam && !touch({ $0.canRecordBeforeSeam(0) }) { switches = false; acrossSeam = false }
         }
         let frame = pitchHeardFrame(shifter, tempo: step.fixedTempo, atOutput: switches)
         _ = touch { $0.record(0, touched: touched, atFrame: frame, value: hand, cutsBack: switches, acrossSeam: acrossSeam) }

@@ -146,8 +146,8 @@ import TestSupport
         let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (at, 200), (pass + 19_968, nil)]
         let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 40_000)
         let heard = Self.crossing(r.live, from: at, to: pass, above: true, -500)
-        // (the offline render is one pass: the last window ends at its end; a crossing that is not
-        // seen there is placed at the pass's end, which measures it as late as it can be seen)
+        // (the offline render is one pass: followed by its own start, as a loop plays it, so that
+        // the windows reach past its end)
         let written = Self.crossing(r.offline + r.offline.prefix(Self.w), from: at - 9_600, to: pass + Self.w / 2, above: true, -500)
         #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
         for f in stride(from: at + 1_000, to: pass, by: 250) {
@@ -157,6 +157,27 @@ import TestSupport
         for f in [30_000, 45_000, 60_000] {
             #expect(abs(r.merged.value(at: Double(f) / Self.rate, scale: .linear) + 300) < 1)
         }
+    }
+
+    /// Looped: a release that switches (back up to the lane's −300 from −1200) `before` frames
+    /// before the seam, while the shifter's next frame is past it. The take before the seam is
+    /// cut where the switch was heard and the written lane is the lane's from there (before
+    /// the fix: −1200 to the take's last point before the seam, the release's render 1 152 and
+    /// 3 504 frames after it was heard).
+    @Test(arguments: [2_048, 4_096])
+    func aSwitchedReleaseBeforeALoopSeam(before: Int) throws {
+        let pass = 96_000
+        let at = pass - before
+        let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (at, nil)]
+        let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 20_000)
+        let heard = Self.crossing(r.live, from: at, to: pass, above: true, -750)
+        let written = Self.crossing(r.offline + r.offline.prefix(Self.w), from: at - 9_600, to: pass + Self.w / 2, above: true, -750)
+        #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
+        for f in stride(from: at + 1_000, to: pass, by: 250) {
+            let v = r.merged.value(at: Double(f) / Self.rate, scale: .linear)
+            #expect(abs(v + 300) < 1, "the written lane at \(f) (after the release, before the seam): \(v)")
+        }
+        #expect(abs(r.merged.value(at: Double(pass - 20_000) / Self.rate, scale: .linear) + 1200) < 1)
     }
 
     /// Looped, without a switch: a touch held over the seam (down to −1200 from −300: glides).
