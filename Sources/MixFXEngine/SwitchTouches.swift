@@ -58,8 +58,8 @@ final class SwitchTouches {
                     switches[k].record.push(TouchPoint(frame: timeline, value: v, startsTake: !switches[k].wasTouched || jump))
                     switches[k].last = v
                 }
-                if period > 0 && timeline + n > period {
-                    // (the block crosses the seam: held to the pass's end, and from the next one's start)
+                if period > 0 && timeline + n >= period {
+                    // (the block reaches the seam: held to the pass's end, and from the next one's start)
                     switches[k].record.push(TouchPoint(frame: period - 1, value: v, startsTake: false))
                     switches[k].record.push(TouchPoint(frame: 0, value: v, startsTake: true))
                 }

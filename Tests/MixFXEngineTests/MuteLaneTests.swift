@@ -271,8 +271,9 @@ import TestSupport
     /// fix the take was recorded as the touch alone and the release alone, so the written lane
     /// let the lane's unmute at 46 000 back in and lost the mute at the start of pass 2 (15 488
     /// frames, 0.32 s, heard muted and written unmuted).
-    @Test func aHandsMuteHeldOverALoopSeamIsWrittenAsHeard() throws {
-        let frames = 48_000
+    /// (A pass of 48 128 frames ends on a block's end: the seam between two blocks.)
+    @Test(arguments: [(48_000, 15_488), (48_128, 15_360)])
+    func aHandsMuteHeldOverALoopSeamIsWrittenAsHeard(frames: Int, release: Int) throws {
         // (live, the sources loop as the player's feeder loops them)
         func session(looping: Bool = false) -> (AudioEngine, Track) {
             let engine = AudioEngine()
@@ -294,7 +295,7 @@ import TestSupport
         var live: [Float] = []
         while live.count < 2 * frames {
             if live.count == 40_960 { mute.touch(1) }
-            if live.count == frames + 15_488 { mute.release() }
+            if live.count == frames + release { mute.release() }
             let n = kernel.render(frameCount: 256)
             live += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
             takes.collect()
@@ -305,11 +306,11 @@ import TestSupport
         t2.automation[.mute] = written
         let offline = try renderAll(e2, block: 1000)[0]
         // the spans the hand held, each against the pass it was heard in
-        let pass1 = Array(live[40_960..<frames]), pass2 = Array(live[frames..<(frames + 15_488 + 480)])
-        let off1 = Array(offline[40_960..<frames]), off2 = Array(offline[0..<(15_488 + 480)])
+        let pass1 = Array(live[40_960..<frames]), pass2 = Array(live[frames..<(frames + release + 480)])
+        let off1 = Array(offline[40_960..<frames]), off2 = Array(offline[0..<(release + 480)])
         let differ1 = zip(pass1, off1).filter { $0 != $1 }.count, differ2 = zip(pass2, off2).filter { $0 != $1 }.count
         #expect(differ1 == 0 && differ2 == 0, "frames off the live playback: \(differ1) of pass 1's take, \(differ2) of pass 2's; written \(written.breakpoints.map { (Int(($0.seconds * Self.rate).rounded()), $0.value) })")
-        #expect(written == AutomationLane([.init(seconds: 0, value: 1, curve: .step), .init(seconds: s(15_488), value: 0, curve: .step),
+        #expect(written == AutomationLane([.init(seconds: 0, value: 1, curve: .step), .init(seconds: s(release), value: 0, curve: .step),
                                            .init(seconds: 0.5, value: 1, curve: .step), .init(seconds: 0.6, value: 0, curve: .step),
                                            .init(seconds: s(40_960), value: 1, curve: .step)]))
     }
