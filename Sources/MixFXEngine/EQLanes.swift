@@ -27,6 +27,10 @@ struct EQLanes {
     /// Playback jumped: touch takes that run end (`SmoothedTouch.cut`). Render side.
     func cutTakes() { touch._withUnsafeGuaranteedRef { $0.cut() } }
 
+    /// Live looped playback: the timeline's length (0: no loop), for the touch takes held over
+    /// a seam (`SmoothedTouch.loopFrames`). Control side.
+    func setLoop(frames: Int) { touch._withUnsafeGuaranteedRef { $0.loopFrames = frames } }
+
     /// Gives up the lanes (the owner's `deinit`; see `AutomatedValue.release`).
     func release() {
         for a in [bassGain, bassFrequency, bassSlope, trebleGain, trebleFrequency, trebleSlope, globalGain] { a.release() }

@@ -372,8 +372,8 @@ public final class RenderKernel: @unchecked Sendable {
             gate._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline, period: period) }
         }
         if let touches = switchTouchesRef {
-            let first = mixFrame, timeline = timelineFrame(mixFrame)
-            touches._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline) }
+            let first = mixFrame, timeline = timelineFrame(mixFrame), period = loops ? layout.frameCount : 0
+            touches._withUnsafeGuaranteedRef { $0.advance(fromFrame: first, count: n, timeline: timeline, period: period) }
         }
         let scheduled = runSchedules(frameCount: n)
         if pipelined { return mixPipelined(frameCount: n, outL, outR, outChannels, anySolo: solo, scheduled: scheduled) }

@@ -7,7 +7,10 @@
 /// there): a touch, and each new hand value while touched, is a point (frame, value), the first
 /// starting a take; the release is a point with the value the switch plays from then on (its
 /// lane's there, or without a lane the hand's, which stays), ending the take. A jump in the
-/// mix's frames (a seek) while touched starts a new take at the target.
+/// mix's frames (a seek) while touched starts a new take at the target. Looping, a switch held
+/// over the seam is held to the pass's last frame (a point there ends the take, so the lane's
+/// steps after the touch are written over) and again from the next pass's first frame (a new
+/// take), as it was heard.
 ///
 /// It also keeps each switch's `playedValue`: the hand's, or its lane's at the block.
 ///
@@ -34,11 +37,12 @@ final class SwitchTouches {
     }
 
     /// Records the block of `count` frames from mix frame `first`, whose first timeline frame
-    /// is `timeline`. Render side, once per block.
+    /// is `timeline` (`period` > 0: the timeline starts again at 0 after `period` frames, a
+    /// loop). Render side, once per block.
     /// Vouched for, as `LiveGains.advance` is (docs/realtime.md): it reads its parameters and
     /// rings from an array of references.
     @_semantics("no_performance_analysis")
-    func advance(fromFrame first: Int, count n: Int, timeline: Int) {
+    func advance(fromFrame first: Int, count n: Int, timeline: Int, period: Int) {
         let jump = first != expectedFrame
         expectedFrame = first + n
         for k in switches.indices {
@@ -53,6 +57,11 @@ final class SwitchTouches {
                 if !switches[k].wasTouched || jump || v != switches[k].last {
                     switches[k].record.push(TouchPoint(frame: timeline, value: v, startsTake: !switches[k].wasTouched || jump))
                     switches[k].last = v
+                }
+                if period > 0 && timeline + n >= period {
+                    // (the block reaches the seam: held to the pass's end, and from the next one's start)
+                    switches[k].record.push(TouchPoint(frame: period - 1, value: v, startsTake: false))
+                    switches[k].record.push(TouchPoint(frame: 0, value: v, startsTake: true))
                 }
             } else if switches[k].wasTouched {
                 let v = switches[k].lane?.value(atFrame: timeline) ?? p.clampedValue

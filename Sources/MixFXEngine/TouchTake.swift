@@ -19,7 +19,9 @@ public struct TouchTake: Sendable, Equatable {
 
     /// The takes in `recorded` (a take begins at a point that starts one, or where the frames
     /// go back: a seek, a loop's seam; a point that cuts back replaces its take's points from
-    /// its frame on), frames at `sampleRate`.
+    /// its frame on; one that cuts back to a frame after its take's last, a pitch's switch
+    /// heard before a loop's seam while the take recorded ahead is already past it, replaces
+    /// that take and cuts back the take before it), frames at `sampleRate`.
     public static func takes(from recorded: [TouchPoint], sampleRate: Double) -> [TouchTake] {
         var takes: [TouchTake] = []
         var current: [AutomationLane.Breakpoint] = []
@@ -27,6 +29,12 @@ public struct TouchTake: Sendable, Equatable {
         var lastFrame = Int.min
         for p in recorded {
             var p = p
+            if p.cutsBack && !p.startsTake && p.frame > lastFrame && !current.isEmpty, let before = takes.last {
+                // (across the seam: the take before it again, the points past the seam dropped)
+                takes.removeLast()
+                current = before.points
+                frames = before.points.map { Int(($0.seconds * sampleRate).rounded()) }
+            }
             if p.cutsBack && !p.startsTake && !current.isEmpty {
                 // (the value there is the take's as recorded, between the points kept and cut)
                 var after: (frame: Int, value: Double)?

@@ -34,7 +34,10 @@ final class EQKernel {
     /// shifter that changes the tempo: the input position, which `inputMap`/`inputTempo` take
     /// to the timeline, `TrackTempo.inputToTimeline`).
     var lanes: EQLanes? {
-        didSet { oldValue?.release() }
+        didSet {
+            oldValue?.release()
+            lanes?.setLoop(frames: loopFrames)
+        }
     }
     var position = 0
     var inputMap: TempoMap? {
@@ -46,8 +49,10 @@ final class EQKernel {
     var readsInput = false
     /// Live looped playback: the timeline's length (0: no loop); position p is then the
     /// timeline's frame (before a shifter at a steady tempo R, p/R) mod `loopFrames`, so the
-    /// lanes start again at every seam.
-    var loopFrames = 0
+    /// lanes start again at every seam (a hand's take held over it too: `SmoothedTouch`).
+    var loopFrames = 0 {
+        didSet { lanes?.setLoop(frames: loopFrames) }
+    }
     /// The node's parameters (nil: no node, the settings are given to `process(target:…)`).
     private let parameters: NodeParameters?
     private struct NodeParameters {
@@ -336,6 +341,7 @@ final class TrackKernel: @unchecked Sendable {
             pitchMap?.periodFrames = Double(frames)
         }
         for e in effects { if case .eq(_, let k) = e { k.loopFrames = frames } }
+        for t in pitchTouches { t.loopFrames = frames }
     }
 
     /// The tempo at timeline frame `frame`: the tempo map's there, else the layout's tempo.
@@ -393,15 +399,18 @@ final class TrackKernel: @unchecked Sendable {
         let cents = touched ? hand : step.pitchLaneCents ?? hand
         var switches = shifter.switches(toCents: cents)
         let period = loopFrames   // (values first: no `self` right of `&&`)
+        var acrossSeam = false
         if switches && period > 0 {
-            // (looping: the points recorded ahead are already in the next pass, out of a cut's
-            // reach; the change is recorded where the next frame is heard, as a glide's is)
+            // (looping: the points recorded ahead may already be in the next pass, while the
+            // switch is heard before the seam: it cuts back into the take before the seam; a
+            // take begun past the seam has none, and records it as a glide's, at the next frame)
             let ahead = pitchHeardTimelineFrame(shifter, tempo: step.fixedTempo, atOutput: false)
             let out = pitchHeardTimelineFrame(shifter, tempo: step.fixedTempo, atOutput: true)
-            if LoopPosition.frame(ahead, period: period) - ahead != LoopPosition.frame(out, period: period) - out { switches = false }
+            acrossSeam = LoopPosition.frame(ahead, period: period) - ahead != LoopPosition.frame(out, period: period) - out
+            if acrossSeam && !touch({ $0.canRecordBeforeSeam(0) }) { switches = false; acrossSeam = false }
         }
         let frame = pitchHeardFrame(shifter, tempo: step.fixedTempo, atOutput: switches)
-        _ = touch { $0.record(0, touched: touched, atFrame: frame, value: hand, cutsBack: switches) }
+        _ = touch { $0.record(0, touched: touched, atFrame: frame, value: hand, cutsBack: switches, acrossSeam: acrossSeam) }
         return cents
     }
 

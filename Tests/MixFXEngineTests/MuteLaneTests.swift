@@ -261,4 +261,57 @@ import TestSupport
         #expect(try #require(soloTakes.mergedLane()) == AutomationLane([.init(seconds: 0, value: 0, curve: .step),
                                                                        .init(seconds: s(5_120), value: 1, curve: .step)]))
     }
+
+    /// Looped (a 1 s session), a hand mutes track 1 late in pass 1 (its lane unmutes it there)
+    /// and holds the mute over the seam into pass 2, releasing it at 15 488 (the lane there:
+    /// unmuted; it mutes 24 000–28 800 and 44 000–46 000). Heard: pass 1 muted from the touch to
+    /// the seam (its lane's 44 000 step too), pass 2 muted from its first frame to the release.
+    /// The written lane holds both (later passes over earlier ones where both were held), and
+    /// rendered offline it is, to the bit, what played in each span the hand held: before the
+    /// fix the take was recorded as the touch alone and the release alone, so the written lane
+    /// let the lane's unmute at 46 000 back in and lost the mute at the start of pass 2 (15 488
+    /// frames, 0.32 s, heard muted and written unmuted).
+    /// (A pass of 48 128 frames ends on a block's end: the seam between two blocks.)
+    @Test(arguments: [(48_000, 15_488), (48_128, 15_360)])
+    func aHandsMuteHeldOverALoopSeamIsWrittenAsHeard(frames: Int, release: Int) throws {
+        // (live, the sources loop as the player's feeder loops them)
+        func session(looping: Bool = false) -> (AudioEngine, Track) {
+            let engine = AudioEngine()
+            func source(_ v: Float) -> any AudioSource {
+                let x = [Float](repeating: v, count: frames)
+                return looping ? LoopingSource(x, sampleRate: 48_000) : MemorySource(channels: [x], sampleRate: 48_000)
+            }
+            let t = engine.addTrack(source: source(0.5))
+            _ = engine.addTrack(source: source(0.25))
+            t.automation[.mute] = AutomationLane([(0, 0), (0.5, 1), (0.6, 0), (44_000 / Self.rate, 1), (46_000 / Self.rate, 0)], curve: .step)
+            return (engine, t)
+        }
+        let (engine, t) = session(looping: true)
+        let mute = t.player.muteParameter
+        let takes = TouchTakes(mute, sampleRate: Self.rate)
+        let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
+        kernel.loops = true
+        try kernel.start()
+        var live: [Float] = []
+        while live.count < 2 * frames {
+            if live.count == 40_960 { mute.touch(1) }
+            if live.count == frames + release { mute.release() }
+            let n = kernel.render(frameCount: 256)
+            live += UnsafeBufferPointer(start: kernel.output.channel(0), count: n)
+            takes.collect()
+        }
+        let written = try #require(takes.mergedLane())
+        let s = { (f: Int) in Double(f) / Self.rate }
+        let (e2, t2) = session()
+        t2.automation[.mute] = written
+        let offline = try renderAll(e2, block: 1000)[0]
+        // the spans the hand held, each against the pass it was heard in
+        let pass1 = Array(live[40_960..<frames]), pass2 = Array(live[frames..<(frames + release + 480)])
+        let off1 = Array(offline[40_960..<frames]), off2 = Array(offline[0..<(release + 480)])
+        let differ1 = zip(pass1, off1).filter { $0 != $1 }.count, differ2 = zip(pass2, off2).filter { $0 != $1 }.count
+        #expect(differ1 == 0 && differ2 == 0, "frames off the live playback: \(differ1) of pass 1's take, \(differ2) of pass 2's; written \(written.breakpoints.map { (Int(($0.seconds * Self.rate).rounded()), $0.value) })")
+        #expect(written == AutomationLane([.init(seconds: 0, value: 1, curve: .step), .init(seconds: s(release), value: 0, curve: .step),
+                                           .init(seconds: 0.5, value: 1, curve: .step), .init(seconds: 0.6, value: 0, curve: .step),
+                                           .init(seconds: s(40_960), value: 1, curve: .step)]))
+    }
 }

@@ -34,15 +34,16 @@ import TestSupport
                     moves: [(frame: Int, to: Double?)], loops: Bool = false, frames: Int? = nil,
                     sameBlock: ((Int, Track) -> Void)? = nil) throws -> Run {
         let x = Signals.sine(frequencyHz: 440, sampleRate: rate, frames: inputFrames, amplitude: 0.5)
-        func make(_ lane: AutomationLane?) -> (AudioEngine, Track) {
+        func make(_ lane: AutomationLane?, looping: Bool = false) -> (AudioEngine, Track) {
             let engine = AudioEngine()
-            let t = engine.addTrack(source: MemorySource(channels: [x], sampleRate: 48_000))
+            // (live looped, the source loops as the player's feeder loops it)
+            let t = engine.addTrack(source: looping ? LoopingSource(x, sampleRate: 48_000) : MemorySource(channels: [x], sampleRate: 48_000))
             if let lane { t.automation[.pitchCents] = lane }
             t.timePitch.pitchParameter.value = value
             if tempo != 1 { t.timePitch.rate = tempo }
             return (engine, t)
         }
-        let (engine, t) = make(lane)
+        let (engine, t) = make(lane, looping: loops)
         let pitch = t.timePitch.pitchParameter
         let takes = TouchTakes(pitch, sampleRate: rate)
         let kernel = try engine.makeKernel(maximumFrameCount: 256, mode: .live)
@@ -127,11 +128,70 @@ import TestSupport
         }
     }
 
+    /// Looped (2 s session): a switch up from −1200 to +200 cents `before` frames before the
+    /// seam, while the shifter's next frame is already in the next pass, held over the seam and
+    /// released in the next pass. Heard at once (the switch's crossfade at the output); the
+    /// written lane should step there too and hold +200 to the seam, its render crossing
+    /// halfway within 20 ms of the live playback. On the first version the switch was recorded
+    /// as a glide's, at the next frame, past the seam: the written lane fell back to the lane
+    /// (−300) for the pass's last frames and the step was lost there (measured: heard 93 952,
+    /// written 96 112 for a switch 2048 frames before the seam; 9 648 and 9 600 frames apart
+    /// for 3072 and 4096, the written lane stepping at the take's start instead). (Closer to
+    /// the seam than 2048 frames the written render's crossing is not measured: the 4096-frame
+    /// window reaches past the render's end.)
+    @Test(arguments: [2_048, 3_072, 4_096])
+    func aSwitchHeldOverALoopSeam(before: Int) throws {
+        let pass = 96_000
+        let at = pass - before
+        let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (at, 200), (pass + 19_968, nil)]
+        let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 40_000)
+        let heard = Self.crossing(r.live, from: at, to: pass, above: true, -500)
+        // (the offline render is one pass: followed by its own start, as a loop plays it, so that
+        // the windows reach past its end)
+        let written = Self.crossing(r.offline + r.offline.prefix(Self.w), from: at - 9_600, to: pass + Self.w / 2, above: true, -500)
+        #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
+        for f in stride(from: at + 1_000, to: pass, by: 250) {
+            let v = r.merged.value(at: Double(f) / Self.rate, scale: .linear)
+            #expect(abs(v - 200) < 1, "the written lane at \(f) (after the switch, before the seam): \(v)")
+        }
+        for f in [30_000, 45_000, 60_000] {
+            #expect(abs(r.merged.value(at: Double(f) / Self.rate, scale: .linear) + 300) < 1)
+        }
+    }
+
+    /// Looped: a release that switches (back up to the lane's −300 from −1200) `before` frames
+    /// before the seam, while the shifter's next frame is past it. The take before the seam is
+    /// cut where the switch was heard and the written lane is the lane's from there (before
+    /// the fix: −1200 to the take's last point before the seam, the release's render 1 152 and
+    /// 3 504 frames after it was heard).
+    @Test(arguments: [2_048, 4_096])
+    func aSwitchedReleaseBeforeALoopSeam(before: Int) throws {
+        let pass = 96_000
+        let at = pass - before
+        let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (at, nil)]
+        let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 20_000)
+        let heard = Self.crossing(r.live, from: at, to: pass, above: true, -750)
+        let written = Self.crossing(r.offline + r.offline.prefix(Self.w), from: at - 9_600, to: pass + Self.w / 2, above: true, -750)
+        #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
+        for f in stride(from: at + 1_000, to: pass, by: 250) {
+            let v = r.merged.value(at: Double(f) / Self.rate, scale: .linear)
+            #expect(abs(v + 300) < 1, "the written lane at \(f) (after the release, before the seam): \(v)")
+        }
+        #expect(abs(r.merged.value(at: Double(pass - 20_000) / Self.rate, scale: .linear) + 1200) < 1)
+    }
+
     /// Looped, without a switch: a touch held over the seam (down to −1200 from −300: glides).
+    /// The written lane holds the hand's value to the pass's last frame (before the fix the take
+    /// before the seam ended at its last point, up to 511 frames before it, and the lane
+    /// stepped back to −300 a frame later).
     @Test func aGlideHeldOverALoopSeam() throws {
         let pass = 96_000
         let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (pass + 19_968, nil)]
         let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 40_000)
+        for f in stride(from: pass - 2_000, to: pass, by: 100) {
+            let v = r.merged.value(at: Double(f) / Self.rate, scale: .linear)
+            #expect(abs(v + 1200) < 1, "the written lane at \(f) (held to the seam): \(v)")
+        }
         for f in [30_000, 45_000, 60_000] {
             #expect(abs(r.merged.value(at: Double(f) / Self.rate, scale: .linear) + 300) < 1, "the written lane at \(f) (no hand there): \(r.merged.value(at: Double(f) / Self.rate, scale: .linear))")
         }
