@@ -27,6 +27,13 @@ true envelope (iterated cepstral smoothing that rests on the harmonic peaks, Rö
 over 100 Hz–5 kHz, then the mean over frames. "level-free" removes each frame's mean difference
 first (the envelope's shape only). The plain shifts' error is how far the envelope moved without
 correction: a formant mode should land well under it.
+
+Formant positions, beside the error: per voiced frame, the input envelope's first two formants
+(its local maxima over 150 Hz-3.5 kHz standing 3 dB or more over their surroundings) and the
+output envelope's largest value within ±25 % of each; the mean |F out / F in - 1| per row and
+overall. And the unit tests' synthetic vowel (PitchShifterTests.formantsStayWherePreserved,
+formants 700, 1500, 2600 Hz) at f0 100 and 150 Hz, -700 to +700 cents, each formant's peak
+read from the harmonics' amplitudes as that test reads it (--no-vowel leaves it out).
 """
 import argparse
 import os
@@ -158,15 +165,52 @@ ITERATIONS = 40
 
 
 def true_envelope(logmag, order, iterations=None):
-    """Cepstral smoothing iterated to rest on the peaks (dB in, dB out), one frame."""
-    a = logmag.copy()
+    """Cepstral smoothing iterated to rest on the peaks (dB in, dB out): one frame, or frames in
+    rows with an order each."""
+    a = np.atleast_2d(logmag).astype(np.float64)
+    order = np.atleast_1d(order)
+    q = np.arange(2 * (a.shape[1] - 1))
+    keep = (q[None, :] <= order[:, None]) | (q[None, :] >= len(q) - order[:, None])
     v = a.copy()
     for _ in range(ITERATIONS if iterations is None else iterations):
-        c = np.fft.irfft(v)
-        c[order + 1:len(c) - order] = 0
-        env = np.fft.rfft(c).real
+        c = np.fft.irfft(v, axis=1)
+        c[~keep] = 0
+        env = np.fft.rfft(c, axis=1).real
         v = np.maximum(a, env)
-    return env
+    return env if np.ndim(logmag) > 1 else env[0]
+
+
+def formant_peaks(env, lo=150.0, hi=3500.0, prominence=3.0):
+    """The first two formants of an envelope (dB per bin of a WIN-point frame): its local maxima
+    between lo and hi Hz that stand at least `prominence` dB over the lowest point between them
+    and the next higher maximum (or the band's end) on both sides, in Hz, lowest first."""
+    a, b = int(lo * WIN / RATE), int(hi * WIN / RATE)
+    e = env[a:b + 1]
+    cand = [i for i in range(1, len(e) - 1) if e[i] >= e[i - 1] and e[i] > e[i + 1]]
+    out = []
+    for i in cand:
+        left = e[:i][::-1]
+        hl = np.nonzero(left > e[i])[0]
+        ml = left[:hl[0]].min() if len(hl) else left.min() if len(left) else e[i]
+        right = e[i + 1:]
+        hr = np.nonzero(right > e[i])[0]
+        mr = right[:hr[0]].min() if len(hr) else right.min() if len(right) else e[i]
+        if e[i] - max(ml, mr) >= prominence:
+            out.append((a + i) * RATE / WIN)
+        if len(out) == 2:
+            break
+    return out
+
+
+def peak_near(env, f, reach=1.25):
+    """The largest value of env within f/reach..f·reach, in Hz (parabola through its bins)."""
+    a, b = int(f / reach * WIN / RATE), int(np.ceil(f * reach * WIN / RATE))
+    i = a + int(np.argmax(env[a:b + 1]))
+    if a < i < b:
+        den = env[i - 1] - 2 * env[i] + env[i + 1]
+        d = 0.5 * (env[i - 1] - env[i + 1]) / den if den < 0 else 0.0
+        return (i + d) * RATE / WIN
+    return i * RATE / WIN
 
 
 def envelope_error(x, y, ratio):
@@ -177,15 +221,68 @@ def envelope_error(x, y, ratio):
     sy = np.abs(np.fft.rfft(fy)) ** 2
     floor = sx.max() * 1e-10
     band = slice(int(100 * WIN / RATE), int(5000 * WIN / RATE) + 1)
-    raw, shape = [], []
-    for i in np.nonzero(f0)[0]:
-        order = max(8, int(RATE / (2 * f0[i] * max(1.0, ratio))))
-        ex = true_envelope(10 * np.log10(sx[i] + floor), order)
-        ey = true_envelope(10 * np.log10(sy[i] + floor), order)
+    raw, shape, moved = [], [], [[], []]
+    idx = np.nonzero(f0)[0]
+    orders = np.maximum(8, (RATE / (2 * f0[idx] * max(1.0, ratio))).astype(int))
+    exs = true_envelope(10 * np.log10(sx[idx] + floor), orders)
+    eys = true_envelope(10 * np.log10(sy[idx] + floor), orders)
+    for ex, ey in zip(exs, eys):
         d = (ey - ex)[band]
         raw.append(np.sqrt(np.mean(d ** 2)))
         shape.append(np.sqrt(np.mean((d - d.mean()) ** 2)))
-    return float(np.mean(raw)), float(np.mean(shape)), int(len(raw))
+        for j, f in enumerate(formant_peaks(ex)):
+            moved[j].append(abs(peak_near(ey, f) / f - 1))
+    # formant positions: mean |output's peak / input's − 1| over the frames where the input has it
+    pos = [float(np.mean(m)) if m else float("nan") for m in moved]
+    return float(np.mean(raw)), float(np.mean(shape)), int(len(raw)), pos
+
+
+def vowel_positions(ts, work, args):
+    """The unit tests' synthetic vowel (PitchShifterTests.formantsStayWherePreserved: harmonics
+    under Gaussian formants at 700, 1500, 2600 Hz, σ 150 Hz, troughs −34 dB), at f0 100 and 150 Hz,
+    through each tool's formant mode: where each formant peak lands (a parabola through the dB
+    amplitudes of the three harmonics around the largest within ±30 %), in % off."""
+    formants = [700.0, 1500.0, 2600.0]
+    n = 3 * RATE
+    t = np.arange(n) / RATE
+    print("synthetic vowel (formants 700, 1500, 2600 Hz): % off per formant, formant mode")
+    worst = {name: 0.0 for name, _ in ts}
+    for f0 in (100.0, 150.0):
+        x = np.zeros(n)
+        k = 1
+        while k * f0 < 8000:
+            a = 0.05 * (0.02 + sum(np.exp(-((k * f0 - f) / 150) ** 2 / 2) for f in formants))
+            x += a * np.sin(2 * np.pi * k * f0 * t + k * k * 0.7)
+            k += 1
+        body = slice(RATE, RATE + 8192)
+
+        def peaks(y, f0):
+            seg = y[body]
+            i = np.arange(len(seg))
+            def amp(f):
+                return 2 * abs(np.sum(seg * np.exp(-2j * np.pi * f * i / RATE))) / len(seg)
+            out = []
+            for f in formants:
+                ks = np.arange(int(np.ceil(0.7 * f / f0)), int(1.3 * f / f0) + 1)
+                a = np.array([20 * np.log10(amp(kk * f0) + 1e-12) for kk in ks])
+                m = int(np.argmax(a))
+                if 0 < m < len(a) - 1:
+                    d = 0.5 * (a[m - 1] - a[m + 1]) / (a[m - 1] - 2 * a[m] + a[m + 1])
+                else:
+                    d = 0.0
+                out.append((ks[m] + d) * f0)
+            return out
+        for cents in (-700, -300, 300, 700):
+            ratio = 2 ** (cents / 1200)
+            row = []
+            for tool in ts:
+                lag = click_lag(tool, cents, True, work, args)[0]
+                y = align(x, render(tool, x, cents, True, work, args), lag)
+                off = [100 * (p / f - 1) for p, f in zip(peaks(y, f0 * ratio), formants)]
+                worst[tool[0]] = max(worst[tool[0]], max(abs(o) for o in off))
+                row.append(f"{tool[0]} " + " ".join(f"{o:+5.1f}" for o in off))
+            print(f"  f0 {f0:3.0f} Hz {cents:+d} ct:  " + "   ".join(row))
+    print("  largest |% off|: " + ", ".join(f"{k} {v:.1f}" for k, v in worst.items()))
 
 
 def main():
@@ -195,6 +292,8 @@ def main():
     p.add_argument("--work")
     p.add_argument("--cepstral", action="store_true",
                    help="a cross-check: plain cepstral smoothing (one pass, between the peaks and troughs) instead of the true envelope")
+    p.add_argument("--formant-only", action="store_true", help="leave out the plain shifts (quicker)")
+    p.add_argument("--no-vowel", action="store_true", help="leave out the synthetic vowel's formant positions")
     p.add_argument("--tools", default="mixfx,rubberband,signalsmith", help="which of them to run (comma-separated)")
     args = p.parse_args()
     global ITERATIONS
@@ -209,30 +308,45 @@ def main():
         cells = []
         for cents in SHIFTS:
             for formant in (True, False):
+                if formant is False and args.formant_only:
+                    lags[tool[0], cents, formant], kept = 0, True
+                    cells.append("-")
+                    continue
                 lags[tool[0], cents, formant], kept = click_lag(tool, cents, formant, work, args)
                 cells.append(f"{lags[tool[0], cents, formant]:+d}{'' if kept else ' (LENGTH)'}")
         print(f"  {tool[0]:12s} " + "   ".join(f"{c:+d} ct: {cells[2 * i]}, {cells[2 * i + 1]}" for i, c in enumerate(SHIFTS)))
     print("spectral envelope error, dB RMS over 100 Hz-5 kHz, mean over voiced frames (lower is better)")
     print("formant mode: raw / level-free;  plain shift (no correction): raw / level-free")
     totals = {name: [] for name, _ in ts}
+    positions = {name: [] for name, _ in ts}
     for label, x in inputs(work):
         for cents in SHIFTS:
             ratio = 2 ** (cents / 1200)
             print(f"\n{label}, {cents:+d} cents")
             for tool in ts:
                 cells = []
-                for formant in (True, False):
+                for formant in (True,) if args.formant_only else (True, False):
                     y = align(x, render(tool, x, cents, formant, work, args), lags[tool[0], cents, formant])
-                    raw, shape, nf = envelope_error(x, y, ratio)
+                    raw, shape, nf, pos = envelope_error(x, y, ratio)
                     cells.append(f"{raw:5.2f} / {shape:5.2f}")
                     if formant:
                         totals[tool[0]].append((raw, shape))
-                print(f"  {tool[0]:12s} formant {cells[0]}   plain {cells[1]}   ({nf} frames)")
+                        positions[tool[0]].append(pos)
+                        fpos = pos
+                cells.append("  -   /   -  ")
+                print(f"  {tool[0]:12s} formant {cells[0]}   plain {cells[1]}   ({nf} frames)"
+                      f"   F1 {100 * fpos[0]:4.1f} %, F2 {100 * fpos[1]:4.1f} % off")
     print("\nsummary: mean over inputs and shifts, formant mode (raw / level-free), and mixfx's against each")
     m = np.mean(totals["mixfx"], axis=0) if "mixfx" in totals else np.full(2, np.nan)
     for name, v in totals.items():
         v = np.mean(v, axis=0)
         print(f"  {name:12s} {v[0]:5.2f} / {v[1]:5.2f}" + ("" if name == "mixfx" else f"   mixfx/{name} {m[0] / v[0]:.2f} / {m[1] / v[1]:.2f}"))
+    print("formant positions, formant mode: mean over inputs and shifts of the mean |F out / F in - 1| (F1, F2)")
+    for name, v in positions.items():
+        v = np.nanmean(v, axis=0)
+        print(f"  {name:12s} F1 {100 * v[0]:4.1f} %, F2 {100 * v[1]:4.1f} %")
+    if not args.no_vowel:
+        vowel_positions(ts, work, args)
 
 
 if __name__ == "__main__":
