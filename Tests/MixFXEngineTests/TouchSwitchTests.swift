@@ -145,17 +145,23 @@ import TestSupport
         let at = pass - before
         let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (at, 200), (pass + 19_968, nil)]
         let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 40_000)
-        let heard = Self.crossing(r.live, from: at, to: pass, above: true, -500)
-        // (the offline render is one pass: followed by its own start, as a loop plays it, so that
-        // the windows reach past its end)
-        let written = Self.crossing(r.offline + r.offline.prefix(Self.w), from: at - 9_600, to: pass + Self.w / 2, above: true, -500)
-        #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
-        for f in stride(from: at + 1_000, to: pass, by: 250) {
-            let v = r.merged.value(at: Double(f) / Self.rate, scale: .linear)
-            #expect(abs(v - 200) < 1, "the written lane at \(f) (after the switch, before the seam): \(v)")
-        }
+        Self.expectSwitchWrittenAsHeard(r, at: at, pass: pass, crossingCents: -500, thenCents: 200)
         for f in [30_000, 45_000, 60_000] {
             #expect(abs(r.merged.value(at: Double(f) / Self.rate, scale: .linear) + 300) < 1)
+        }
+    }
+
+    /// A switch at frame `at` of a looped pass of `pass` frames: heard (the live output crossing
+    /// `crossingCents` upwards) and written (the written lane's offline render, one pass followed
+    /// by its own start, as a loop plays it, so that the windows reach past its end) within
+    /// 20 ms; the written lane `thenCents` from 1000 frames after the switch to the seam.
+    static func expectSwitchWrittenAsHeard(_ r: Run, at: Int, pass: Int, crossingCents: Double, thenCents: Double) {
+        let heard = crossing(r.live, from: at, to: pass, above: true, crossingCents)
+        let written = crossing(r.offline + r.offline.prefix(w), from: at - 9_600, to: pass + w / 2, above: true, crossingCents)
+        #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
+        for f in stride(from: at + 1_000, to: pass, by: 250) {
+            let v = r.merged.value(at: Double(f) / rate, scale: .linear)
+            #expect(abs(v - thenCents) < 1, "the written lane at \(f) (after the switch, before the seam): \(v)")
         }
     }
 
@@ -170,13 +176,7 @@ import TestSupport
         let at = pass - before
         let moves: [(frame: Int, to: Double?)] = [(pass - 30_208, -1200), (at, nil)]
         let r = try Self.run(lane: AutomationLane([(0, -300)]), inputFrames: pass, moves: moves, loops: true, frames: pass + 20_000)
-        let heard = Self.crossing(r.live, from: at, to: pass, above: true, -750)
-        let written = Self.crossing(r.offline + r.offline.prefix(Self.w), from: at - 9_600, to: pass + Self.w / 2, above: true, -750)
-        #expect(heard != nil && written != nil && abs(heard! - written!) <= 960, "heard at \(String(describing: heard)), written at \(String(describing: written))")
-        for f in stride(from: at + 1_000, to: pass, by: 250) {
-            let v = r.merged.value(at: Double(f) / Self.rate, scale: .linear)
-            #expect(abs(v + 300) < 1, "the written lane at \(f) (after the release, before the seam): \(v)")
-        }
+        Self.expectSwitchWrittenAsHeard(r, at: at, pass: pass, crossingCents: -750, thenCents: -300)
         #expect(abs(r.merged.value(at: Double(pass - 20_000) / Self.rate, scale: .linear) + 1200) < 1)
     }
 
