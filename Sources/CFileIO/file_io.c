@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <sys/vfs.h>
 #include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,4 +21,10 @@ int mixfx_finish_stdout(void) {
     int e = errno;
     if (flushed != 0 || ferror(stdout)) return e != 0 ? e : EIO;
     return 0;
+}
+
+long long mixfx_file_system_type(int fd) {
+    struct statfs s;
+    if (fstatfs(fd, &s) != 0) return -1;
+    return (long long)s.f_type;
 }

@@ -347,9 +347,11 @@ struct RenderCommand {
         renderer.onlyReplacing = outputOnlyReplacing
         renderer.onlyReplacingVersion = outputOnlyReplacingVersion
         renderer.presetFiles = presetFiles
-        // the same session into the same file is the same bytes, Ogg's stream serial included
+        // the same session into the same file is the same bytes, Ogg's stream serial included,
+        // whichever folder it runs from and however the paths are spelled (by the files' names:
+        // a render and a batch of one job, relative or absolute paths, a linked folder)
         renderer.streamIdentity = String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
-            + "\u{1F}" + resolved.inputs.joined(separator: "\u{1F}") + "\u{1F}" + output
+            + "\u{1F}" + resolved.inputs.map(FileIdentity.name(of:)).joined(separator: "\u{1F}") + "\u{1F}" + FileIdentity.name(of: output)
         // the container's rate limits in the command line's words (`plan` checks them too, in
         // the library's)
         if let container = container ?? Container.from(path: output), let layout = try? engine.validate(),

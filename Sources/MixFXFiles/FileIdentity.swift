@@ -81,8 +81,12 @@ extension FileVersion {
     /// on a volume whose change time is its modification time); with one inode on two devices,
     /// the same size and times within a microsecond (a view may carry times as floating-point
     /// seconds).
+    /// (Callers look only where a file system may show one file so:
+    /// `FileSystem.mayShowOneFileUnderTwoNumbers`: on ext4 two files written in one tick of its
+    /// clock, a few milliseconds, to one size show one version. An empty file is never taken
+    /// for another.)
     public static func mayBeOneFile(_ a: stat, _ b: stat) -> Bool {
-        guard (a.st_mode & S_IFMT) == S_IFREG, (b.st_mode & S_IFMT) == S_IFREG else { return false }
+        guard (a.st_mode & S_IFMT) == S_IFREG, (b.st_mode & S_IFMT) == S_IFREG, a.st_size > 0 else { return false }
         switch (a.st_dev == b.st_dev, a.st_ino == b.st_ino) {
         case (true, false): return FileVersion(a) == FileVersion(b)
         case (false, true): return FileVersion(a).isWithinAMicrosecond(of: FileVersion(b))
@@ -140,7 +144,7 @@ public struct FileIdentitySet: Sendable {
 
     /// The spellings of every member that may be the file `st` describes seen under other numbers.
     public func membersSeenAs(_ st: stat) -> [String] {
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return [] }
+        guard (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 else { return [] }
         let version = FileVersion(st), device = UInt64(st.st_dev), inode = UInt64(st.st_ino)
         return (versions[version] ?? []).filter { $0.device == device && $0.inode != inode }.map(\.spelling)
             + (inodes[inode] ?? []).filter { $0.device != device && $0.version.isWithinAMicrosecond(of: version) }.map(\.spelling)

@@ -1,4 +1,5 @@
 import Foundation
+import CFileIO
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,6 +29,40 @@ public enum FileSystem {
     public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         PathBytes.withCString(path) { Glibc.open($0, flags, mode) }
     }
+
+    /// Whether the file system of the file (or folder) open on `fd` is one that may show one file
+    /// under two numbers (`FileVersion.mayBeOneFile`): FUSE (exfat-fuse, views of other folders),
+    /// exFAT, FAT, NTFS, and the network and cluster file systems an export can be mounted twice
+    /// from (NFS, SMB, 9p, Ceph, Lustre, GPFS). Elsewhere a file's device and inode are the file.
+    public static func mayShowOneFileUnderTwoNumbers(_ fd: Int32) -> Bool {
+        let type = mixfx_file_system_type(fd)
+        return type >= 0 && multiNumberedFileSystems.contains(UInt32(truncatingIfNeeded: type))
+    }
+
+    /// The same for the file system at `path`.
+    public static func mayShowOneFileUnderTwoNumbers(path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return mayShowOneFileUnderTwoNumbers(fd)
+    }
+
+    /// `statfs`'s `f_type` of those file systems (linux/magic.h).
+    static let multiNumberedFileSystems: Set<UInt32> = [
+        0x6573_5546,   // FUSE
+        0x2011_BAB0,   // exFAT
+        0x4D44,        // FAT (msdos, vfat)
+        0x5346_544E,   // NTFS
+        0x7366_746E,   // ntfs3
+        0x6969,        // NFS
+        0xFF53_4D42,   // CIFS
+        0xFE53_4D42,   // SMB2
+        0x517B,        // SMB
+        0x0102_1997,   // 9p
+        0x00C3_6400,   // Ceph
+        0x0BD0_0BD0,   // Lustre
+        0x4750_4653,   // GPFS
+    ]
 
     /// Whether the files open on `a` and `b` hold the same `size` bytes (read with `pread`, so
     /// neither offset moves; a read that fails or comes short counts as different).

@@ -221,7 +221,7 @@ public final class OutputFile: Sendable {
             close(fd)
             throw .isInput(path: path)
         }
-        if let input = OutputFile.inputSeen(as: st, inputs: inputs, alsoInputs, bytesAt: (fd, leaf)) {
+        if let input = OutputFile.inputSeen(as: st, on: fd, inputs: inputs, alsoInputs, bytesAt: (fd, leaf)) {
             close(fd)
             throw .mayBeInput(path: path, input: input)
         }
@@ -267,10 +267,16 @@ public final class OutputFile: Sendable {
     /// holds the same bytes: on a volume with coarse times (exFAT's 2 seconds) two files written
     /// in one window to one size show one version, and only their bytes tell them apart (a copy
     /// with the same bytes is refused, which loses nothing).
-    static func inputSeen(as st: stat, inputs: FileIdentitySet, _ alsoInputs: [String], bytesAt: (folder: Int32, name: String)? = nil) -> String? {
+    static func inputSeen(as st: stat, on fd: Int32, inputs: FileIdentitySet, _ alsoInputs: [String], bytesAt: (folder: Int32, name: String)? = nil) -> String? {
         var candidates = inputs.membersSeenAs(st)
         if let stdin = StandardInput.fileStatus, FileVersion.mayBeOneFile(stdin, st) { candidates.append(StandardInput.path) }
         candidates += alsoInputs.filter { p in FileSystem.status(p).map { FileVersion.mayBeOneFile($0, st) } == true }
+        // (only where either file's file system may show one file under two numbers)
+        if !candidates.isEmpty && !FileSystem.mayShowOneFileUnderTwoNumbers(fd) {
+            candidates = candidates.filter { c in
+                c == StandardInput.path ? FileSystem.mayShowOneFileUnderTwoNumbers(0) : FileSystem.mayShowOneFileUnderTwoNumbers(path: c)
+            }
+        }
         guard let (folder, name) = bytesAt else { return candidates.first.map(shownInput) }
         let fd = PathBytes.withCString(name) { openat(folder, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else { return candidates.first.map(shownInput) }
@@ -297,7 +303,7 @@ public final class OutputFile: Sendable {
             standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .isInput(path: path)
         }
-        if let input = inputSeen(as: st, inputs: inputs, alsoInputs) {
+        if let input = inputSeen(as: st, on: 1, inputs: inputs, alsoInputs) {
             standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .mayBeInput(path: path, input: input)
         }
@@ -319,7 +325,7 @@ public final class OutputFile: Sendable {
             standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .isInput(path: standardOutputPath)
         }
-        if let input = inputSeen(as: st, inputs: inputs, []) {
+        if let input = inputSeen(as: st, on: 1, inputs: inputs, []) {
             standardOutputIsAnInput.store(true, ordering: .relaxed)
             throw .mayBeInput(path: standardOutputPath, input: input)
         }

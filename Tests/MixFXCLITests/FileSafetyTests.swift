@@ -269,6 +269,26 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
     }
 
+    /// Where a file system shows each file under its own numbers (ext4, tmpfs), files that only
+    /// share a version are other files: a fresh empty output or log (the same size, 0, and times
+    /// within one tick of the file system's clock as another) is written, whatever the timing.
+    /// (The first version refused `render a.wav -o "$(mktemp)" --force > log` in 21 of 30 runs.)
+    @Test func filesThatOnlyShareAVersionAreOtherFiles() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", seconds: 0.1)
+        let script = #"""
+        fails=0
+        for i in $(seq 30); do
+          out=$(mktemp --suffix=.wav -p "$PWD"); : > in.txt
+          "$1" render a.wav -o "$out" --force --quiet > log.txt 2> err.txt < in.txt || fails=$((fails+1))
+          "$1" analyze a.wav > "$(mktemp -p "$PWD")" 2> "$(mktemp -p "$PWD")" < "$(mktemp -p "$PWD")" || fails=$((fails+1))
+        done
+        echo "fails=$fails"
+        """#
+        let r = try runProcess("/bin/bash", ["-c", script, "sh", MixFXBinary.path], cwd: dir.path)
+        #expect(r.stdout.contains("fails=0"), "\(r.stdout) \(r.stderr)")
+    }
+
     /// On a folder that tells case apart, `A.wav` beside the input `a.wav` is another file: with
     /// --force it is replaced, the input kept.
     @Test func anotherCaseIsAnotherFileWhereTheFolderTellsCaseApart() throws {
@@ -543,6 +563,19 @@ import TestSupport
             let s = try runProcess(which("sox")!, [dir.file("x.ogg"), "-n", "stat"])
             #expect(s.status == 0 && !s.stderr.lowercased().contains("crc"), "\(s.stderr)")
         }
+        // the same from another folder, with absolute paths, through a linked folder, and as a
+        // batch's job (the serial came from the paths as typed)
+        try FileManager.default.createDirectory(atPath: dir.file("sub"), withIntermediateDirectories: true)
+        symlink(dir.path, dir.file("sub/up"))
+        let elsewhere = try MixFXBinary.run(["render", dir.file("a.wav"), "--pitch", "100", "-o", dir.file("sub/x.ogg"), "--quiet"], cwd: "/")
+        #expect(elsewhere.status == 0 && bytes(dir.file("sub/x.ogg")) == first, "\(elsewhere.stderr)")
+        try FileManager.default.createDirectory(atPath: dir.file("y"), withIntermediateDirectories: true)
+        let viaLink = try MixFXBinary.run(["render", "up/a.wav", "--pitch", "100", "-o", "up/y/x.ogg", "--quiet"], cwd: dir.file("sub"))
+        #expect(viaLink.status == 0 && bytes(dir.file("y/x.ogg")) == first, "\(viaLink.stderr)")
+        try Data(#"{"tracks": ["a.wav"], "output": "z/x.ogg", "args": ["--pitch", "100"]}"#.utf8).write(to: URL(fileURLWithPath: dir.file("m.jsonl")))
+        try FileManager.default.createDirectory(atPath: dir.file("z"), withIntermediateDirectories: true)
+        let batch = try MixFXBinary.run(["batch", dir.file("m.jsonl"), "--quiet"])
+        #expect(batch.status == 0 && bytes(dir.file("z/x.ogg")) == first, "\(batch.stderr)")
     }
     // MARK: what may be replaced, and when
 

@@ -20,4 +20,7 @@ char **mixfx_process_arguments(int *argc);
 // can see it change), or -1 where it was not read (not glibc).
 int mixfx_start_umask(void);
 
+// The file system type (`statfs`'s f_type, linux/magic.h) of the file open on fd, or -1.
+long long mixfx_file_system_type(int fd);
+
 #endif
