@@ -260,9 +260,10 @@ struct BatchCommand {
         var me = self
         me.manifestKey = manifestKey
         me.manifestBytes = manifestBytes
-        // (a stream's outputs are its folder's: a generator that adds a job to what it pipes
-        // in is still the same batch, where the bytes would make every earlier output another's)
-        me.ownerKey = manifest == "-" ? "stdin:" + (FileSystem.resolved(directory) ?? directory) : manifestKey
+        // (outputs belong to the manifest's folder, the project: a manifest edited in place, a
+        // new manifest beside it (jobs-2.jsonl after jobs-1.jsonl), a generator that pipes one
+        // in from there are all the same batch; another project's folder is another's)
+        me.ownerKey = "folder:" + (FileSystem.resolved(directory) ?? directory)
         if let summaryPath { try me.checkSummaryPath(summaryPath, jobs: all, reads: reads, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes) }
         if check { return try me.checkAll(mine, total: all.count, slice: slice) }
         return try me.renderAll(mine, total: all.count, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)
@@ -350,15 +351,17 @@ struct BatchCommand {
         if key == ours { return true }
         guard let bytes, bytes == manifestBytes else { return false }
         // (a stream's summary, keyed by its bytes: the same bytes)
-        guard key.hasPrefix("file:/") || key.hasPrefix("stdin:/") else { return true }
+        guard key.hasPrefix("file:/") || key.hasPrefix("stdin:/") || key.hasPrefix("folder:/") else { return true }
         let recorded = String(key.drop(while: { $0 != ":" }).dropFirst())
         guard FileSystem.status(recorded) != nil else { return true }
+        if key.hasPrefix("folder:") && ours.hasPrefix("folder:") { return FileIdentity(path: recorded) == FileIdentity(path: String(ours.dropFirst(7))) }
         return key.hasPrefix("file:") && manifest != "-" && FileIdentity(path: recorded) == FileIdentity(path: manifest)
     }
 
     /// The manifest `key` names, for messages.
     static func describeManifest(_ key: String) -> String {
         if key.hasPrefix("file:") { return "the manifest '\(PathBytes.shown(String(key.dropFirst(5))))'" }
+        if key.hasPrefix("folder:") { return "a manifest in '\(PathBytes.shown(String(key.dropFirst(7))))'" }
         if key.hasPrefix("stdin:/") { return "a manifest read on standard input in '\(PathBytes.shown(String(key.dropFirst(6))))'" }
         return "a manifest read on standard input"
     }

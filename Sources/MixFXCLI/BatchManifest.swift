@@ -1,5 +1,6 @@
 import Foundation
 import MixFX
+import Synchronization
 
 /// One render of a `mixfx batch` manifest, parsed and resolved (nothing opened yet).
 struct BatchJob {
@@ -52,9 +53,7 @@ struct BatchJob {
             if let st = FileSystem.status(input) {
                 text += "\u{1F}\(st.st_ino)\u{1F}\(st.st_size)"
                 text += "\u{1F}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)\u{1F}\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
-                if BatchJob.timesAreCoarse(st) {
-                    text += "\u{1F}bytes " + (ContentHash.of(regularFile: input).map { String($0, radix: 16) } ?? "unreadable")
-                }
+                if BatchJob.timesAreCoarse(st) { text += "\u{1F}bytes " + BatchJob.contentHash(input, st) }
             } else {
                 text += "\u{1F}missing"
             }
@@ -63,6 +62,18 @@ struct BatchJob {
         for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
         return String(h, radix: 16)
     }
+
+    /// The hash of a track's bytes, once per run for each file and version (a stem shared by
+    /// many jobs is read once).
+    static func contentHash(_ path: String, _ st: stat) -> String {
+        let key = [UInt64(st.st_dev), UInt64(st.st_ino)] + [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec),
+                                                              Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)].map { UInt64(bitPattern: $0) }
+        if let known = hashes.withLock({ $0[key] }) { return known }
+        let hash = ContentHash.of(regularFile: path).map { String($0, radix: 16) } ?? "unreadable"
+        hashes.withLock { $0[key] = hash }
+        return hash
+    }
+    private static let hashes = Mutex<[[UInt64]: String]>([:])
 
     /// Whether a file's times cannot tell its versions apart: the modification and change
     /// times are both whole seconds (no nanoseconds: exFAT, FAT, a file system of whole-second
