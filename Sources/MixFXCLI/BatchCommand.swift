@@ -349,12 +349,18 @@ struct BatchCommand {
     /// (one template copied into two projects) is another manifest.
     func isThisManifest(key: String, bytes: String?, ours: String) -> Bool {
         if key == ours { return true }
+        if ours.hasPrefix("folder:") {
+            // (the project's folder by identity: another spelling of it, or a sidecar that names
+            // one of its manifests or streams)
+            let folder = key.hasPrefix("file:/") ? FileIdentity.folder(of: String(key.dropFirst(5)))
+                : key.hasPrefix("stdin:/") ? String(key.dropFirst(6)) : key.hasPrefix("folder:/") ? String(key.dropFirst(7)) : nil
+            if let folder, FileSystem.status(folder) != nil, FileIdentity(path: folder) == FileIdentity(path: String(ours.dropFirst(7))) { return true }
+        }
         guard let bytes, bytes == manifestBytes else { return false }
         // (a stream's summary, keyed by its bytes: the same bytes)
         guard key.hasPrefix("file:/") || key.hasPrefix("stdin:/") || key.hasPrefix("folder:/") else { return true }
         let recorded = String(key.drop(while: { $0 != ":" }).dropFirst())
         guard FileSystem.status(recorded) != nil else { return true }
-        if key.hasPrefix("folder:") && ours.hasPrefix("folder:") { return FileIdentity(path: recorded) == FileIdentity(path: String(ours.dropFirst(7))) }
         return key.hasPrefix("file:") && manifest != "-" && FileIdentity(path: recorded) == FileIdentity(path: manifest)
     }
 

@@ -51,7 +51,9 @@ struct BatchJob {
         for input in resolved.inputs {
             text += "\u{1F}\(input)"
             if let st = FileSystem.status(input) {
-                text += "\u{1F}\(st.st_ino)\u{1F}\(st.st_size)"
+                // (not the inode where the bytes are hashed: such volumes number files afresh at
+                // each mount)
+                text += BatchJob.timesAreCoarse(st) ? "\u{1F}\u{1F}\(st.st_size)" : "\u{1F}\(st.st_ino)\u{1F}\(st.st_size)"
                 text += "\u{1F}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)\u{1F}\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
                 if BatchJob.timesAreCoarse(st) { text += "\u{1F}bytes " + BatchJob.contentHash(input, st) }
             } else {
@@ -69,7 +71,7 @@ struct BatchJob {
         let key = [UInt64(st.st_dev), UInt64(st.st_ino)] + [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec),
                                                               Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)].map { UInt64(bitPattern: $0) }
         if let known = hashes.withLock({ $0[key] }) { return known }
-        let hash = ContentHash.of(regularFile: path).map { String($0, radix: 16) } ?? "unreadable"
+        guard let hash = ContentHash.of(regularFile: path).map({ String($0, radix: 16) }) else { return "unreadable" }
         hashes.withLock { $0[key] = hash }
         return hash
     }

@@ -94,7 +94,8 @@ struct BatchSidecar {
 /// A file as it is now: device, inode, size, modification time and change time (to the
 /// nanosecond), and for a file a batch wrote, a hash of its bytes (`ContentHash`).
 ///
-/// A record describes the file at its name now (`describes`) when the inode, size and
+/// A record describes the file at its name now (`describes`) when the inode (on a volume of
+/// whole-second times, which may number files afresh at each mount: or the bytes), size and
 /// modification time are the same and either the change time is too or, where it moved (a
 /// backup restoring access times, a snapshot's hard link, `chmod -R`), the bytes hash the same:
 /// so an output edited in place with its mtime set back (`touch -r`, a tagger keeping times) is
@@ -111,7 +112,14 @@ struct FileRecord {
 
     /// Whether `now` (the file at `path` as it is now) is the file this record describes, unchanged.
     func describes(_ now: FileRecord, at path: String) -> Bool {
-        guard inode == now.inode && size == now.size && modifiedNanoseconds == now.modifiedNanoseconds else { return false }
+        guard size == now.size && modifiedNanoseconds == now.modifiedNanoseconds else { return false }
+        guard inode == now.inode else {
+            // (exFAT and FAT number their files afresh at each mount, and their times are whole
+            // seconds: there the bytes decide)
+            guard now.modifiedNanoseconds % 1_000_000_000 == 0, (now.changedNanoseconds ?? 0) % 1_000_000_000 == 0,
+                  let h = contentHash else { return false }
+            return ContentHash.of(path: path, expected: now) == h
+        }
         if let c = changedNanoseconds, c == now.changedNanoseconds { return true }
         if let h = contentHash { return ContentHash.of(path: path, expected: now) == h }
         return changedNanoseconds == nil

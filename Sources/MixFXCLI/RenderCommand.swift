@@ -348,10 +348,12 @@ struct RenderCommand {
         renderer.onlyReplacingVersion = outputOnlyReplacingVersion
         renderer.presetFiles = presetFiles
         // the same session into the same file is the same bytes, Ogg's stream serial included,
-        // whichever folder it runs from and however the paths are spelled (by the files' names:
-        // a render and a batch of one job, relative or absolute paths, a linked folder)
+        // whichever folder it runs from and however the paths are spelled (by the files' names
+        // and sizes: a render and a batch of one job, relative or absolute paths, a linked
+        // folder; songs of one layout, `s1/drums.wav` and `s2/drums.wav`, differ by their sizes)
         renderer.streamIdentity = String(decoding: resolved.effectivePreset().jsonData(), as: UTF8.self)
-            + "\u{1F}" + resolved.inputs.map(FileIdentity.name(of:)).joined(separator: "\u{1F}") + "\u{1F}" + FileIdentity.name(of: output)
+            + "\u{1F}" + resolved.inputs.map { FileIdentity.name(of: $0) + " " + String(FileSystem.status($0)?.st_size ?? -1) }.joined(separator: "\u{1F}")
+            + "\u{1F}" + FileIdentity.name(of: output)
         // the container's rate limits in the command line's words (`plan` checks them too, in
         // the library's)
         if let container = container ?? Container.from(path: output), let layout = try? engine.validate(),

@@ -41,8 +41,8 @@ enum StandardStreams {
         }
         for (fd, st) in streams {
             let id = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-            // (one file under other numbers: where the stream's file system may show one so)
-            if let file = named.member(id) ?? (FileSystem.mayShowOneFileUnderTwoNumbers(fd) ? named.memberSeenAs(st) : nil) { return (fd, file) }
+            // (one file under other numbers: on one device where its file system may show one so)
+            if let file = named.member(id) ?? named.memberSeenAs(st, onOneDevice: FileSystem.mayShowOneFileUnderTwoNumbers(fd)) { return (fd, file) }
         }
         return nil
     }

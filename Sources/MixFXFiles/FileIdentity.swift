@@ -81,14 +81,16 @@ extension FileVersion {
     /// on a volume whose change time is its modification time); with one inode on two devices,
     /// the same size and times within a microsecond (a view may carry times as floating-point
     /// seconds).
-    /// (Callers look only where a file system may show one file so:
+    /// (The first case only where the file system may show one file so,
     /// `FileSystem.mayShowOneFileUnderTwoNumbers`: on ext4 two files written in one tick of its
-    /// clock, a few milliseconds, to one size show one version. An empty file is never taken
-    /// for another.)
-    public static func mayBeOneFile(_ a: stat, _ b: stat) -> Bool {
+    /// clock, a few milliseconds, to one size show one version. One inode on two devices with
+    /// the same size and times is one file anywhere: an overlay shows its lower layer's files
+    /// so. An empty file is never taken for another.)
+    /// `onOneDevice`: whether the first case applies (the file system may show one file so).
+    public static func mayBeOneFile(_ a: stat, _ b: stat, onOneDevice: Bool) -> Bool {
         guard (a.st_mode & S_IFMT) == S_IFREG, (b.st_mode & S_IFMT) == S_IFREG, a.st_size > 0 else { return false }
         switch (a.st_dev == b.st_dev, a.st_ino == b.st_ino) {
-        case (true, false): return FileVersion(a) == FileVersion(b)
+        case (true, false): return onOneDevice && FileVersion(a) == FileVersion(b)
         case (false, true): return FileVersion(a).isWithinAMicrosecond(of: FileVersion(b))
         default: return false
         }
@@ -140,13 +142,13 @@ public struct FileIdentitySet: Sendable {
 
     /// The spelling of a member that may be the file `st` describes seen under other numbers
     /// (`FileVersion.mayBeOneFile`), or nil.
-    public func memberSeenAs(_ st: stat) -> String? { membersSeenAs(st).first }
+    public func memberSeenAs(_ st: stat, onOneDevice: Bool) -> String? { membersSeenAs(st, onOneDevice: onOneDevice).first }
 
     /// The spellings of every member that may be the file `st` describes seen under other numbers.
-    public func membersSeenAs(_ st: stat) -> [String] {
+    public func membersSeenAs(_ st: stat, onOneDevice: Bool) -> [String] {
         guard (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 else { return [] }
         let version = FileVersion(st), device = UInt64(st.st_dev), inode = UInt64(st.st_ino)
-        return (versions[version] ?? []).filter { $0.device == device && $0.inode != inode }.map(\.spelling)
+        return (onOneDevice ? versions[version] ?? [] : []).filter { $0.device == device && $0.inode != inode }.map(\.spelling)
             + (inodes[inode] ?? []).filter { $0.device != device && $0.version.isWithinAMicrosecond(of: version) }.map(\.spelling)
     }
 

@@ -32,8 +32,9 @@ public enum FileSystem {
 
     /// Whether the file system of the file (or folder) open on `fd` is one that may show one file
     /// under two numbers (`FileVersion.mayBeOneFile`): FUSE (exfat-fuse, views of other folders),
-    /// exFAT, FAT, NTFS, and the network and cluster file systems an export can be mounted twice
-    /// from (NFS, SMB, 9p, Ceph, Lustre, GPFS). Elsewhere a file's device and inode are the file.
+    /// exFAT, FAT, NTFS, overlays, and the network, cluster and shared-folder file systems an
+    /// export can be mounted twice from (NFS, SMB, 9p, Ceph, Lustre, GPFS, AFS, Coda, vboxsf).
+    /// Elsewhere a file's device and inode are the file.
     public static func mayShowOneFileUnderTwoNumbers(_ fd: Int32) -> Bool {
         let type = mixfx_file_system_type(fd)
         return type >= 0 && multiNumberedFileSystems.contains(UInt32(truncatingIfNeeded: type))
@@ -62,6 +63,11 @@ public enum FileSystem {
         0x00C3_6400,   // Ceph
         0x0BD0_0BD0,   // Lustre
         0x4750_4653,   // GPFS
+        0x794C_7630,   // overlay
+        0x5346_414F,   // AFS
+        0x6B41_4653,   // kAFS
+        0x7375_7245,   // Coda
+        0x786F_4256,   // vboxsf
     ]
 
     /// Whether the files open on `a` and `b` hold the same `size` bytes (read with `pread`, so

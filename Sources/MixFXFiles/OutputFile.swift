@@ -268,15 +268,11 @@ public final class OutputFile: Sendable {
     /// in one window to one size show one version, and only their bytes tell them apart (a copy
     /// with the same bytes is refused, which loses nothing).
     static func inputSeen(as st: stat, on fd: Int32, inputs: FileIdentitySet, _ alsoInputs: [String], bytesAt: (folder: Int32, name: String)? = nil) -> String? {
-        var candidates = inputs.membersSeenAs(st)
-        if let stdin = StandardInput.fileStatus, FileVersion.mayBeOneFile(stdin, st) { candidates.append(StandardInput.path) }
-        candidates += alsoInputs.filter { p in FileSystem.status(p).map { FileVersion.mayBeOneFile($0, st) } == true }
-        // (only where either file's file system may show one file under two numbers)
-        if !candidates.isEmpty && !FileSystem.mayShowOneFileUnderTwoNumbers(fd) {
-            candidates = candidates.filter { c in
-                c == StandardInput.path ? FileSystem.mayShowOneFileUnderTwoNumbers(0) : FileSystem.mayShowOneFileUnderTwoNumbers(path: c)
-            }
-        }
+        // (one device: where its file system may show one file under two numbers)
+        let oneDevice = FileSystem.mayShowOneFileUnderTwoNumbers(fd)
+        var candidates = inputs.membersSeenAs(st, onOneDevice: oneDevice)
+        if let stdin = StandardInput.fileStatus, FileVersion.mayBeOneFile(stdin, st, onOneDevice: oneDevice) { candidates.append(StandardInput.path) }
+        candidates += alsoInputs.filter { p in FileSystem.status(p).map { FileVersion.mayBeOneFile($0, st, onOneDevice: oneDevice) } == true }
         guard let (folder, name) = bytesAt else { return candidates.first.map(shownInput) }
         let fd = PathBytes.withCString(name) { openat(folder, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else { return candidates.first.map(shownInput) }

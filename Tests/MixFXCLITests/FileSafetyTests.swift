@@ -254,15 +254,18 @@ import TestSupport
         otherInode.st_ino &+= 1
         elsewhere.st_dev &+= 1; elsewhere.st_ino &+= 1
         changed.st_ino &+= 1; changed.st_ctim.tv_nsec = (changed.st_ctim.tv_nsec + 1) % 1_000_000_000
-        #expect(inputs.memberSeenAs(otherDevice) == input && inputs.memberSeenAs(otherInode) == input)
-        #expect(inputs.memberSeenAs(elsewhere) == nil && inputs.memberSeenAs(changed) == nil && inputs.memberSeenAs(real) == nil)
-        #expect(FileVersion.mayBeOneFile(real, otherDevice) && !FileVersion.mayBeOneFile(real, changed))
+        #expect(inputs.memberSeenAs(otherDevice, onOneDevice: false) == input && inputs.memberSeenAs(otherInode, onOneDevice: true) == input)
+        // (one device, another inode: only where the file system may show one file so)
+        #expect(inputs.memberSeenAs(otherInode, onOneDevice: false) == nil)
+        #expect(inputs.memberSeenAs(elsewhere, onOneDevice: true) == nil && inputs.memberSeenAs(changed, onOneDevice: true) == nil
+                && inputs.memberSeenAs(real, onOneDevice: true) == nil)
+        #expect(FileVersion.mayBeOneFile(real, otherDevice, onOneDevice: false) && !FileVersion.mayBeOneFile(real, changed, onOneDevice: true))
         // (a view that carries times as floating-point seconds: within a microsecond on another
         // device, not on the same one)
         var viewed = otherDevice, roundedHere = otherInode
         viewed.st_mtim.tv_nsec = (viewed.st_mtim.tv_nsec + 118) % 1_000_000_000
         roundedHere.st_mtim.tv_nsec = (roundedHere.st_mtim.tv_nsec + 118) % 1_000_000_000
-        #expect(inputs.memberSeenAs(viewed) == input && inputs.memberSeenAs(roundedHere) == nil)
+        #expect(inputs.memberSeenAs(viewed, onOneDevice: false) == input && inputs.memberSeenAs(roundedHere, onOneDevice: true) == nil)
         // (a copy with its times kept is another version on a volume with change times: written)
         #expect(try runProcess("/bin/cp", ["-p", input, dir.file("copy.wav")]).status == 0)
         let r = try MixFXBinary.run(["render", input, "--bass", "6", "-o", dir.file("copy.wav"), "--force"])
@@ -287,6 +290,28 @@ import TestSupport
         """#
         let r = try runProcess("/bin/bash", ["-c", script, "sh", MixFXBinary.path], cwd: dir.path)
         #expect(r.stdout.contains("fails=0"), "\(r.stdout) \(r.stderr)")
+    }
+
+    /// An overlay shows its lower layer's files under their own inodes on another device: the
+    /// input read through the overlay is refused as the output at its lower-layer path, and
+    /// text printed there too. In a private mount namespace.
+    @Test(.enabled(if: ClipPolicyTests.canMountPrivately, "cannot mount an overlay in a private mount namespace here (needs root with CAP_SYS_ADMIN)"))
+    func anInputThroughAnOverlayIsNeverWrittenOver() throws {
+        defer { dir.remove() }
+        for d in ["lower", "upper", "work", "merged"] { try FileManager.default.createDirectory(atPath: dir.file(d), withIntermediateDirectories: true) }
+        let input = try tone("lower/a.wav")
+        let before = bytes(input)
+        let script = #"""
+        mount -t overlay overlay -o "lowerdir=$1/lower,upperdir=$1/upper,workdir=$1/work" "$1/merged" || { echo "setup: no overlay"; exit 99; }
+        [ "$(stat -c %d "$1/merged/a.wav")" != "$(stat -c %d "$1/lower/a.wav")" ] && echo "devices differ"
+        "$2" render "$1/merged/a.wav" --bass 6 -o "$1/lower/a.wav" --force 2>&1; echo "rc=$?"
+        "$2" analyze "$1/merged/a.wav" --json >> "$1/lower/a.wav" 2>/dev/null; echo "rc=$?"
+        """#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", dir.path, MixFXBinary.path])
+        if r.status == 99 { try Test.cancel("\(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) here") }
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("devices differ") && lines.filter { $0.hasPrefix("rc=") } == ["rc=2", "rc=2"], "\(r.stdout)")
+        #expect(bytes(input) == before)
     }
 
     /// On a folder that tells case apart, `A.wav` beside the input `a.wav` is another file: with
@@ -576,6 +601,13 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: dir.file("z"), withIntermediateDirectories: true)
         let batch = try MixFXBinary.run(["batch", dir.file("m.jsonl"), "--quiet"])
         #expect(batch.status == 0 && bytes(dir.file("z/x.ogg")) == first, "\(batch.stderr)")
+        // another song of the same layout (the same names, another take) has another serial, so
+        // the two files can be chained
+        try FileManager.default.createDirectory(atPath: dir.file("s2"), withIntermediateDirectories: true)
+        _ = try tone("s2/a.wav", seconds: 2, hz: 550)
+        #expect(try MixFXBinary.run(["render", "a.wav", "--pitch", "100", "-o", "x.ogg", "--quiet"], cwd: dir.file("s2")).status == 0)
+        let serial = { (d: Data?) in d.map { Array($0[14..<18]) } }
+        #expect(serial(bytes(dir.file("s2/x.ogg"))) != nil && serial(bytes(dir.file("s2/x.ogg"))) != serial(first))
     }
     // MARK: what may be replaced, and when
 
