@@ -589,6 +589,17 @@ struct BatchCommand {
             // each later write replaces only the sidecar this run wrote (never a file or link
             // put at its name meanwhile)
             var written = try writeSidecar(job, sidecar, overwrite: plan.sidecar, onlyReplacing: plan.sidecarOnly)
+            // the report is written (unnamed) before the output is committed, so a report that
+            // cannot be written fails the job with no output (as `mixfx render`); it is recorded
+            // with the output, before either is renamed into place
+            var stagedReport: OutputFile.Staged?, reportError: OutputFileError?
+            renderer.beforeCommitWithReport = { (report: RenderReport) throws(OutputFileError) in
+                do throws(OutputFileError) { stagedReport = try command.stageReport(report, job.resolved, layout.1, overwrite: plan.report) } catch {
+                    reportError = error
+                    throw error
+                }
+                sidecar.pendingReport = stagedReport.flatMap { FileRecord(descriptor: $0.temporary.descriptor)?.hashed(descriptor: $0.temporary.descriptor) }
+            }
             // the finished file is recorded before it is renamed into place: killed between the
             // rename and the next sidecar write, the next run still knows the output is its own
             renderer.beforeCommit = { (temporary: TemporaryOutput) throws(OutputFileError) in
@@ -600,6 +611,7 @@ struct BatchCommand {
             let report: RenderReport
             do { report = try renderer.render(engine) } catch {
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
+                if let reportError { throw CLIError.failure("--report: \(SettingFlags.text(reportError)); the output was not written") }
                 throw RenderCommand.map(error, job.resolved)
             }
             sidecar.output = FileRecord(path: job.output).map { now in
@@ -611,14 +623,8 @@ struct BatchCommand {
             }
             sidecar.pendingOutput = nil
             written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written)
-            if let reportPath = job.command.reportPath {
-                // recorded before its rename, as the output
-                try command.writeReport(report, job.resolved, layout.1, overwrite: plan.report) { (temporary: TemporaryOutput) throws(OutputFileError) in
-                    sidecar.pendingReport = FileRecord(descriptor: temporary.descriptor)?.hashed(descriptor: temporary.descriptor)
-                    do throws(CLIError) { written = try writeSidecar(job, sidecar, overwrite: true, onlyReplacing: written) } catch {
-                        throw .cannotCreate(path: job.sidecarPath, reason: error.message)
-                    }
-                }
+            if let reportPath = job.command.reportPath, let staged = stagedReport {
+                try command.commitReport(staged)
                 sidecar.report = FileRecord(path: reportPath).map { now in
                     guard let p = sidecar.pendingReport, p.inode == now.inode, p.size == now.size else { return now.hashed(path: reportPath) }
                     var r = now

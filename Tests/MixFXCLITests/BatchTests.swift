@@ -290,6 +290,24 @@ import TestSupport
         return (m, sidecarPath, try json(String(contentsOfFile: sidecarPath, encoding: .utf8)))
     }
 
+    /// A job whose report cannot be written (its folder a full file system) fails with neither
+    /// file there, as `mixfx render` does (the output was renamed into place before the report
+    /// was written); with room, the same batch writes both.
+    @Test func aJobsReportThatCannotBeWrittenLeavesNoOutput() throws {
+        defer { dir.remove() }
+        _ = try tone("a.wav", hz: 440)
+        try FileManager.default.createDirectory(atPath: dir.file("full"), withIntermediateDirectories: true)
+        let m = try write([#"{"tracks": ["a.wav"], "output": "o.wav", "args": ["--report", "full/o.json"]}"#])
+        let script = #"mount -t tmpfs -o size=4k none "$1" && (head -c 1048576 /dev/zero > "$1/fill" 2>/dev/null; true) && exec "$2" batch "$3" --json"#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                                                    dir.file("full"), MixFXBinary.path, m])
+        #expect(try r.status == 1 && statuses(r) == ["1": "failed"] && (r.stdout + r.stderr).contains("o.json"), "\(r.status) \(r.stdout) \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("o.wav")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".mixfx-") }.isEmpty)
+        let ok = try MixFXBinary.run(["batch", m, "--json"])
+        #expect(try statuses(ok) == ["1": "done"] && bytes("o.wav") != nil && bytes("full/o.json") != nil, "\(ok.stderr)")
+    }
+
     /// The sidecar a run killed (SIGKILL) between renaming its output into place and updating
     /// its sidecar leaves: state "rendering", the output not yet recorded, the finished file
     /// recorded as `pendingOutput` (and likewise for a report). The next run knows the file is
