@@ -17,6 +17,12 @@ import Glibc
 /// spacing, where a cepstral lifter short enough to ignore the pitch would blur them. Gains
 /// are limited to ±36 dB.
 ///
+/// The gains then keep the frame's power: scaled by c = √(Σ P_k / Σ G_k²·P_k) over the bins
+/// the shift keeps. A harmonic's amplitude follows E, and raising by r leaves 1/r as many
+/// harmonics in a band, so E alone loses 10·log10 r dB when raising (−2.5 dB at +900 cents) and
+/// gains as much lowering; with c the formant mode has the plain shift's level, for voices and
+/// noise alike (an envelope moves energy between frequencies; it does not make a sound louder).
+///
 /// On a segment from peak p0 (value a, slope m0) to p1 (b, m1), h = p1 − p0, t = (k − p0)/h:
 ///
 ///     E(k) = (2t³ − 3t² + 1)·a + (t³ − 2t² + t)·h·m0 + (−2t³ + 3t²)·b + (t³ − t²)·h·m1,
@@ -45,9 +51,10 @@ final class FormantCorrection {
 
     deinit { gains.deallocate(); logEnvelope.deallocate(); peaks.deallocate() }
 
-    /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`.
+    /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`;
+    /// the bins from `keptBins` on are cut by the shift (they do not count in its power).
     @_noLocks
-    func update(power: UnsafePointer<Float>, ratio: Double) {
+    func update(power: UnsafePointer<Float>, ratio: Double, keptBins: Int) {
         // (as values: a `&&` or `where` on them would capture `self`; see `Owned`)
         let peaks = peaks, bins = bins
         // Major peaks.
@@ -92,6 +99,16 @@ final class FormantCorrection {
             let target = i + 1 < bins ? logEnvelope[i] + f * (logEnvelope[i + 1] - logEnvelope[i]) : logEnvelope[i]
             let d = min(max(target - logEnvelope[k], -4.14), 4.14)   // ln(10^(36/20)) ≈ 4.14
             gains[k] = Libm.expf(d)
+        }
+        // the frame's power kept (c above)
+        var before = 0.0, after = 0.0
+        for k in 0..<min(keptBins, bins) {
+            let p = Double(power[k]), g = Double(gains[k])
+            before += p; after += g * g * p
+        }
+        if after > 0 && before > 0 {
+            let c = Float(Libm.sqrt(before / after))
+            for k in 0..<bins { gains[k] *= c }
         }
     }
 }

@@ -437,7 +437,7 @@ final class PhaseVocoder {
         }
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
-        formant?({ $0.update(power: power, ratio: ratio) })
+        formant?({ $0.update(power: power, ratio: ratio, keptBins: edge) })
         // (at 0 cents and tempo 1 the phasors go back to the input's, for the fade to the dry input)
         let align = ratio == 1 && stretch == 1
         var aligned = true   // (frame 0: the phasors are 1 after a reset)

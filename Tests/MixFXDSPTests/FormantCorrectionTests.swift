@@ -21,7 +21,7 @@ import Testing
         }
         let fc = FormantCorrection(bins: bins)
         let ratio = 0.75
-        power.withUnsafeBufferPointer { fc.update(power: $0.baseAddress!, ratio: ratio) }
+        power.withUnsafeBufferPointer { fc.update(power: $0.baseAddress!, ratio: ratio, keptBins: bins) }
         var worst = 0.0, straight = 0.0
         for k in 200...420 {
             worst = max(worst, abs(Double(fc.logEnvelope[k]) - formant(Double(k))))
@@ -33,12 +33,19 @@ import Testing
         for k in stride(from: 40, to: 2_000, by: 20) {
             #expect(abs(Double(fc.logEnvelope[k]) - formant(Double(k))) < 1e-5, "at the harmonic at bin \(k)")
         }
-        // gain(k) = E(r·k)/E(k), read linearly between bins
-        for k in [300, 310, 333, 400, 413] {
-            let pos = ratio * Double(k), i = Int(pos), f = pos - Double(i)
-            let target = Double(fc.logEnvelope[i]) + f * Double(fc.logEnvelope[i + 1] - fc.logEnvelope[i])
-            #expect(abs(Double(fc.gains[k]) - exp(target - Double(fc.logEnvelope[k]))) < 1e-4 * Double(fc.gains[k]), "gain at bin \(k)")
+        // gain(k) = c·E(r·k)/E(k), read linearly between bins, c keeping the frame's power
+        func ratioGain(_ k: Int) -> Double {
+            let pos = min(ratio * Double(k), Double(bins - 1)), i = Int(pos), f = pos - Double(i)
+            let target = i + 1 < bins ? Double(fc.logEnvelope[i]) + f * Double(fc.logEnvelope[i + 1] - fc.logEnvelope[i]) : Double(fc.logEnvelope[i])
+            return exp(min(max(target - Double(fc.logEnvelope[k]), -4.14), 4.14))
         }
+        let c = (power.reduce(0.0) { $0 + Double($1) } / (0..<bins).reduce(0.0) { $0 + Double(power[$1]) * pow(ratioGain($1), 2) }).squareRoot()
+        #expect(abs(c - 1) > 0.05, "c \(c): the envelope alone keeps this frame's power (the check below could not fail)")
+        for k in [300, 310, 333, 400, 413] {
+            #expect(abs(Double(fc.gains[k]) - c * ratioGain(k)) < 1e-4 * Double(fc.gains[k]), "gain at bin \(k)")
+        }
+        let kept = (0..<bins).reduce(0.0) { $0 + Double(power[$1]) * Double(fc.gains[$1] * fc.gains[$1]) }
+        #expect(abs(kept / power.reduce(0.0) { $0 + Double($1) } - 1) < 1e-4, "the frame's power moved by \(kept)")
     }
 
     /// A lone high peak among low ones: the joins beside it rise at most `overshoot` above
@@ -48,7 +55,7 @@ import Testing
         var power = [Float](repeating: 0, count: bins)
         for (k, db) in [(40, -40.0), (60, -40.0), (80, 0.0), (100, -60.0), (120, -60.0), (140, -20.0)] { power[k] = Float(pow(10, db / 10)) }
         let fc = FormantCorrection(bins: bins)
-        power.withUnsafeBufferPointer { fc.update(power: $0.baseAddress!, ratio: 1.2) }
+        power.withUnsafeBufferPointer { fc.update(power: $0.baseAddress!, ratio: 1.2, keptBins: bins) }
         let peaks = [40, 60, 80, 100, 120, 140]
         var rose = false
         for (p0, p1) in zip(peaks, peaks.dropFirst()) {
