@@ -309,14 +309,17 @@ struct BatchCommand {
     func checkSummaryPath(_ path: String, jobs: [BatchJob], reads: FileIdentitySet, slice: (index: Int, count: Int), manifestKey: String, manifestBytes: String) throws(CLIError) {
         let id = FileIdentity(path: path)
         for j in jobs {
-            for (what, p) in j.writtenFiles where FileIdentity(path: p) == id {
+            // (by identity, or by name where the folder does not tell case apart)
+            for (what, p) in j.writtenFiles where FileIdentity(path: p) == id || FileSystem.mayBeOneName(p, path) {
                 throw .usage("--summary: '\(path)' is line \(j.line)'s \(what); give the summary its own name")
             }
         }
-        if manifest != "-" && FileIdentity(path: manifest) == id {
+        if manifest != "-" && (FileIdentity(path: manifest) == id || FileSystem.mayBeOneName(manifest, path)) {
             throw .usage("--summary: '\(path)' is the manifest; give the summary its own name")
         }
-        if let r = reads.member(id) { throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name") }
+        if let r = reads.member(id) ?? reads.memberSpellings.first(where: { FileSystem.mayBeOneName($0, path) }) {
+            throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name")
+        }
         do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)) } catch {
             throw .usage("--summary: \(SettingFlags.text(error))")
         }

@@ -129,13 +129,25 @@ enum BatchManifest {
     static func fileClashes(_ jobs: [BatchJob], manifestPath: String?) -> [String] {
         var problems: [String] = []
         var read: [FileIdentity: String] = [:]
-        if let manifestPath { read[FileIdentity(path: manifestPath)] = "the manifest" }
+        // (and by their folder and lower-case name, for the same check on a volume that does
+        // not tell case apart, where each spelling may show its own inode)
+        var readFolded: [FileIdentity: (path: String, what: String)] = [:]
+        func reads(_ path: String, _ what: String) {
+            let id = FileIdentity(path: path)
+            guard read[id] == nil else { return }
+            read[id] = what
+            if let key = foldedName(path), readFolded[key] == nil { readFolded[key] = (path, what) }
+        }
+        if let manifestPath {
+            reads(manifestPath, "the manifest")
+        } else if let stdin = StandardInput.fileIdentity {
+            // (a manifest redirected from a file, `batch - < m.jsonl`: that file)
+            read[stdin] = "the manifest (standard input's file)"
+        }
         for j in jobs {
-            for i in j.resolved.inputs { read[FileIdentity(path: i)] = read[FileIdentity(path: i)] ?? "line \(j.line)'s track '\(i)'" }
+            for i in j.resolved.inputs { reads(i, "line \(j.line)'s track '\(i)'") }
             let maps = Set(j.command.session.pitchMaps.map(\.path) + j.command.session.timeMaps.map(\.path))
-            for p in j.command.presetFiles {
-                read[FileIdentity(path: p)] = read[FileIdentity(path: p)] ?? "line \(j.line)'s \(maps.contains(p) ? "map" : "preset") '\(p)'"
-            }
+            for p in j.command.presetFiles { reads(p, "line \(j.line)'s \(maps.contains(p) ? "map" : "preset") '\(p)'") }
         }
         var written: [FileIdentity: String] = [:]
         // (and by their names folded to lower case: on a volume that does not tell case apart,
@@ -145,8 +157,11 @@ enum BatchManifest {
         for j in jobs {
             for (what, path) in j.writtenFiles {
                 let id = FileIdentity(path: path)
+                let foldedRead = foldedName(path).flatMap { readFolded[$0] }.flatMap { FileSystem.mayBeOneName($0.path, path) ? $0 : nil }
                 if let r = read[id] {
                     problems.append("line \(j.line): the \(what) '\(path)' is \(r); a batch never writes over a file it reads")
+                } else if let r = foldedRead {
+                    problems.append("line \(j.line): the \(what) '\(path)' is \(r.what) (its folder does not tell case apart); a batch never writes over a file it reads")
                 } else {
                     // (written files by their folder and name: other tasks of an array job may
                     // be replacing them while this checks, see `FileIdentity.inFolder`)
@@ -155,11 +170,10 @@ enum BatchManifest {
                         problems.append("line \(j.line): the \(what) '\(path)' is also \(w)")
                     } else {
                         written[named] = "line \(j.line)'s \(what) '\(path)'"
-                        if case .planned(let d, let i, let name) = named {
-                            let key = FileIdentity.planned(folderDevice: d, folderInode: i, name: PathBytes.bytes(PathBytes.string(name).lowercased()))
+                        if let key = foldedName(path) {
                             if let other = folded[key] {
                                 let folder = FileIdentity.folder(of: path)
-                                let blind = caseBlind[folder] ?? BatchManifest.sameFileInAnotherCase(other.path, path)
+                                let blind = caseBlind[folder] ?? FileSystem.sameFileInAnotherCase(other.path, path)
                                 caseBlind[folder] = blind
                                 // (one problem a line: its sidecar and lock follow its output)
                                 if blind && !(problems.last?.hasPrefix("line \(j.line): ") ?? false) {
@@ -176,50 +190,11 @@ enum BatchManifest {
         return problems
     }
 
-    /// Whether `a` and `b`, one folder's names that differ only in case, are one file: the
-    /// folder does not tell case apart. Where one exists, its spelling as the folder lists it
-    /// (`FileSystem.listedSpelling`) is the other's too; where neither does yet, the folder is
-    /// asked with a name it holds (`folderIgnoresCase`). (Only for names that clash folded,
-    /// so a manifest whose outputs differ otherwise costs nothing.)
-    static func sameFileInAnotherCase(_ a: String, _ b: String) -> Bool {
-        if FileSystem.linkStatus(a) != nil || FileSystem.linkStatus(b) != nil {
-            guard let sa = FileSystem.listedSpelling(a), let sb = FileSystem.listedSpelling(b) else { return false }
-            return sa == sb
-        }
-        return folderIgnoresCase(FileIdentity.folder(of: a))
-    }
-
-    /// Whether the folder `folder` does not tell case apart: one of its names with cased
-    /// letters, spelled otherwise, finds the same entry (its own name in its parent, on the
-    /// same volume, when it holds none).
-    static func folderIgnoresCase(_ folder: String) -> Bool {
-        func flipped(_ name: String) -> String {
-            String(name.map { c -> Character in
-                let s = String(c)
-                return Character(s == s.lowercased() ? s.uppercased() : s.lowercased())
-            })
-        }
-        func answers(_ parent: String, _ name: String) -> Bool? {
-            let other = flipped(name)
-            guard other != name, other.lowercased() == name.lowercased() else { return nil }
-            guard FileSystem.linkStatus(parent + "/" + other) != nil else { return false }
-            // (both spellings listed: two files in a folder that tells case apart)
-            guard let listed = FileSystem.names(inFolder: parent) else { return nil }
-            return !listed.contains(other)
-        }
-        if let listed = FileSystem.names(inFolder: folder) {
-            for name in listed.prefix(64) { if let a = answers(folder, name) { return a } }
-        }
-        // its own name, and its parents', while they are on its volume
-        guard let real = FileSystem.resolved(folder), let device = FileSystem.status(real)?.st_dev else { return false }
-        var path = real
-        while path != "/" {
-            let parent = FileIdentity.folder(of: path)
-            guard FileSystem.status(parent)?.st_dev == device else { return false }
-            if let a = answers(parent, FileIdentity.name(of: path)) { return a }
-            path = parent
-        }
-        return false
+    /// `path` by its folder's identity and its name in lower case (nil where the folder is not
+    /// there): equal for the spellings of one name that a case-blind folder takes as one.
+    static func foldedName(_ path: String) -> FileIdentity? {
+        guard case .planned(let d, let i, let name)? = FileIdentity.inFolder(path) else { return nil }
+        return .planned(folderDevice: d, folderInode: i, name: PathBytes.bytes(PathBytes.string(name).lowercased()))
     }
 
     /// A path of the manifest as mixfx holds names (`PathBytes`: a manifest is UTF-8 text, so a

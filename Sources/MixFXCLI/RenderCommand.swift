@@ -365,7 +365,7 @@ struct RenderCommand {
         if let reportPath, !dryRun {
             // checked before rendering: a report that cannot be written loses no render; the
             // tracks by the identity of the files opened (not their paths resolved again)
-            guard FileIdentity(path: reportPath) != outputIdentity else {
+            guard FileIdentity(path: reportPath) != outputIdentity && (writesStandardOutput || !FileSystem.mayBeOneName(reportPath, output)) else {
                 throw .usage("--report: '\(reportPath)' is the output file (-o\(writesStandardOutput ? " -: standard output goes there" : "")); give the report its own name")
             }
             let (read, paths) = renderer.filesRead(plan.1)

@@ -40,6 +40,14 @@ public enum FileSystem {
         return type >= 0 && multiNumberedFileSystems.contains(UInt32(truncatingIfNeeded: type))
     }
 
+    /// Whether the file system of the file (or folder) open on `fd` may not keep a file's mode
+    /// bits (exFAT, FAT, NTFS, and FUSE, exfat-fuse among it, where the mount's options give
+    /// every file one mode): a file made 0600 may show 0777 there.
+    public static func mayNotKeepModes(_ fd: Int32) -> Bool {
+        let type = mixfx_file_system_type(fd)
+        return type >= 0 && [0x6573_5546, 0x2011_BAB0, 0x4D44, 0x5346_544E, 0x7366_746E].contains(UInt32(truncatingIfNeeded: type))
+    }
+
     /// The same for the file system at `path`.
     public static func mayShowOneFileUnderTwoNumbers(path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
@@ -125,6 +133,65 @@ public enum FileSystem {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// Whether `a` and `b`, one folder's names that differ only in case, are one file: the
+    /// folder does not tell case apart. Where one exists, its spelling as the folder lists it
+    /// (`listedSpelling`) is the other's too; where neither does yet, the folder is
+    /// asked with a name it holds (`folderIgnoresCase`). (Only for names that clash folded,
+    /// so a manifest whose outputs differ otherwise costs nothing.)
+    public static func sameFileInAnotherCase(_ a: String, _ b: String) -> Bool {
+        if linkStatus(a) != nil || linkStatus(b) != nil {
+            guard let sa = listedSpelling(a), let sb = listedSpelling(b) else { return false }
+            return sa == sb
+        }
+        return folderIgnoresCase(FileIdentity.folder(of: a))
+    }
+
+    /// Whether the folder `folder` does not tell case apart: one of its names with cased
+    /// letters, spelled otherwise, finds the same entry (its own name in its parent, on the
+    /// same volume, when it holds none).
+    public static func folderIgnoresCase(_ folder: String) -> Bool {
+        func flipped(_ name: String) -> String {
+            String(name.map { c -> Character in
+                let s = String(c)
+                return Character(s == s.lowercased() ? s.uppercased() : s.lowercased())
+            })
+        }
+        func answers(_ parent: String, _ name: String) -> Bool? {
+            let other = flipped(name)
+            guard other != name, other.lowercased() == name.lowercased() else { return nil }
+            guard linkStatus(parent + "/" + other) != nil else { return false }
+            // (both spellings listed: two files in a folder that tells case apart)
+            guard let listed = names(inFolder: parent) else { return nil }
+            return !listed.contains(other)
+        }
+        if let listed = names(inFolder: folder) {
+            for name in listed.prefix(64) { if let a = answers(folder, name) { return a } }
+        }
+        // its own name, and its parents', while they are on its volume
+        guard let real = resolved(folder), let device = status(real)?.st_dev else { return false }
+        var path = real
+        while path != "/" {
+            let parent = FileIdentity.folder(of: path)
+            guard status(parent)?.st_dev == device else { return false }
+            if let a = answers(parent, FileIdentity.name(of: path)) { return a }
+            path = parent
+        }
+        return false
+    }
+
+    /// Whether the paths `a` and `b` may name one file though their names differ: in one folder
+    /// (by identity), names equal but for case, on a folder that does not tell case apart
+    /// (`sameFileInAnotherCase`). Where identity cannot tell (names not yet there, or
+    /// exfat-fuse's inode per spelling), this is what does. Names equal byte for byte are
+    /// identity's to compare.
+    public static func mayBeOneName(_ a: String, _ b: String) -> Bool {
+        let na = FileIdentity.name(of: a), nb = FileIdentity.name(of: b)
+        guard PathBytes.bytes(na) != PathBytes.bytes(nb), na.lowercased() == nb.lowercased() else { return false }
+        guard let fa = status(FileIdentity.folder(of: a)), let fb = status(FileIdentity.folder(of: b)),
+              fa.st_dev == fb.st_dev && fa.st_ino == fb.st_ino else { return false }
+        return sameFileInAnotherCase(a, b)
     }
 
     /// `path` resolved (links, `.`, `..`) with each part spelled as its folder lists it: a part

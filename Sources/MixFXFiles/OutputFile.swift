@@ -565,6 +565,8 @@ public final class OutputFile: Sendable {
         guard let dir = fdopendir(dup(dfd)) else { return 0 }
         defer { closedir(dir) }
         var removed = 0
+        // (where the file system gives every file the mount's mode, the mode tells nothing)
+        let modesKept = !FileSystem.mayNotKeepModes(dfd)
         let prefix = ".mixfx-\(TemporaryOutput.hostTag)-"
         while let entry = readdir(dir) {
             let entryName = FileSystem.entryName(entry)
@@ -575,11 +577,12 @@ public final class OutputFile: Sendable {
             guard fd >= 0 else { continue }
             defer { close(fd) }
             var st = stat()
-            // (as a temporary is made: the user's, mode 0600 or less; a file given this name and
-            // then shared is someone's. A second link, as a kill between an output's link and the
-            // temporary's removal leaves, keeps the bytes under its other name)
+            // (as a temporary is made: the user's, mode 0600 or less where modes are kept; a
+            // file given this name and then shared is someone's. A second link, as a kill
+            // between an output's link and the temporary's removal leaves, keeps the bytes under
+            // its other name)
             guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
-                  st.st_mode & 0o077 == 0 else { continue }
+                  st.st_mode & 0o077 == 0 || !modesKept else { continue }
             let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             guard !inputs.contains(identity), identity != StandardInput.fileIdentity else { continue }
             // (the age first: a file just made is never locked here, so its writer's lock, taken

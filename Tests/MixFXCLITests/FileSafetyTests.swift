@@ -239,6 +239,51 @@ import TestSupport
         #expect(lines.contains("the other inputs are whole"), "\(r.stdout)")
     }
 
+    /// On a volume that does not tell case apart (exfat-fuse, an inode per spelling), names in
+    /// another case are one file wherever mixfx compares two of its own names: a report named
+    /// as the output (`-o mix.json --report MIX.JSON --force` left only the report, exit 0), a
+    /// batch summary named as a job's output (it replaced the render), a device's file named as
+    /// the track being played (`--device "file:'TAKE.WAV',raw" --force` truncated the take), and
+    /// a batch job whose output is another job's track (refused before any job renders). And a
+    /// killed render's temporary is removed there, where every file shows mode 0777.
+    @Test(.enabled(if: canMountExfat, "needs root, unshare, losetup, mkfs.exfat and mount.exfat-fuse (apt-get install exfatprogs exfat-fuse)"))
+    func namesInAnotherCaseAreOneFileOnACaseBlindVolume() throws {
+        defer { dir.remove() }
+        let input = try tone("a.wav")
+        let deadPID = try runProcess("/bin/sh", ["-c", "sh -c 'echo $$'"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let leftover = ".mixfx-\(TemporaryOutput.hostTag)-\(deadPID)-abcdefghijkl.tmp"
+        let script = #"""
+        img="$1/ex.img"; m="$1/ex"; mkdir "$m" && truncate -s 16M "$img" && mkfs.exfat "$img" >/dev/null 2>&1 \
+          && L=$(losetup -f --show "$img" 2>/dev/null) || { echo "setup: no loop device"; exit 99; }
+        trap 'cd /; umount "$m" 2>/dev/null; losetup -d "$L"' EXIT
+        mount.exfat-fuse "$L" "$m" >/dev/null 2>&1 || { echo "setup: the exfat volume cannot be mounted"; exit 99; }
+        cd "$m" && cp "$2" a.wav && cp "$2" take.wav
+        "$3" render a.wav -o mix.json --type wav --report MIX.JSON --force -q 2>&1; echo "rc=$?"
+        echo '{"tracks": ["a.wav"], "output": "x.wav"}' > jobs.jsonl
+        "$3" batch jobs.jsonl --quiet 2>&1; echo "rc=$?"
+        "$3" batch jobs.jsonl --quiet --summary X.WAV --force 2>&1; echo "rc=$?"
+        head -c 4 x.wav; echo
+        printf 'quit\n' | "$3" play take.wav --device "file:'TAKE.WAV',raw" --no-ui --force 2>&1; echo "rc=$?"
+        cmp -s "$2" take.wav && echo "the take is whole"
+        printf '%s\n' '{"tracks": ["a.wav"], "output": "ok.wav"}' '{"tracks": ["a.wav"], "output": "A.wav", "args": ["--force"]}' > two.jsonl
+        "$3" batch two.jsonl --quiet 2>&1; echo "rc=$?"
+        [ -e ok.wav ] || echo "nothing rendered"
+        cmp -s "$2" a.wav && echo "the track is whole"
+        cp "$2" "$4" && touch -d '1 minute ago' "$4"
+        "$3" render a.wav -o b.wav -q 2>&1; echo "rc=$?"
+        [ -e "$4" ] || echo "the leftover is gone"
+        """#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                                                    dir.path, input, MixFXBinary.path, leftover])
+        if r.status == 99 { try Test.cancel("\(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) here") }
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("rc=") } == ["rc=2", "rc=0", "rc=2", "rc=2", "rc=2", "rc=0"], "\(r.stdout)")
+        #expect(r.stdout.contains("--report: 'MIX.JSON' is the output file") && r.stdout.contains("--summary: 'X.WAV' is line 1's output"), "\(r.stdout)")
+        #expect(lines.contains("RIFF") && lines.contains("the take is whole") && r.stdout.contains("a file this session reads"), "\(r.stdout)")
+        #expect(r.stdout.contains("(its folder does not tell case apart)") && lines.contains("nothing rendered") && lines.contains("the track is whole"), "\(r.stdout)")
+        #expect(lines.contains("the leftover is gone"), "\(r.stdout)")
+    }
+
     /// One file seen under two numbers (an export mounted twice: the inode the same, the device
     /// not; exfat-fuse: the device the same, the inode not) shows one version: such a file at an
     /// output's name is taken for the input. Another file of another version, or on another

@@ -82,7 +82,7 @@ import TestSupport
             ("\"$M\" render - -o in.wav --force < in.wav", 2, "'in.wav' is one of the inputs"),
             // standard input's file is an input for every file written (a report, a manifest's job)
             ("cp in.wav take.json; \"$M\" render - -o o.wav --report take.json --force < take.json; s=$?; cmp -s in.wav take.json || s=99; exit $s", 2, "'take.json' is one of the inputs"),
-            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"jobs.wav\"}\\n' > jobs.wav; \"$M\" batch - --force < jobs.wav; s=$?; grep -q tracks jobs.wav || s=99; exit $s", 1, "is one of the inputs"),
+            ("printf '{\"tracks\": [\"in.wav\"], \"output\": \"jobs.wav\"}\\n' > jobs.wav; \"$M\" batch - --force < jobs.wav; s=$?; grep -q tracks jobs.wav || s=99; exit $s", 2, "is the manifest (standard input's file)"),
             // text printed to standard output never lands in an input
             ("\"$M\" render in.wav --dry-run --json 1<> in.wav", 2, "standard output is redirected into"),
             ("\"$M\" render in.wav --dry-run 1<> in.wav", 2, "standard output is redirected into"),
