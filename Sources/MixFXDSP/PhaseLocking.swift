@@ -223,6 +223,12 @@ final class PhaseLocking {
                 && (!far || ((k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2])))
             peaks[count] = Int32(k); count += isPeak ? 1 : 0
         }
+        // bin 0 is a peak when it tops its neighbours: a DC offset's region (bins 0 and 1 under
+        // the Hann window) then keeps its own phase (frequency 0) instead of turning with the
+        // next peak's, which made a constant a wobble at that peak's rate
+        let dc = power[0]
+        let isDCPeak = dc > 0 && dc >= power[1] && (!far || dc >= power[2])
+        peaks[count] = 0; count += isDCPeak ? 1 : 0
         scalarPeak(1, &count)
         let raw = UnsafeRawPointer(power)
         let zero = SIMD8<Float>()   // named: an inline SIMD8(repeating: 0) here compiles to a lane loop

@@ -54,7 +54,8 @@ import TestSupport
             }
 
             // the reference regions
-            var peaks: [Int] = []
+            // (bin 0 too, where it tops its neighbours: a DC offset's region)
+            var peaks: [Int] = power[0] > 0 && power[0] >= power[1] && (peakReach == 1 || power[0] >= power[2]) ? [0] : []
             for k in 1..<(bins - 1) {
                 let m = power[k]
                 let far = peakReach == 1 || ((k < 2 || m > power[k - 2]) && (k + 2 >= bins || m >= power[k + 2]))
