@@ -55,13 +55,16 @@ public enum StandardInput {
     }
 
     /// How much room the copy of a pipe leaves free in the temporary folder's file system: 5 % of
-    /// it, at least 64 MiB and at most 1 GiB. A stream that does not end (a recorder, `yes`, a
+    /// it, at least 64 MiB and at most 1 GiB, and at most half of what is free. A stream that does not end (a recorder, `yes`, a
     /// mistake) would otherwise fill the disk the user's other programs write to before failing.
     static func reserveBytes(of fd: Int32) -> Int {
         var fs = statvfs()
         guard fstatvfs(fd, &fs) == 0 else { return 64 << 20 }
         let size = Double(fs.f_blocks) * Double(fs.f_frsize)
-        return Int(min(Double(1 << 30), max(Double(64 << 20), 0.05 * size)))
+        // (half of what is free where that is less: a short stream still goes through a folder
+        // already under the reserve)
+        let free = Double(fs.f_bavail) * Double(fs.f_frsize)
+        return Int(min(Double(1 << 30), max(Double(64 << 20), 0.05 * size), free / 2))
     }
 
     /// The room left on the file system `fd` is on, for an unprivileged writer, in bytes.
@@ -73,21 +76,13 @@ public enum StandardInput {
 
     /// Copies everything `source` gives until its end into `target`, stopping (with the problem
     /// in words) before the target's file system has less than `reserveBytes` free; nil when done.
+    /// (Read first: a stream that ends within the first read is kept whole.)
     static func copy(from source: Int32, to target: Int32, reserveBytes: Int) -> String? {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var kept = 0
         var nextCheck = 0
         return buffer.withUnsafeMutableBytes { b -> String? in
             while true {
-                if kept >= nextCheck {
-                    // checked every MiB: statvfs is cheap, and a MiB is far below any reserve
-                    nextCheck = kept + (1 << 20)
-                    if let left = availableBytes(of: target), left < reserveBytes + (1 << 20) {
-                        return "kept \(mebibytes(kept)) of it in '\(UnnamedFile.temporaryFolder)' (TMPDIR) and it goes on, with "
-                            + "\(mebibytes(left)) left there; stopped before the disk fills (mixfx leaves \(mebibytes(reserveBytes)) free). "
-                            + "Give the sound as a file, or set TMPDIR to a folder with more room"
-                    }
-                }
                 let r = read(source, b.baseAddress!, b.count)
                 if r < 0 {
                     if errno == EINTR { continue }
@@ -99,6 +94,16 @@ public enum StandardInput {
                     return "reading it failed: " + String(cString: strerror(errno))
                 }
                 if r == 0 { return nil }
+                if kept >= nextCheck {
+                    // checked every MiB, with more of the stream in hand: statvfs is cheap, and a
+                    // MiB is far below any reserve
+                    nextCheck = kept + (1 << 20)
+                    if let left = availableBytes(of: target), left < reserveBytes + (1 << 20) {
+                        return "kept \(mebibytes(kept)) of it in '\(UnnamedFile.temporaryFolder)' (TMPDIR) and it goes on, with "
+                            + "\(mebibytes(left)) left there; stopped before the disk fills (mixfx leaves \(mebibytes(reserveBytes)) free). "
+                            + "Give the sound as a file, or set TMPDIR to a folder with more room"
+                    }
+                }
                 var done = 0
                 while done < r {
                     let w = write(target, b.baseAddress! + done, r - done)

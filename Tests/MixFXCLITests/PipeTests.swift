@@ -69,6 +69,18 @@ import TestSupport
         #expect(try bytes("out.wav") == bytes("direct.wav"))
     }
 
+    /// A short pipe goes through a temporary folder already under the 64 MiB reserve (a 50 MiB
+    /// tmpfs): the reserve is at most half of what is free. (It was refused, "kept 0 MiB of it
+    /// ... and it goes on", though the stream had ended.)
+    @Test func aShortPipeGoesThroughANearlyFullTemporaryFolder() throws {
+        defer { dir.remove() }
+        _ = try inputs()
+        try FileManager.default.createDirectory(atPath: dir.file("tmpd"), withIntermediateDirectories: true)
+        let script = #"mount -t tmpfs -o size=50m none "$1/tmpd" && cd "$1" && cat in.wav | TMPDIR="$1/tmpd" "$2" render - -o p.wav --quiet"#
+        let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", dir.path, MixFXBinary.path])
+        #expect(r.status == 0 && FileManager.default.fileExists(atPath: dir.file("p.wav")), "\(r.status) \(r.stderr)")
+    }
+
     @Test func misuseIsRefusedAndNothingReachesStdout() throws {
         defer { dir.remove() }
         _ = try inputs()
