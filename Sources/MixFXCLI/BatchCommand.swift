@@ -613,6 +613,7 @@ struct BatchCommand {
             }
             let report: RenderReport
             do { report = try renderer.render(engine) } catch {
+                stagedReport?.temporary.discard()
                 if error == .cancelled { return Outcome(status: "failed", error: "interrupted") }
                 if let reportError { throw CLIError.failure("--report: \(SettingFlags.text(reportError)); the output was not written") }
                 throw RenderCommand.map(error, job.resolved)

@@ -131,7 +131,7 @@ enum BatchManifest {
         var read: [FileIdentity: String] = [:]
         // (and by their folder and lower-case name, for the same check on a volume that does
         // not tell case apart, where each spelling may show its own inode)
-        var readFolded: [FileIdentity: (path: String, what: String)] = [:]
+        var readFolded: [String: (path: String, what: String)] = [:]
         func reads(_ path: String, _ what: String) {
             let id = FileIdentity(path: path)
             guard read[id] == nil else { return }
@@ -152,7 +152,7 @@ enum BatchManifest {
         var written: [FileIdentity: String] = [:]
         // (and by their names folded to lower case: on a volume that does not tell case apart,
         // `out/x.wav` and `out/X.wav` are one file)
-        var folded: [FileIdentity: (path: String, what: String)] = [:]
+        var folded: [String: (path: String, what: String)] = [:]
         var caseBlind: [String: Bool] = [:]
         for j in jobs {
             for (what, path) in j.writtenFiles {
@@ -190,12 +190,9 @@ enum BatchManifest {
         return problems
     }
 
-    /// `path` by its folder's identity and its name in lower case (nil where the folder is not
-    /// there): equal for the spellings of one name that a case-blind folder takes as one.
-    static func foldedName(_ path: String) -> FileIdentity? {
-        guard case .planned(let d, let i, let name)? = FileIdentity.inFolder(path) else { return nil }
-        return .planned(folderDevice: d, folderInode: i, name: PathBytes.bytes(PathBytes.string(name).lowercased()))
-    }
+    /// `path`'s resolved folder and name, case-folded (`FileSystem.foldedKey`; nil where the
+    /// folder is not there): equal for the spellings that a case-blind folder may take as one.
+    static func foldedName(_ path: String) -> String? { FileSystem.foldedKey(path) }
 
     /// A path of the manifest as mixfx holds names (`PathBytes`: a manifest is UTF-8 text, so a
     /// private-use character in it is that character's bytes), relative ones from the manifest's

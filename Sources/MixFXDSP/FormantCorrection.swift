@@ -18,10 +18,13 @@ import Glibc
 /// are limited to ±36 dB.
 ///
 /// The gains then keep the frame's power: scaled by c = √(Σ P_k / Σ G_k²·P_k) over the bins
-/// the shift keeps. A harmonic's amplitude follows E, and raising by r leaves 1/r as many
-/// harmonics in a band, so E alone loses 10·log10 r dB when raising (−2.5 dB at +900 cents) and
-/// gains as much lowering; with c the formant mode has the plain shift's level, for voices and
-/// noise alike (an envelope moves energy between frequencies; it does not make a sound louder).
+/// the shift keeps, from bin 2 on (bins 0 and 1, a DC offset's lobe, neither count nor are
+/// scaled). A harmonic's amplitude follows E, and raising by r leaves 1/r as many harmonics in a
+/// band, so E alone loses 10·log10 r dB when raising and gains as much lowering; with c the
+/// formant mode has the plain shift's level, for voices and noise alike (an envelope moves
+/// energy between frequencies; it does not make a sound louder). c is held within ±12 dB and
+/// the scaled gains within ±36 dB: a lone tone over a quiet floor has no envelope to speak of
+/// (its E falls to the floor beside it), and c must not lift that floor by the gains' range.
 ///
 /// On a segment from peak p0 (value a, slope m0) to p1 (b, m1), h = p1 − p0, t = (k − p0)/h:
 ///
@@ -102,13 +105,13 @@ final class FormantCorrection {
         }
         // the frame's power kept (c above)
         var before = 0.0, after = 0.0
-        for k in 0..<min(keptBins, bins) {
+        for k in min(2, bins)..<min(keptBins, bins) {
             let p = Double(power[k]), g = Double(gains[k])
             before += p; after += g * g * p
         }
         if after > 0 && before > 0 {
-            let c = Float(Libm.sqrt(before / after))
-            for k in 0..<bins { gains[k] *= c }
+            let c = min(max(Float(Libm.sqrt(before / after)), 0.25), 4)   // ±12 dB
+            for k in min(2, bins)..<bins { gains[k] = min(max(gains[k] * c, 1 / 63.1), 63.1) }   // ±36 dB
         }
     }
 }

@@ -94,6 +94,10 @@ final class PhaseLocking {
         bins = min(max(activeBins, 16), fullBins)
         let count = peakReach == 1 ? findPeaks(power, OneBin.self) : findPeaks(power, TwoBins.self)
         advancePeakPhasors(count: count, ha: ha, hs: hs, re, im, prevRe, prevIm, channels: channels)
+        // a DC peak (frequency 0) never turns: its phasor is 1, whatever its bin held before
+        // (a bin 0 that was another peak's region kept that peak's angle, and scaled the offset)
+        let peakBins = peaks, dcRe = peakRotRe, dcIm = peakRotIm   // (values: see `Owned`)
+        if count > 0 && peakBins[0] == 0 { dcRe[0] = 1; dcIm[0] = 0 }
         guard align else {
             fillRegions(count: count, power)
             return true

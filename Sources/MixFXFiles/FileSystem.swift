@@ -40,13 +40,16 @@ public enum FileSystem {
         return type >= 0 && multiNumberedFileSystems.contains(UInt32(truncatingIfNeeded: type))
     }
 
-    /// Whether the file system of the file (or folder) open on `fd` may not keep a file's mode
-    /// bits (exFAT, FAT, NTFS, and FUSE, exfat-fuse among it, where the mount's options give
-    /// every file one mode): a file made 0600 may show 0777 there.
-    public static func mayNotKeepModes(_ fd: Int32) -> Bool {
+    /// Whether the file system of the file (or folder) open on `fd` does not keep a file's mode
+    /// bits (exFAT, FAT, NTFS: the mount's options give every file one mode).
+    public static func keepsNoModes(_ fd: Int32) -> Bool {
         let type = mixfx_file_system_type(fd)
-        return type >= 0 && [0x6573_5546, 0x2011_BAB0, 0x4D44, 0x5346_544E, 0x7366_746E].contains(UInt32(truncatingIfNeeded: type))
+        return type >= 0 && [0x2011_BAB0, 0x4D44, 0x5346_544E, 0x7366_746E].contains(UInt32(truncatingIfNeeded: type))
     }
+
+    /// Whether it is FUSE, where some file systems keep modes (sshfs) and some do not
+    /// (exfat-fuse shows every file 0777).
+    public static func isFUSE(_ fd: Int32) -> Bool { mixfx_file_system_type(fd) == 0x6573_5546 }
 
     /// The same for the file system at `path`.
     public static func mayShowOneFileUnderTwoNumbers(path: String) -> Bool {
@@ -152,15 +155,9 @@ public enum FileSystem {
     /// letters, spelled otherwise, finds the same entry (its own name in its parent, on the
     /// same volume, when it holds none).
     public static func folderIgnoresCase(_ folder: String) -> Bool {
-        func flipped(_ name: String) -> String {
-            String(name.map { c -> Character in
-                let s = String(c)
-                return Character(s == s.lowercased() ? s.uppercased() : s.lowercased())
-            })
-        }
         func answers(_ parent: String, _ name: String) -> Bool? {
-            let other = flipped(name)
-            guard other != name, other.lowercased() == name.lowercased() else { return nil }
+            let other = flippedCase(name)
+            guard other != name, foldedCase(other) == foldedCase(name) else { return nil }
             guard linkStatus(parent + "/" + other) != nil else { return false }
             // (both spellings listed: two files in a folder that tells case apart)
             guard let listed = names(inFolder: parent) else { return nil }
@@ -184,14 +181,36 @@ public enum FileSystem {
     /// Whether the paths `a` and `b` may name one file though their names differ: in one folder
     /// (by identity), names equal but for case, on a folder that does not tell case apart
     /// (`sameFileInAnotherCase`). Where identity cannot tell (names not yet there, or
-    /// exfat-fuse's inode per spelling), this is what does. Names equal byte for byte are
-    /// identity's to compare.
+    /// exfat-fuse's inode per spelling, of a file or of its folder), this is what does.
     public static func mayBeOneName(_ a: String, _ b: String) -> Bool {
         let na = FileIdentity.name(of: a), nb = FileIdentity.name(of: b)
-        guard PathBytes.bytes(na) != PathBytes.bytes(nb), na.lowercased() == nb.lowercased() else { return false }
-        guard let fa = status(FileIdentity.folder(of: a)), let fb = status(FileIdentity.folder(of: b)),
-              fa.st_dev == fb.st_dev && fa.st_ino == fb.st_ino else { return false }
+        guard PathBytes.bytes(a) != PathBytes.bytes(b), foldedCase(na) == foldedCase(nb) else { return false }
+        // (the folders as listed: exfat-fuse gives each spelling of a folder its own inode too)
+        let da = FileIdentity.folder(of: a), db = FileIdentity.folder(of: b)
+        guard let sa = listedSpelling(da), let sb = listedSpelling(db), sa == sb else { return false }
         return sameFileInAnotherCase(a, b)
+    }
+
+    /// `name` with case folded as a case-blind volume may fold it: upper case, then lower (so
+    /// σ and ς, ß and ss, µ and μ, ſ and s fold alike, where `lowercased()` alone keeps them
+    /// apart). Folding too much only refuses a name, which loses nothing.
+    public static func foldedCase(_ name: String) -> String { name.uppercased().lowercased() }
+
+    /// `name` with each character's case flipped (ß becomes SS), for asking a folder whether it
+    /// tells case apart.
+    public static func flippedCase(_ name: String) -> String {
+        name.map { c -> String in
+            let s = String(c)
+            return s == s.lowercased() ? s.uppercased() : s.lowercased()
+        }.joined()
+    }
+
+    /// A key equal for the paths a case-blind folder may take as one file: the folder resolved
+    /// and the name, both case-folded (nil when the folder cannot be resolved). Paths with
+    /// equal keys are only candidates: `mayBeOneName` tells.
+    public static func foldedKey(_ path: String) -> String? {
+        guard let folder = resolved(FileIdentity.folder(of: path)) else { return nil }
+        return foldedCase(folder) + "/" + foldedCase(FileIdentity.name(of: path))
     }
 
     /// `path` resolved (links, `.`, `..`) with each part spelled as its folder lists it: a part
@@ -208,8 +227,8 @@ public enum FileSystem {
             if let listed = names(inFolder: folder) {
                 let bytes = PathBytes.bytes(part)
                 if !listed.contains(where: { PathBytes.bytes($0) == bytes }) {
-                    let folded = part.lowercased()
-                    if let other = listed.first(where: { $0.lowercased() == folded }) { chosen = other }
+                    let folded = foldedCase(part)
+                    if let other = listed.first(where: { foldedCase($0) == folded }) { chosen = other }
                 }
             }
             result += "/" + chosen

@@ -239,10 +239,7 @@ public final class OutputFile: Sendable {
     /// concerned: the name with its letters' case flipped is there too (the same file on a
     /// case-blind volume, or another one). A name without cased letters cannot be mistaken.
     static func mayBeCaseBlind(folder fd: Int32, name: String) -> Bool {
-        let flipped = String(name.map { c -> Character in
-            let s = String(c)
-            return Character(s == s.lowercased() ? s.uppercased() : s.lowercased())
-        })
+        let flipped = FileSystem.flippedCase(name)
         guard flipped != name, PathBytes.bytes(flipped).count <= 255 else { return false }
         var st = stat()
         return PathBytes.withCString(flipped, { fstatat(fd, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0
@@ -255,8 +252,8 @@ public final class OutputFile: Sendable {
     /// (`render A.wav -o a.wav`, `SUB/a.wav` to `sub/A.WAV`), gives the same path spelled as the
     /// folders list them (`FileSystem.listedSpelling`).
     static func isInputInAnotherCase(folder: String, name: String, inputs: [String]) -> Bool {
-        let folded = name.lowercased()
-        let candidates = inputs.filter { FileIdentity.name(of: $0).lowercased() == folded }
+        let folded = FileSystem.foldedCase(name)
+        let candidates = inputs.filter { FileSystem.foldedCase(FileIdentity.name(of: $0)) == folded }
         guard !candidates.isEmpty, let spelled = FileSystem.listedSpelling(folder + "/" + name) else { return false }
         return candidates.contains { FileSystem.listedSpelling($0) == spelled }
     }
@@ -565,8 +562,9 @@ public final class OutputFile: Sendable {
         guard let dir = fdopendir(dup(dfd)) else { return 0 }
         defer { closedir(dir) }
         var removed = 0
-        // (where the file system gives every file the mount's mode, the mode tells nothing)
-        let modesKept = !FileSystem.mayNotKeepModes(dfd)
+        // (where the file system gives every file the mount's mode, the mode tells nothing; on
+        // FUSE, 0777 is exfat-fuse's mode for every file)
+        let noModes = FileSystem.keepsNoModes(dfd), fuse = FileSystem.isFUSE(dfd)
         let prefix = ".mixfx-\(TemporaryOutput.hostTag)-"
         while let entry = readdir(dir) {
             let entryName = FileSystem.entryName(entry)
@@ -582,7 +580,7 @@ public final class OutputFile: Sendable {
             // between an output's link and the temporary's removal leaves, keeps the bytes under
             // its other name)
             guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
-                  st.st_mode & 0o077 == 0 || !modesKept else { continue }
+                  st.st_mode & 0o077 == 0 || noModes || fuse && st.st_mode & 0o777 == 0o777 else { continue }
             let identity = FileIdentity.existing(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
             guard !inputs.contains(identity), identity != StandardInput.fileIdentity else { continue }
             // (the age first: a file just made is never locked here, so its writer's lock, taken

@@ -20,6 +20,8 @@ public enum SoundFileError: Error, Equatable, CustomStringConvertible {
         case .cannotOpen(let p, let r): "cannot open '\(p)': \(r)"
         case .readFailed(let p, let r): "cannot read '\(p)': \(r)"
         case .cannotCreate(let p, let r): "cannot create '\(p)': \(r)"
+        case .writeFailed(let p, let r) where p == OutputFile.standardOutputPath:
+            "cannot write the output for standard output in the temporary folder '\(UnnamedFile.temporaryFolder)' (TMPDIR; it is copied out once the render succeeds): \(r)"
         case .writeFailed(let p, let r): "cannot write '\(p)': \(r)"
         case .unsupportedOutput(let p, let r): "cannot write '\(p)': \(r)"
         }

@@ -71,14 +71,23 @@ import TestSupport
 
     /// A short pipe goes through a temporary folder already under the 64 MiB reserve (a 50 MiB
     /// tmpfs): the reserve is at most half of what is free. (It was refused, "kept 0 MiB of it
-    /// ... and it goes on", though the stream had ended.)
-    @Test func aShortPipeGoesThroughANearlyFullTemporaryFolder() throws {
+    /// ... and it goes on", though the stream had ended.) A full one is named when the output
+    /// for standard output does not fit it.
+    @Test(.enabled(if: ClipPolicyTests.canMountPrivately, "cannot mount a tmpfs in a private mount namespace here (needs root with CAP_SYS_ADMIN)"))
+    func aShortPipeGoesThroughANearlyFullTemporaryFolder() throws {
         defer { dir.remove() }
         _ = try inputs()
         try FileManager.default.createDirectory(atPath: dir.file("tmpd"), withIntermediateDirectories: true)
         let script = #"mount -t tmpfs -o size=50m none "$1/tmpd" && cd "$1" && cat in.wav | TMPDIR="$1/tmpd" "$2" render - -o p.wav --quiet"#
         let r = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", dir.path, MixFXBinary.path])
         #expect(r.status == 0 && FileManager.default.fileExists(atPath: dir.file("p.wav")), "\(r.status) \(r.stderr)")
+        // an output for standard output that does not fit the temporary folder: the error names
+        // that folder, not '-'
+        let long = Signals.sine(frequencyHz: 440, sampleRate: 48_000, frames: 48_000 * 8, amplitude: 0.4)
+        try AudioFiles.write([long, long], to: dir.file("long.wav"), sampleRate: 48_000, sampleFormat: .s16)
+        let full = #"mount -t tmpfs -o size=1m none "$1/tmpd" && cd "$1" && TMPDIR="$1/tmpd" "$2" render long.wav -o - --type wav --pitch 100 > out.wav"#
+        let f = try runProcess(which("unshare")!, ["--mount", "--propagation", "private", "/bin/sh", "-c", full, "sh", dir.path, MixFXBinary.path])
+        #expect(f.status == 1 && f.stderr.contains("'\(dir.file("tmpd"))' (TMPDIR") && !f.stderr.contains("'-'"), "\(f.status) \(f.stderr)")
     }
 
     @Test func misuseIsRefusedAndNothingReachesStdout() throws {
