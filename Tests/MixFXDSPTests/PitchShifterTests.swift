@@ -5,10 +5,11 @@ import TestSupport
 
 /// Offline use of the shifter: pre-roll and drain by its latency so the output is aligned and as
 /// long as the input.
-func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8, block: Int = 512) -> (out: [Float], starved: Int) {
+func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8, block: Int = 512,
+           preserveFormants: Bool = false) -> (out: [Float], starved: Int) {
     let ps = PitchShifter()
     ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
-               settings: PitchShifterSettings(pitchCents: cents, overlap: overlap))
+               settings: PitchShifterSettings(pitchCents: cents, overlap: overlap, preserveFormants: preserveFormants))
     let l = ps.latencyFrames
     var padded = x + [Float](repeating: 0, count: l)
     var i = 0
@@ -20,6 +21,19 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         }
     }
     return (Array(padded[l...]), ps.starvedFrames)
+}
+
+/// A voice-like tone: every harmonic of `f0` below `topHz` at `amplitude(its frequency)`, the
+/// k-th at phase 0.7·k².
+func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amplitude: (Double) -> Double) -> [Float] {
+    var x = [Float](repeating: 0, count: n)
+    var k = 1.0
+    while k * f0 < topHz {
+        let a = amplitude(k * f0), w = 2 * Double.pi * k * f0 / rate, ph = k * k * 0.7
+        for i in 0..<n { x[i] += Float(a * sin(w * Double(i) + ph)) }
+        k += 1
+    }
+    return x
 }
 
 @Suite struct PitchShifterTests {
@@ -228,14 +242,7 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         func envelope(_ f: Double) -> Double {
             formants.reduce(0.02) { $0 + exp(-pow((f - $1) / 150, 2) / 2) }   // troughs −34 dB
         }
-        let n = Int(rate * 3)
-        var x = [Float](repeating: 0, count: n)
-        var k = 1.0
-        while k * f0 < 8000 {
-            let a = 0.05 * envelope(k * f0), w = 2 * Double.pi * k * f0 / rate, ph = k * k * 0.7
-            for i in 0..<n { x[i] += Float(a * sin(w * Double(i) + ph)) }
-            k += 1
-        }
+        let x = harmonics(f0: f0, below: 8000, frames: Int(rate * 3), rate: rate) { 0.05 * envelope($0) }
         /// Formant peak frequencies from the harmonic amplitudes (parabola through the dB values
         /// of the three harmonics around each maximum).
         func peaks(_ y: ArraySlice<Float>, f0: Double) -> [Double] {
@@ -261,15 +268,7 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         for (p, f) in zip(inputPeaks, formants) { #expect(abs(p / f - 1) < 0.02, "measure: \(p) for \(f)") }
         let ratio = pow(2, cents / 1200)
         func run(_ keep: Bool) -> [Double] {
-            let ps = PitchShifter()
-            ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 512, channelCount: 1),
-                       settings: PitchShifterSettings(pitchCents: cents, preserveFormants: keep))
-            var y = x + [Float](repeating: 0, count: ps.latencyFrames)
-            y.withUnsafeMutableBufferPointer { p in
-                var i = 0
-                while i < p.count { let m = min(512, p.count - i); ps.process(left: p.baseAddress! + i, right: nil, frameCount: m); i += m }
-            }
-            return peaks(Array(y[ps.latencyFrames...])[body], f0: f0 * ratio)
+            peaks(shift(x, cents: cents, rate: rate, preserveFormants: keep).out[body], f0: f0 * ratio)
         }
         let kept = run(true), moved = run(false)
         for (p, f) in zip(kept, formants) { #expect(abs(p / f - 1) < 0.05, "formant \(f) Hz came out at \(p) Hz at \(cents) cents") }
@@ -287,25 +286,11 @@ func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8,
         func envelope(_ f: Double) -> Double {
             [(700.0, 1.0), (1200.0, 0.5), (2600.0, 0.25)].reduce(0.01) { $0 + $1.1 * exp(-pow((f - $1.0) / 130, 2) / 2) }
         }
-        var voice = [Float](repeating: 0, count: n)
-        var k = 1.0
-        while k * f0 < 10_000 {
-            let a = 0.1 * envelope(k * f0), w = 2 * Double.pi * k * f0 / rate, ph = k * k * 0.7
-            for i in 0..<n { voice[i] += Float(a * sin(w * Double(i) + ph)) }
-            k += 1
-        }
+        let voice = harmonics(f0: f0, below: 10_000, frames: n, rate: rate) { 0.1 * envelope($0) }
         let noise = Signals.noise(frames: n).map { $0 * 0.2 }
         func level(_ x: [Float], keep: Bool) -> Double {
-            let ps = PitchShifter()
-            ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 512, channelCount: 1),
-                       settings: PitchShifterSettings(pitchCents: cents, preserveFormants: keep))
-            var y = x + [Float](repeating: 0, count: ps.latencyFrames)
-            y.withUnsafeMutableBufferPointer { p in
-                var i = 0
-                while i < p.count { let m = min(512, p.count - i); ps.process(left: p.baseAddress! + i, right: nil, frameCount: m); i += m }
-            }
             // (less its mean: the level of what sounds, a DC offset aside)
-            let body = Array(y[ps.latencyFrames...])[Int(rate / 2)..<Int(rate * 3 / 2)]
+            let body = shift(x, cents: cents, rate: rate, preserveFormants: keep).out[Int(rate / 2)..<Int(rate * 3 / 2)]
             let mean = body.reduce(0, +) / Float(body.count)
             return Signals.db(Signals.rms(body.map { $0 - mean }[...]))
         }
