@@ -317,7 +317,7 @@ struct BatchCommand {
         if manifest != "-" && (FileIdentity(path: manifest) == id || FileSystem.mayBeOneName(manifest, path)) {
             throw .usage("--summary: '\(path)' is the manifest; give the summary its own name")
         }
-        if let r = reads.member(id) ?? reads.memberSpellings.first(where: { FileSystem.mayBeOneName($0, path) }) {
+        if let r = reads.memberByIdentityOrName(path) {
             throw .usage("--summary: '\(path)' is '\(r)', a file the batch reads; give the summary its own name")
         }
         do throws(OutputFileError) { _ = try OutputFile(path: path, inputs: reads, overwrite: force || isOwnSummary(path, slice: slice, manifestKey: manifestKey, manifestBytes: manifestBytes)) } catch {

@@ -132,6 +132,14 @@ enum BatchManifest {
         // (and by their folder and lower-case name, for the same check on a volume that does
         // not tell case apart, where each spelling may show its own inode)
         var readFolded: [String: (path: String, what: String)] = [:]
+        // (each folder resolved once: many jobs write into one)
+        var resolvedFolders: [String: String] = [:]
+        func foldedName(_ path: String) -> String? {
+            let folder = FileIdentity.folder(of: path)
+            guard let real = resolvedFolders[folder] ?? FileSystem.resolved(folder) else { return nil }
+            resolvedFolders[folder] = real
+            return FileSystem.foldedCase(real) + "/" + FileSystem.foldedCase(FileIdentity.name(of: path))
+        }
         func reads(_ path: String, _ what: String) {
             let id = FileIdentity(path: path)
             guard read[id] == nil else { return }
@@ -189,10 +197,6 @@ enum BatchManifest {
         }
         return problems
     }
-
-    /// `path`'s resolved folder and name, case-folded (`FileSystem.foldedKey`; nil where the
-    /// folder is not there): equal for the spellings that a case-blind folder may take as one.
-    static func foldedName(_ path: String) -> String? { FileSystem.foldedKey(path) }
 
     /// A path of the manifest as mixfx holds names (`PathBytes`: a manifest is UTF-8 text, so a
     /// private-use character in it is that character's bytes), relative ones from the manifest's

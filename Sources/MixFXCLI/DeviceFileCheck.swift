@@ -39,7 +39,7 @@ enum DeviceFileCheck {
                 continue
             }
             if file.hasPrefix("|") || file.contains("%") { continue }
-            if let input = reads.member(file) ?? reads.memberSpellings.first(where: { FileSystem.mayBeOneName($0, file) }) {
+            if let input = reads.memberByIdentityOrName(file) {
                 throw .usage("--device: '\(device)' would write to '\(file)'\(input == file ? "" : " ('\(input)')") (a file plugin of the ALSA configuration), a file this session reads; give the device another file")
             }
             if let link = FileSystem.linkStatus(file), (link.st_mode & S_IFMT) == S_IFLNK {
@@ -62,7 +62,7 @@ enum DeviceFileCheck {
             throw .usage("\(prefix): '\(file)' holds %, which ALSA's file plugin replaces once the device opens (%r rate, %c channels, %b bits, %f format, %x by x), so the file it writes cannot be checked beforehand; write the name out in full")
         }
         // (by identity, or by name where the folder does not tell case apart)
-        if let input = reads.member(file) ?? reads.memberSpellings.first(where: { FileSystem.mayBeOneName($0, file) }) {
+        if let input = reads.memberByIdentityOrName(file) {
             throw .usage("\(prefix) would write to '\(file)'\(input == file ? "" : " ('\(input)')"), a file this session reads; give the device another file")
         }
         let link = FileSystem.linkStatus(file)

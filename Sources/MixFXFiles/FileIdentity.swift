@@ -157,6 +157,12 @@ public struct FileIdentitySet: Sendable {
 
     public func contains(_ path: String) -> Bool { member(path) != nil }
 
+    /// `member(path)`, or else the member that a case-blind folder may take for `path` though
+    /// its name is spelled otherwise (`FileSystem.mayBeOneName`: where identity cannot tell).
+    public func memberByIdentityOrName(_ path: String) -> String? {
+        member(path) ?? spellings.values.first { FileSystem.mayBeOneName($0, path) }
+    }
+
     /// Whether a member is the file `identity`.
     public func contains(_ identity: FileIdentity) -> Bool { spellings[identity] != nil }
 

@@ -205,13 +205,6 @@ public enum FileSystem {
         }.joined()
     }
 
-    /// A key equal for the paths a case-blind folder may take as one file: the folder resolved
-    /// and the name, both case-folded (nil when the folder cannot be resolved). Paths with
-    /// equal keys are only candidates: `mayBeOneName` tells.
-    public static func foldedKey(_ path: String) -> String? {
-        guard let folder = resolved(FileIdentity.folder(of: path)) else { return nil }
-        return foldedCase(folder) + "/" + foldedCase(FileIdentity.name(of: path))
-    }
 
     /// `path` resolved (links, `.`, `..`) with each part spelled as its folder lists it: a part
     /// the folder does not list as written is replaced by the listed name equal to it but for
