@@ -55,9 +55,12 @@ final class FormantCorrection {
     deinit { gains.deallocate(); logEnvelope.deallocate(); peaks.deallocate() }
 
     /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`;
-    /// the bins from `keptBins` on are cut by the shift (they do not count in its power).
+    /// the bins from `keptBins` on are cut by the shift (they do not count in its power). The
+    /// bins from `narrowedFrom` on are narrowed (`SpectralWindowing`): the synthesis multiplies
+    /// them by `narrowing.gains` too, so the power kept is weighed by its square.
     @_noLocks
-    func update(power: UnsafePointer<Float>, ratio: Double, keptBins: Int) {
+    func update(power: UnsafePointer<Float>, ratio: Double, keptBins: Int, narrowedFrom: Int = Int.max,
+                narrowing: SpectralWindowing.Narrowing? = nil) {
         // (as values: a `&&` or `where` on them would capture `self`; see `Owned`)
         let peaks = peaks, bins = bins
         // Major peaks.
@@ -106,7 +109,12 @@ final class FormantCorrection {
         // the frame's power kept (c above)
         var before = 0.0, after = 0.0
         for k in min(2, bins)..<min(keptBins, bins) {
-            let p = Double(power[k]), g = Double(gains[k])
+            var p = Double(power[k])
+            if let narrowing, k >= narrowedFrom {
+                let w = Double(narrowing.gains[min(k - narrowedFrom, narrowing.blendBins)])
+                p *= w * w
+            }
+            let g = Double(gains[k])
             before += p; after += g * g * p
         }
         if after > 0 && before > 0 {

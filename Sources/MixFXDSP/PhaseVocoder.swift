@@ -12,7 +12,8 @@ import Glibc
 /// Dolson 1999), shared by all channels and measured on their summed cross-spectra, so the
 /// channels keep their phase differences exactly and the stereo image and mono sum hold. Hann
 /// windows, weighted overlap-add divided by the running Σ_m w²(s − S_m), so the gain is unity for
-/// any sequence of hops. With formant preservation, `FormantCorrection` scales the bins before
+/// any sequence of hops; above a crossover the analysis frames are narrower
+/// (`SpectralWindowing`). With formant preservation, `FormantCorrection` scales the bins before
 /// synthesis. Raising the pitch, the bins above 0.92/r of Nyquist are cut (a raised-cosine
 /// roll-off of `taperBins` below the edge): what the stretched signal holds above 1/r of Nyquist
 /// would alias when it is read r times faster.
@@ -59,6 +60,9 @@ final class PhaseVocoder {
     private let windowSquared: UnsafePointer<Float>
     private let taper: UnsafePointer<Float>
     private let taperCount: Int                          // `taperBins(fftSize:)`
+    /// Narrower frames for the highs (the shared tables of this N) from `narrowedFrom` up.
+    private let windowing: Owned<SpectralWindowing>
+    private let narrowedFrom: Int
     /// The input by time, written by the shifter before each `append`: the analysis windows
     /// are read from it (it holds at least `inputFramesHeld`).
     private let inputHistory: Owned<InputHistory>
@@ -151,6 +155,8 @@ final class PhaseVocoder {
         windowSquared = windows.windowSquared
         taper = windows.taper
         taperCount = Self.taperBins(fftSize: n)
+        windowing = Owned(SpectralWindowing.shared(fftSize: n, hopFrames: max(1, n / overlap)))
+        narrowedFrom = SpectralWindowing.firstBin(sampleRate: sampleRate, fftSize: n)
 
         let ch = channelCount
         precondition(inputHistory.capacity >= Self.inputFramesHeld(fftSize: n, maximumFrameCount: maximumFrameCount)
@@ -190,7 +196,7 @@ final class PhaseVocoder {
         for p in [stretched, norm, re, im, prevRe, prevIm] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
         historyAligned.deallocate()
-        fft.release(); inputHistory.release(); locking.release(); formant?.release()
+        fft.release(); inputHistory.release(); locking.release(); formant?.release(); windowing.release()
         heldPitchMap?.release()
         heldTempoMap?.release()
     }
@@ -304,11 +310,16 @@ final class PhaseVocoder {
     /// analysis nor the synthesis frames overlap more than `overlap` times: lowering the pitch,
     /// Hs = N/overlap and Ha = Hs/r; raising it, Hs = r·N/overlap and Ha = N/overlap (raising by
     /// r costs no more frames than not shifting). The synthesis frames still overlap at least
-    /// min(overlap, 4) times.
+    /// min(overlap, 4) times. Where the highs' narrower frames would not sum flat at r·N/overlap
+    /// (`SpectralWindowing`), Hs is N/K for the nearest whole overlap K instead.
     @inline(__always)
     private func synthesisHop(ratio r: Double) -> Int {
         guard r > 1 else { return hopFrames }
-        return max(hopFrames, min(roundToInt(Double(hopFrames) * r), fftSize / 4))
+        let hop = max(hopFrames, min(roundToInt(Double(hopFrames) * r), fftSize / 4))
+        if windowing({ $0.allowsAsMany(hop: hop) }) { return hop }
+        // the nearest whole overlap, where the highs' narrower frames sum flat
+        let n = fftSize, k = max(4, min(n / hopFrames, (n + hop / 2) / hop))
+        return n / k
     }
 
     /// Offline automation: each frame's target pitch from this map at its analysis centre (its
@@ -421,10 +432,6 @@ final class PhaseVocoder {
         precondition(held <= historyFrames, "PhaseVocoder input overflow")
         // (what the closures below need of `self`, as values: see `Owned`)
         let window = window, frameRe = re, frameIm = im
-        for c in 0..<ch {
-            let src = inputHistory { $0.samples(channel: c, from: a - n / 2, count: n) }
-            fft { $0.forward(src, window: window, re: frameRe + c * bins, im: frameIm + c * bins) }
-        }
         // Raising the pitch, the bins above the band edge are cut before synthesis (below), so
         // the phase work stops just above it, unless formant preservation reads the envelope
         // there.
@@ -432,12 +439,23 @@ final class PhaseVocoder {
         let grid = SincTableCache.index(forRatio: ratio)
         let edge = grid < SincTableCache.firstRaisedIndex ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
         let activeBins = formants ? bins : min(bins, edge + 16)
+        // The highs' extra window powers (`SpectralWindowing`): a at analysis, s at synthesis.
+        let narrowing = windowing { $0.narrowing(powers: $0.powers(hop: hop)) }
+        let narrowedFrom = narrowedFrom
+        for c in 0..<ch {
+            let src = inputHistory { $0.samples(channel: c, from: a - n / 2, count: n) }
+            fft { $0.forward(src, window: window, re: frameRe + c * bins, im: frameIm + c * bins) }
+            if narrowing.powers > 0 {
+                narrowSpectrum(frameRe + c * bins, frameIm + c * bins, bins: bins, from: narrowedFrom, to: activeBins, narrowing)
+            }
+        }
         for c in 0..<ch {
             vaddPower(re + c * bins, im + c * bins, power, activeBins, accumulating: c > 0)
         }
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
-        formant?({ $0.update(power: power, ratio: ratio, keptBins: edge) })
+        formant?({ $0.update(power: power, ratio: ratio, keptBins: edge, narrowedFrom: narrowedFrom,
+                             narrowing: narrowing.powers > 0 ? narrowing : nil) })
         // (at 0 cents and tempo 1 the phasors go back to the input's, for the fade to the dry input)
         let align = ratio == 1 && stretch == 1
         var aligned = true   // (frame 0: the phasors are 1 after a reset)
@@ -458,7 +476,19 @@ final class PhaseVocoder {
         // overlap-add. This frame's spectra then become the previous ones.
         let taperBins = taperCount
         for c in 0..<ch {
-            vrotate(re + c * bins, im + c * bins, rotRe, rotIm, into: outRe, outIm, edge)
+            let xr = re + c * bins, xi = im + c * bins
+            if narrowing.powers > 0 && edge > narrowedFrom {
+                // the highs' gain G (`SpectralWindowing`): over the blend from its table, then one value
+                let from = narrowedFrom, blended = min(narrowing.blendBins, edge - from)
+                vrotate(xr, xi, rotRe, rotIm, into: outRe, outIm, from)
+                vrotate(xr + from, xi + from, rotRe + from, rotIm + from, into: outRe + from, outIm + from, blended,
+                        gains: narrowing.gains)
+                vrotate(xr + from + blended, xi + from + blended, rotRe + from + blended, rotIm + from + blended,
+                        into: outRe + from + blended, outIm + from + blended, edge - from - blended,
+                        gain: narrowing.gains[narrowing.blendBins])
+            } else {
+                vrotate(xr, xi, rotRe, rotIm, into: outRe, outIm, edge)
+            }
             if edge < bins {
                 (outRe + edge).update(repeating: 0, count: bins - edge)
                 (outIm + edge).update(repeating: 0, count: bins - edge)

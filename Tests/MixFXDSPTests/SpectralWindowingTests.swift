@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import MixFXDSP
+import TestSupport
+
+/// The highs' narrower analysis frames (`SpectralWindowing`): the taps against the transform of
+/// the frame times the window's power, a tone's level through the blend, the hops.
+@Suite struct SpectralWindowingTests {
+    /// Above the blend, the narrowed bins are κ_a times the transform of the frame multiplied by
+    /// w^(1+a); within it the blend of the two; below it the frame's own; up to N/2 (the taps
+    /// reach past it through the mirror).
+    @Test(arguments: [1, 2])
+    func narrowedBinsAreTheTransformOfTheFrameTimesAPowerOfTheWindow(powers a: Int) {
+        let n = 4096, bins = n / 2 + 1
+        let tables = SpectralWindowing.shared(fftSize: n, hopFrames: n / 8)
+        let narrowing = tables.narrowing(powers: a)
+        let from = SpectralWindowing.firstBin(sampleRate: 44_100, fftSize: n)
+        var x = [Float](repeating: 0, count: n)
+        var seed: UInt64 = 7
+        for i in 0..<n {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            x[i] = Float(Int64(bitPattern: seed >> 11) % 2000) / 1000 - 1
+        }
+        let w = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
+        let wa = w.map { $0 * Float(pow(Double($0), Double(a))) }
+        let fft = RealFFT(size: n)
+        var re = [Float](repeating: 0, count: bins), im = re, wideRe = re, wideIm = re, narrowRe = re, narrowIm = re
+        fft.forward(x, window: w, re: &re, im: &im)
+        fft.forward(x, window: w, re: &wideRe, im: &wideIm)
+        fft.forward(x, window: wa, re: &narrowRe, im: &narrowIm)
+        re.withUnsafeMutableBufferPointer { r in
+            im.withUnsafeMutableBufferPointer { i in
+                narrowSpectrum(r.baseAddress!, i.baseAddress!, bins: bins, from: from, to: bins, narrowing)
+            }
+        }
+        let kappa = Float(SpectralWindowing.meanOfWindowPower(1) / SpectralWindowing.meanOfWindowPower(1 + a))
+        let scale = wideRe.map(abs).max()!
+        var worst: Float = 0
+        for k in 0..<bins {
+            let beta: Float = k < from ? 0 : (k - from < narrowing.blendBins ? narrowing.narrowed[k - from] : 1)
+            let expectRe = (1 - beta) * wideRe[k] + beta * kappa * narrowRe[k]
+            let expectIm = (1 - beta) * wideIm[k] + beta * kappa * narrowIm[k]
+            worst = max(worst, abs(re[k] - expectRe) / scale, abs(im[k] - expectIm) / scale)
+        }
+        #expect(worst < 1e-5)
+        // and the blend rises from the frame's own to the narrowed bins
+        #expect(narrowing.narrowed[0] < 0.02 && narrowing.narrowed[narrowing.blendBins - 1] > 0.98)
+        #expect(abs(narrowing.own[3] + narrowing.narrowed[3] - 1) < 1e-6)
+    }
+
+    /// A steady tone keeps its level through the shifter below, within and above the blend
+    /// (700 Hz ± 86 Hz at 44.1 kHz), raised and lowered: the gain G puts back what the
+    /// narrower window's overlap-add changes.
+    @Test(arguments: [300.0, -500.0, 700.0])
+    func aToneKeepsItsLevelAcrossTheCrossover(cents: Double) {
+        let rate = 44_100.0, n = 88_200
+        var worst = 0.0
+        for hz in [450.0, 600.0, 640.0, 680.0, 700.0, 720.0, 760.0, 800.0, 3000.0] {
+            let x = (0..<n).map { Float(0.5 * sin(2 * Double.pi * hz * Double($0) / rate)) }
+            let y = shift(x, cents: cents, rate: rate).out
+            let middle = (n / 4)..<(3 * n / 4)
+            let inRMS = sqrt(middle.map { Double(x[$0] * x[$0]) }.reduce(0, +) / Double(middle.count))
+            let outRMS = sqrt(middle.map { Double(y[$0] * y[$0]) }.reduce(0, +) / Double(middle.count))
+            worst = max(worst, abs(20 * log10(outRMS / inRMS)))
+        }
+        #expect(worst < 0.01, "worst level change \(worst) dB at \(cents) cents")
+    }
+
+    /// Every synthesis hop the vocoder can choose keeps the most powers its nearest whole overlap
+    /// allows (a hop that would lose one is moved to that overlap), and where a power is
+    /// allowed the highs' window sums flat against the normalisation's.
+    @Test func everyWholeOverlapAllowsItsPowersAndTheyRippleLessThanTheLimit() {
+        let n = 4096
+        let tables = SpectralWindowing.shared(fftSize: n, hopFrames: n / 8)
+        for k in 4...8 {
+            #expect(tables.powers(hop: n / k) == min(2, k - 3), "K = \(k)")
+            #expect(tables.allowsAsMany(hop: n / k))
+        }
+        for hop in (n / 8)...(n / 4) {
+            let a = tables.powers(hop: hop)
+            guard a > 0 else { continue }
+            let ripples = SpectralWindowing.ripples(fftSize: n, hop: hop)
+            #expect((a == 1 ? ripples.0 : ripples.1) < SpectralWindowing.rippleLimit, "hop \(hop)")
+        }
+        // a hop between whole overlaps where the sums ripple allows fewer (+700 cents: 767)
+        #expect(tables.powers(hop: 767) < 2 && !tables.allowsAsMany(hop: 767))
+    }
+}
