@@ -56,8 +56,8 @@ final class FormantCorrection {
 
     /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`;
     /// the bins from `keptBins` on are cut by the shift (they do not count in its power). The
-    /// bins from `narrowedFrom` on are narrowed (`SpectralWindowing`): the synthesis multiplies
-    /// them by `narrowing.gains` too, so the power kept is weighed by its square.
+    /// bins from `narrowedFrom` on are narrowed (`SpectralWindowing`): their power counts the
+    /// signal's through another window, so the power kept weighs them by `powerWeights`.
     @_noLocks
     func update(power: UnsafePointer<Float>, ratio: Double, keptBins: Int, narrowedFrom: Int = Int.max,
                 narrowing: SpectralWindowing.Narrowing? = nil) {
@@ -111,8 +111,7 @@ final class FormantCorrection {
         for k in min(2, bins)..<min(keptBins, bins) {
             var p = Double(power[k])
             if let narrowing, k >= narrowedFrom {
-                let w = Double(narrowing.gains[min(k - narrowedFrom, narrowing.blendBins)])
-                p *= w * w
+                p *= Double(narrowing.powerWeights[min(k - narrowedFrom, narrowing.analysis.blendBins)])
             }
             let g = Double(gains[k])
             before += p; after += g * g * p

@@ -440,13 +440,14 @@ final class PhaseVocoder {
         let edge = grid < SincTableCache.firstRaisedIndex ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
         let activeBins = formants ? bins : min(bins, edge + 16)
         // The highs' extra window powers (`SpectralWindowing`): a at analysis, s at synthesis.
-        let narrowing = windowing { $0.narrowing(powers: $0.powers(hop: hop)) }
+        let narrowing = windowing { $0.narrowing(hop: hop) }
         let narrowedFrom = narrowedFrom
         for c in 0..<ch {
             let src = inputHistory { $0.samples(channel: c, from: a - n / 2, count: n) }
             fft { $0.forward(src, window: window, re: frameRe + c * bins, im: frameIm + c * bins) }
-            if narrowing.powers > 0 {
-                narrowSpectrum(frameRe + c * bins, frameIm + c * bins, bins: bins, from: narrowedFrom, to: activeBins, narrowing)
+            if narrowing.analysis.powers > 0 {
+                narrowSpectrum(frameRe + c * bins, frameIm + c * bins, bins: bins, from: narrowedFrom, to: activeBins,
+                               narrowing.analysis)
             }
         }
         for c in 0..<ch {
@@ -455,7 +456,7 @@ final class PhaseVocoder {
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
         formant?({ $0.update(power: power, ratio: ratio, keptBins: edge, narrowedFrom: narrowedFrom,
-                             narrowing: narrowing.powers > 0 ? narrowing : nil) })
+                             narrowing: narrowing.analysis.powers > 0 ? narrowing : nil) })
         // (at 0 cents and tempo 1 the phasors go back to the input's, for the fade to the dry input)
         let align = ratio == 1 && stretch == 1
         var aligned = true   // (frame 0: the phasors are 1 after a reset)
@@ -477,17 +478,24 @@ final class PhaseVocoder {
         let taperBins = taperCount
         for c in 0..<ch {
             let xr = re + c * bins, xi = im + c * bins
-            if narrowing.powers > 0 && edge > narrowedFrom {
+            if narrowing.analysis.powers > 0 && edge > narrowedFrom {
                 // the highs' gain G (`SpectralWindowing`): over the blend from its table, then one value
-                let from = narrowedFrom, blended = min(narrowing.blendBins, edge - from)
+                let from = narrowedFrom, blended = min(narrowing.gainBins, edge - from)
                 vrotate(xr, xi, rotRe, rotIm, into: outRe, outIm, from)
                 vrotate(xr + from, xi + from, rotRe + from, rotIm + from, into: outRe + from, outIm + from, blended,
                         gains: narrowing.gains)
                 vrotate(xr + from + blended, xi + from + blended, rotRe + from + blended, rotIm + from + blended,
                         into: outRe + from + blended, outIm + from + blended, edge - from - blended,
-                        gain: narrowing.gains[narrowing.blendBins])
+                        gain: narrowing.gains[narrowing.gainBins])
             } else {
                 vrotate(xr, xi, rotRe, rotIm, into: outRe, outIm, edge)
+            }
+            let synthesisFrom = narrowedFrom + narrowing.synthesis.blendBins
+            if narrowing.synthesis.powers > 0 && edge > synthesisFrom {
+                // the highs' synthesis window w² (what its taps read past the edge is silence)
+                (outRe + edge).update(repeating: 0, count: min(8, bins - edge))
+                (outIm + edge).update(repeating: 0, count: min(8, bins - edge))
+                narrowSpectrum(outRe, outIm, bins: bins, from: synthesisFrom, to: edge, narrowing.synthesis)
             }
             if edge < bins {
                 (outRe + edge).update(repeating: 0, count: bins - edge)

@@ -2,52 +2,58 @@
 import Glibc
 #endif
 
-/// Narrower analysis frames for the highs, without a second vocoder: the vocoder's frames are
-/// N points long (frequency resolution for the bass), and above a crossover the analysis sees
-/// them as narrow in time as frames of about half that, by raising the Hann window w to a higher
-/// power.
+/// Narrower frames for the highs, without a second vocoder: the vocoder's frames are N points
+/// long (frequency resolution for the bass), and above a crossover they act as frames about half
+/// as long, by raising the Hann window w to a higher power.
 ///
 /// - Multiplying a frame by w = ½ − ½·cos(2πi/N) (origin at the frame's start) is convolving its
-///   spectrum with (−¼, ½, −¼), so a extra factors of w are the 2a + 1 taps of that kernel's
-///   a-th power. Above the crossover the analysis spectrum becomes that of w^(1+a)·x, blended in
-///   from the frame's own bins over `blendBins` (a raised cosine β rising from 0 to 1).
-/// - Overlap-add then sums w^(2+a) at the synthesis hop, where the running normalisation divides
-///   by Σ w²: the highs' gain is the ratio of the two sums, m(2+a)/m(2) for a steady tone (m(q),
-///   the mean of w^q), and flat only where Σ w^(2+a) is as flat as Σ w². With N/Hs = K whole
-///   that holds while 2 + a < K (the sum's Fourier series stops at harmonic 2 + a); at other hops
-///   the two sums ripple against each other. `allowedPowers` is measured at every synthesis hop
-///   the vocoder can use: the most a ≤ 2 whose ratio ripples by less than `rippleLimit`, and
-///   the vocoder moves a hop where that costs a power to the nearest whole K
-///   (`PhaseVocoder.synthesisHop`).
-/// - The taps are scaled by κ_a = m(1)/m(1+a), which keeps a steady tone's peak as high on both
-///   sides of the crossover (what the phase locking and the formant envelope read), so a bin is
-///   (1 − β)·X + β·κ_a·X_a. A tone there then comes out (1 − β) + β·κ_a·m(2+a)/m(2) times as
-///   loud, and the turned spectrum is multiplied by the inverse, G (`Narrowing.gains`, in the
-///   rotation's pass).
+///   spectrum with (−¼, ½, −¼), so p extra factors of w are the 2p + 1 taps of that kernel's
+///   p-th power (`narrowSpectrum`).
+/// - Analysis: above the crossover the spectrum becomes that of w^(1+a)·x (a = 1 or 2), scaled
+///   by κ_a = m(1)/m(1+a) (m(q): the mean of w^q, C(2q, q)/4^q), which keeps a steady tone's peak
+///   as high on both sides (what the phase locking and the formant envelope read); blended in
+///   from the frame's own bins over `blendBins` (a raised cosine β from 0 to 1).
+/// - Synthesis: above the analysis blend the turned spectrum is that of the frame times w once
+///   more (s = 1, blended in over the next `blendBins`), so the highs' synthesis window is w².
+/// - Overlap-add then sums w^(2+a+s) at the synthesis hop where the running normalisation divides
+///   by Σ w². With N/Hs = K whole that is flat while 2 + a + s < K (the sum's Fourier series stops
+///   at harmonic 2 + a + s); at other hops the two sums ripple against each other. The powers
+///   are measured at every synthesis hop the vocoder can use: the most (a first, up to 2, then s)
+///   whose ratio ripples by less than `rippleLimit`; the vocoder moves a hop where that costs an
+///   analysis power to the nearest whole K (`PhaseVocoder.synthesisHop`).
+/// - Gain: a steady tone at a bin comes out g times as loud, with β_a, β_s the two blends' weights
+///   there, g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·κ_a·m(2+a)) + β_s·κ_a·m(3+a)] / m(2) (β_s = 0
+///   wherever β_a < 1); the rotation multiplies each bin by G = 1/g (`Narrowing.gains`).
+/// - Power: a bin's power counts the signal's through the window it was analysed with (Parseval):
+///   E = (1 − β_a)²·m(2) + 2·β_a·(1 − β_a)·κ_a·m(2+a) + β_a²·κ_a²·m(2+2a) times what the frame's
+///   own bin counts m(2) of, so a sum of power over bins that spans the crossover weighs each by
+///   m(2)/E (`Narrowing.powerWeights`: the formant mode's level).
 ///
 /// The tables depend on N and the shorter hop only and are shared by every vocoder of that size
 /// (built once per process on the control side, read-only after: `@unchecked Sendable`).
 final class SpectralWindowing: @unchecked Sendable {
-    /// Where the narrower frames start (the blend is centred on it).
+    /// Where the narrower frames start (the analysis blend is centred on it).
     static let crossoverHz = 700.0
-    /// The most extra window powers (each costs two taps a bin; `ripples` measures two).
-    static let mostPowers = 2
-    /// How far Σ w^(2+a) / Σ w² may ripple over a hop, relative (the sideband a steady tone
+    /// The most extra window powers at analysis (each costs two taps a bin); at synthesis one.
+    static let mostAnalysisPowers = 2
+    /// How far Σ w^(2+a+s) / Σ w² may ripple over a hop, relative (the sideband a steady tone
     /// gets from it is about half that: −76 dB).
     static let rippleLimit = 3e-4
 
     let fftSize: Int
     /// The shorter hop N/overlap: synthesis hops run from it to N/4.
     let hopFrames: Int
-    /// Bins of the raised-cosine blend from the frame's own bins to the narrowed ones.
+    /// Bins of each raised-cosine blend (about 170 Hz at 44.1 and 48 kHz).
     let blendBins: Int
-    /// The most powers each synthesis hop from `hopFrames` to N/4 allows.
+    /// For each synthesis hop from `hopFrames` to N/4: a + 4·s.
     private let allowed: UnsafeMutablePointer<Int8>
-    /// For a = 1, 2: the 2a + 1 taps, padded to 8, then the blend's weights of the frame's own
-    /// bins and of the narrowed ones (`blendBins` each, then 0 and 1 for a vector's reach), then
-    /// G over the blend and above it.
-    private let tables: UnsafeMutablePointer<Float>
-    private let tableStride: Int
+    /// The taps of analysis a = 1, a = 2 and synthesis s = 1 (`tapsStride` each: the taps padded
+    /// to 8, the blend's weights of the bins as they were and of the narrowed ones, `blendBins`
+    /// each then 0 and 1 for a vector's reach), then the gains G of (a, s) = (1, 0), (2, 0),
+    /// (2, 1) (`gainsStride` each: over the blends, then above them), then the power weights of
+    /// a = 1 and a = 2 (over the analysis blend, then above it).
+    private let storage: UnsafeMutablePointer<Float>
+    private let tapsStride: Int, gainsStride: Int
 
     private static let cache = ControlLock<[SIMD2<Int>: SpectralWindowing]>([:])
 
@@ -62,42 +68,38 @@ final class SpectralWindowing: @unchecked Sendable {
         }
     }
 
-    /// The mean of w^q over a period: the mean of sin^(2q) is C(2q, q)/4^q.
+    /// m(q), the mean of w^q over a period: the mean of sin^(2q) is C(2q, q)/4^q.
     static func meanOfWindowPower(_ q: Int) -> Double {
         var c = 1.0
         for i in 0..<q { c *= Double(2 * q - i) / Double(i + 1) }
         return c / pow(4, Double(q))
     }
 
-    /// The first bin narrowed at `sampleRate` (where the blend starts), for frames of `fftSize`.
+    /// The first bin narrowed at `sampleRate` (where the analysis blend starts), for frames of
+    /// `fftSize`.
     static func firstBin(sampleRate: Double, fftSize n: Int) -> Int {
         let crossover = Int((crossoverHz / sampleRate * Double(n)).rounded())
-        return max(mostPowers, crossover - blendBins(fftSize: n) / 2)
+        return max(mostAnalysisPowers, crossover - blendBins(fftSize: n) / 2)
     }
 
-    /// About 170 Hz at 44.1 and 48 kHz.
     static func blendBins(fftSize n: Int) -> Int { max(8, n / 256) }
 
-    /// The relative ripple over a hop of Σ_m w^(2+a)(t − m·hop) / Σ_m w²(t − m·hop), for a = 1 and 2.
-    static func ripples(fftSize n: Int, hop: Int) -> (Double, Double) {
-        var w2 = [Double](repeating: 0, count: n), w3 = w2, w4 = w2
-        for i in 0..<n {
-            let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))
-            w2[i] = w * w; w3[i] = w2[i] * w; w4[i] = w2[i] * w2[i]
-        }
-        return ripples(hop: hop, w2, w3, w4)
-    }
-
-    private static func ripples(hop: Int, _ w2: [Double], _ w3: [Double], _ w4: [Double]) -> (Double, Double) {
-        var low = (Double.infinity, Double.infinity), high = (0.0, 0.0), sum = (0.0, 0.0)
+    /// The relative ripple over a hop of Σ_m w^q(t − m·hop) / Σ_m w²(t − m·hop), q = 3, 4, 5.
+    static func ripples(fftSize n: Int, hop: Int) -> SIMD3<Double> {
+        var low = SIMD3<Double>(repeating: .infinity), high = SIMD3<Double>(), sum = SIMD3<Double>()
         for t in 0..<hop {
-            var s2 = 0.0, s3 = 0.0, s4 = 0.0
+            var s2 = 0.0, sq = SIMD3<Double>()
             var i = t
-            while i < w2.count { s2 += w2[i]; s3 += w3[i]; s4 += w4[i]; i += hop }
-            let r3 = s3 / s2, r4 = s4 / s2
-            low = (min(low.0, r3), min(low.1, r4)); high = (max(high.0, r3), max(high.1, r4)); sum = (sum.0 + r3, sum.1 + r4)
+            while i < n {
+                let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n)), w2 = w * w
+                s2 += w2
+                sq += SIMD3(w2 * w, w2 * w2, w2 * w2 * w)
+                i += hop
+            }
+            let ratio = sq / s2
+            low = pointwiseMin(low, ratio); high = pointwiseMax(high, ratio); sum += ratio
         }
-        return ((high.0 - low.0) / (sum.0 / Double(hop)), (high.1 - low.1) / (sum.1 / Double(hop)))
+        return (high - low) / (sum / Double(hop))
     }
 
     private init(fftSize n: Int, hopFrames: Int) {
@@ -105,107 +107,139 @@ final class SpectralWindowing: @unchecked Sendable {
         self.hopFrames = hopFrames
         let blendBins = Self.blendBins(fftSize: n)
         self.blendBins = blendBins
+        // the powers each hop allows
         let hops = max(0, n / 4 - hopFrames) + 1
         allowed = .allocate(capacity: hops)
-        var w2 = [Double](repeating: 0, count: n), w3 = w2, w4 = w2
-        for i in 0..<n {
-            let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))
-            w2[i] = w * w; w3[i] = w2[i] * w; w4[i] = w2[i] * w2[i]
-        }
         for j in 0..<hops {
-            let hop = hopFrames + j
-            let (r3, r4) = Self.ripples(hop: hop, w2, w3, w4)
-            var a = 0
-            if 3 < n / hop && r3 < Self.rippleLimit { a = 1 }
-            if 4 < n / hop && r4 < Self.rippleLimit { a = 2 }
-            allowed[j] = Int8(a)
+            let hop = hopFrames + j, k = n / hop
+            let ripple = Self.ripples(fftSize: n, hop: hop)
+            let flat = { (q: Int) in q < k && ripple[q - 3] < Self.rippleLimit }
+            let a = flat(4) ? 2 : flat(3) ? 1 : 0
+            let s = a == 2 && flat(5) ? 1 : 0
+            allowed[j] = Int8(a + 4 * s)
         }
+        // the taps and the gains
         let m = Self.meanOfWindowPower
-        tableStride = 8 + 2 * (blendBins + 8) + blendBins + 1
-        tables = .allocate(capacity: (Self.mostPowers + 1) * tableStride)
-        tables.initialize(repeating: 0, count: (Self.mostPowers + 1) * tableStride)
-        for a in 1...Self.mostPowers {
+        tapsStride = 8 + 2 * (blendBins + 8)
+        gainsStride = 2 * blendBins + 1
+        let count = 3 * tapsStride + 3 * gainsStride + 2 * (blendBins + 1)
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: 0, count: count)
+        let beta = (0..<(blendBins + 8)).map { j in
+            j < blendBins ? 0.5 - 0.5 * cos(Double.pi * (Double(j) + 0.5) / Double(blendBins)) : 1
+        }
+        for (table, powers, scale) in [(0, 1, m(1) / m(2)), (1, 2, m(1) / m(3)), (2, 1, 1.0)] {
             var taps: [Double] = [1]
-            for _ in 0..<a {
+            for _ in 0..<powers {
                 var next = [Double](repeating: 0, count: taps.count + 2)
                 for (i, v) in taps.enumerated() { next[i] -= 0.25 * v; next[i + 1] += 0.5 * v; next[i + 2] -= 0.25 * v }
                 taps = next
             }
-            // a steady tone's gain above the blend, the taps scaled by κ_a
-            let kappa = m(1) / m(1 + a), highGain = kappa * m(2 + a) / m(2)
-            let t = table(a: a)
-            for (i, v) in taps.enumerated() { t[i] = Float(kappa * v) }
-            t[7] = 4; t[6] = 8   // (`Narrowing.byteSteps`)
+            let t = storage + table * tapsStride
+            for (i, v) in taps.enumerated() { t[i] = Float(scale * v) }
+            t[6] = 8; t[7] = 4   // (`Taps.byteSteps`)
             for j in 0..<(blendBins + 8) {
-                let beta = j < blendBins ? 0.5 - 0.5 * cos(Double.pi * (Double(j) + 0.5) / Double(blendBins)) : 1
-                t[8 + j] = Float(1 - beta)
-                t[8 + blendBins + 8 + j] = Float(beta)
-                if j <= blendBins { t[8 + 2 * (blendBins + 8) + j] = Float(1 / ((1 - beta) + beta * highGain)) }
+                t[8 + j] = Float(1 - beta[j])
+                t[8 + blendBins + 8 + j] = Float(beta[j])
+            }
+        }
+        for (table, a, s) in [(0, 1, 0), (1, 2, 0), (2, 2, 1)] {
+            let kappa = m(1) / m(1 + a)
+            let g = storage + 3 * tapsStride + table * gainsStride
+            for j in 0..<gainsStride {
+                let betaA = j < blendBins ? beta[j] : 1
+                let betaS = s == 0 || j < blendBins ? 0 : (j - blendBins < blendBins ? beta[j - blendBins] : 1)
+                let analysed = (1 - betaA) * m(2) + betaA * kappa * m(2 + a)
+                g[j] = Float(m(2) / ((1 - betaS) * analysed + betaS * kappa * m(3 + a)))
+            }
+        }
+        for a in 1...2 {
+            let kappa = m(1) / m(1 + a)
+            let w = storage + 3 * tapsStride + 3 * gainsStride + (a - 1) * (blendBins + 1)
+            for j in 0...blendBins {
+                let b = j < blendBins ? beta[j] : 1
+                w[j] = Float(m(2) / ((1 - b) * (1 - b) * m(2) + 2 * b * (1 - b) * kappa * m(2 + a) + b * b * kappa * kappa * m(2 + 2 * a)))
             }
         }
     }
 
-    deinit { allowed.deallocate(); tables.deallocate() }
+    deinit { allowed.deallocate(); storage.deallocate() }
 
-    private func table(a: Int) -> UnsafeMutablePointer<Float> { tables + a * tableStride }
-
-    /// The extra powers the analysis of a frame with synthesis hop `hop` takes.
+    /// What a frame with synthesis hop `hop` takes.
     @inline(__always)
-    func powers(hop: Int) -> Int {
-        Int(allowed[max(0, min(fftSize / 4, hop) - hopFrames)])
+    func narrowing(hop: Int) -> Narrowing {
+        let code = Int(allowed[max(0, min(fftSize / 4, hop) - hopFrames)])
+        let a = code & 3, s = code >> 2
+        let gains = UnsafePointer(storage + 3 * tapsStride + (a == 1 ? 0 : s == 0 ? 1 : 2) * gainsStride)
+        let weights = UnsafePointer(storage + 3 * tapsStride + 3 * gainsStride + (a == 1 ? 0 : 1) * (blendBins + 1))
+        return Narrowing(analysis: taps(table: a == 1 ? 0 : 1, powers: a), synthesis: taps(table: 2, powers: s), gains: gains,
+                         gainBins: (1 + s) * blendBins, powerWeights: weights)
     }
 
-    /// The narrowing of a frame with a powers.
     @inline(__always)
-    func narrowing(powers a: Int) -> Narrowing {
-        let t = table(a: a)
-        return Narrowing(powers: a, taps: t, own: t + 8, narrowed: t + 8 + blendBins + 8, gains: t + 8 + 2 * (blendBins + 8),
-                         blendBins: blendBins)
+    private func taps(table: Int, powers: Int) -> Taps {
+        let t = UnsafePointer(storage + table * tapsStride)
+        return Taps(powers: powers, taps: t, own: t + 8, narrowed: t + 8 + blendBins + 8, blendBins: blendBins)
     }
 
-    /// What `narrowSpectrum` needs for one frame (pointers into the shared tables).
-    struct Narrowing {
-        let powers: Int
-        let taps: UnsafePointer<Float>, own: UnsafePointer<Float>, narrowed: UnsafePointer<Float>
-        /// G over the blend, then above it.
-        let gains: UnsafePointer<Float>
-        let blendBins: Int
-        /// 4 and 8 (bytes to the neighbours one and two bins away), read from memory.
-        let byteSteps: (Int, Int)
-        init(powers: Int, taps: UnsafeMutablePointer<Float>, own: UnsafeMutablePointer<Float>,
-             narrowed: UnsafeMutablePointer<Float>, gains: UnsafeMutablePointer<Float>, blendBins: Int) {
-            self.powers = powers
-            self.taps = UnsafePointer(taps); self.own = UnsafePointer(own); self.narrowed = UnsafePointer(narrowed)
-            self.gains = UnsafePointer(gains); self.blendBins = blendBins
-            byteSteps = (Int(taps[7]), Int(taps[6]))
-        }
-    }
-
-    /// Whether a synthesis hop allows as many powers as the nearest whole overlap would.
+    /// Whether a synthesis hop allows as many analysis powers as the nearest whole overlap would.
     @inline(__always)
     func allowsAsMany(hop: Int) -> Bool {
         let k = max(4, min(fftSize / hopFrames, (fftSize + hop / 2) / hop))
-        return powers(hop: hop) >= min(Self.mostPowers, k - 3)
+        return narrowing(hop: hop).analysis.powers >= min(Self.mostAnalysisPowers, k - 3)
+    }
+
+    /// The taps of one narrowing (pointers into the shared tables).
+    struct Taps {
+        /// p: 2p + 1 taps (0: none).
+        let powers: Int
+        let taps: UnsafePointer<Float>
+        /// The blend's weights of the bins as they were and of the narrowed ones.
+        let own: UnsafePointer<Float>, narrowed: UnsafePointer<Float>
+        let blendBins: Int
+        /// 4 and 8 (bytes to the neighbours one and two bins away), read from the table.
+        var byteSteps: (Int, Int) { (Int(taps[7]), Int(taps[6])) }
+    }
+
+    /// What a frame takes: the analysis's and the synthesis's taps (the synthesis's blend starts
+    /// where the analysis's ends), and the gains G over `gainBins` from the first narrowed bin,
+    /// then G above them (at `gainBins`).
+    struct Narrowing {
+        let analysis: Taps, synthesis: Taps
+        let gains: UnsafePointer<Float>
+        let gainBins: Int
+        /// m(2)/E over the analysis blend from the first narrowed bin, then above it.
+        let powerWeights: UnsafePointer<Float>
     }
 }
 
-/// Replaces bins [from, to) of one channel's analysis spectrum (re, im), of `bins` bins, by the
-/// narrowed spectrum (`SpectralWindowing`); from ≥ 2. In place: each block of eight is stored
-/// only after the next block has read the bins it shares with it. Above N/2 the spectrum is
-/// read mirrored (X[N/2 + j] = conj X[N/2 − j]). Bins past `to` in its last block of eight may
-/// be narrowed too.
+/// Replaces bins [from, to) of one channel's spectrum (re, im), of `bins` bins, by the narrowed
+/// spectrum (`SpectralWindowing`); from ≥ 2. In place: each block of eight is stored only after
+/// the next block has read the bins it shares with it. Above N/2 the spectrum is read mirrored
+/// (X[N/2 + j] = conj X[N/2 − j]). Bins past `to` in its last block of eight may be narrowed too.
 @inline(__always) @_noAllocation @_noLocks
 func narrowSpectrum(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>, bins: Int, from: Int, to: Int,
-                    _ n: SpectralWindowing.Narrowing) {
+                    _ n: SpectralWindowing.Taps) {
+    // (one loop each: the compiler drops the outer pair's loads for p = 1)
+    if n.powers == 1 {
+        narrowSpectrum(re, im, bins: bins, from: from, to: to, n, twoPairs: false)
+    } else {
+        narrowSpectrum(re, im, bins: bins, from: from, to: to, n, twoPairs: true)
+    }
+}
+
+@inline(__always) @_noAllocation @_noLocks
+private func narrowSpectrum(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>, bins: Int, from: Int, to: Int,
+                            _ n: SpectralWindowing.Taps, twoPairs: Bool) {
     typealias V = SIMD8<Float>
     let xr = UnsafeMutableRawPointer(re), xi = UnsafeMutableRawPointer(im)
     let own = UnsafeRawPointer(n.own), narrowed = UnsafeRawPointer(n.narrowed), blendBins = n.blendBins
     let half = n.powers, kernel = n.taps
-    // the taps are symmetric: the centre's and the pairs' (a = 1: the outer pair's are 0)
-    let c0 = V(repeating: kernel[half]), c1 = V(repeating: kernel[half - 1]), c2 = V(repeating: half > 1 ? kernel[0] : 0)
+    // the taps are symmetric: the centre's and the pairs'
+    let c0 = V(repeating: kernel[half]), c1 = V(repeating: kernel[half - 1]), c2 = V(repeating: twoPairs ? kernel[0] : 0)
     // The neighbours' byte offsets come from the table: known to the compiler, the five
     // overlapping loads were merged into partial loads and shuffles, twice as slow.
-    let d1 = n.byteSteps.0, d2 = n.byteSteps.1
+    let (d1, d2) = n.byteSteps
     // vectors while their reach stays below N/2, each stored one block late
     var k = from
     var pendingRe = V(), pendingIm = V(), pending = -1
@@ -214,9 +248,11 @@ func narrowSpectrum(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointe
         let o = 4 &* k
         let r0 = xr.loadUnaligned(fromByteOffset: o, as: V.self), i0 = xi.loadUnaligned(fromByteOffset: o, as: V.self)
         var yr = c0 * r0 + c1 * (xr.loadUnaligned(fromByteOffset: o &- d1, as: V.self) + xr.loadUnaligned(fromByteOffset: o &+ d1, as: V.self))
-            + c2 * (xr.loadUnaligned(fromByteOffset: o &- d2, as: V.self) + xr.loadUnaligned(fromByteOffset: o &+ d2, as: V.self))
         var yi = c0 * i0 + c1 * (xi.loadUnaligned(fromByteOffset: o &- d1, as: V.self) + xi.loadUnaligned(fromByteOffset: o &+ d1, as: V.self))
-            + c2 * (xi.loadUnaligned(fromByteOffset: o &- d2, as: V.self) + xi.loadUnaligned(fromByteOffset: o &+ d2, as: V.self))
+        if twoPairs {
+            yr += c2 * (xr.loadUnaligned(fromByteOffset: o &- d2, as: V.self) + xr.loadUnaligned(fromByteOffset: o &+ d2, as: V.self))
+            yi += c2 * (xi.loadUnaligned(fromByteOffset: o &- d2, as: V.self) + xi.loadUnaligned(fromByteOffset: o &+ d2, as: V.self))
+        }
         let j = k &- from
         if j < blendBins {
             let wo = own.loadUnaligned(fromByteOffset: 4 &* j, as: V.self), wn = narrowed.loadUnaligned(fromByteOffset: 4 &* j, as: V.self)

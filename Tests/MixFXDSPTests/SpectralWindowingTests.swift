@@ -6,14 +6,17 @@ import TestSupport
 /// The highs' narrower analysis frames (`SpectralWindowing`): the taps against the transform of
 /// the frame times the window's power, a tone's level through the blend, the hops.
 @Suite struct SpectralWindowingTests {
-    /// Above the blend, the narrowed bins are κ_a times the transform of the frame multiplied by
-    /// w^(1+a); within it the blend of the two; below it the frame's own; up to N/2 (the taps
-    /// reach past it through the mirror).
-    @Test(arguments: [1, 2])
-    func narrowedBinsAreTheTransformOfTheFrameTimesAPowerOfTheWindow(powers a: Int) {
+    /// Above the blend, the narrowed bins are κ_p times the transform of the frame multiplied by
+    /// w^(1+p); within it the blend of the two; below it the frame's own; up to N/2 (the taps
+    /// reach past it through the mirror). Analysis a = 2 (at overlap 8) and a = 1 (overlap 4),
+    /// synthesis s = 1 (κ = 1).
+    @Test(arguments: [(512, false), (1024, false), (512, true)])
+    func narrowedBinsAreTheTransformOfTheFrameTimesAPowerOfTheWindow(hop: Int, synthesis: Bool) {
         let n = 4096, bins = n / 2 + 1
         let tables = SpectralWindowing.shared(fftSize: n, hopFrames: n / 8)
-        let narrowing = tables.narrowing(powers: a)
+        let frame = tables.narrowing(hop: hop), narrowing = synthesis ? frame.synthesis : frame.analysis
+        let a = narrowing.powers
+        #expect(a == (hop == 512 ? (synthesis ? 1 : 2) : 1))
         let from = SpectralWindowing.firstBin(sampleRate: 44_100, fftSize: n)
         var x = [Float](repeating: 0, count: n)
         var seed: UInt64 = 7
@@ -33,7 +36,7 @@ import TestSupport
                 narrowSpectrum(r.baseAddress!, i.baseAddress!, bins: bins, from: from, to: bins, narrowing)
             }
         }
-        let kappa = Float(SpectralWindowing.meanOfWindowPower(1) / SpectralWindowing.meanOfWindowPower(1 + a))
+        let kappa = synthesis ? 1 : Float(SpectralWindowing.meanOfWindowPower(1) / SpectralWindowing.meanOfWindowPower(1 + a))
         let scale = wideRe.map(abs).max()!
         var worst: Float = 0
         for k in 0..<bins {
@@ -73,16 +76,20 @@ import TestSupport
         let n = 4096
         let tables = SpectralWindowing.shared(fftSize: n, hopFrames: n / 8)
         for k in 4...8 {
-            #expect(tables.powers(hop: n / k) == min(2, k - 3), "K = \(k)")
+            #expect(tables.narrowing(hop: n / k).analysis.powers == min(2, k - 3), "K = \(k)")
             #expect(tables.allowsAsMany(hop: n / k))
         }
+        #expect(tables.narrowing(hop: n / 8).synthesis.powers == 1 && tables.narrowing(hop: n / 5).synthesis.powers == 0)
+        var used = 0
         for hop in (n / 8)...(n / 4) {
-            let a = tables.powers(hop: hop)
-            guard a > 0 else { continue }
-            let ripples = SpectralWindowing.ripples(fftSize: n, hop: hop)
-            #expect((a == 1 ? ripples.0 : ripples.1) < SpectralWindowing.rippleLimit, "hop \(hop)")
+            let frame = tables.narrowing(hop: hop)
+            let q = 2 + frame.analysis.powers + frame.synthesis.powers
+            guard q > 2 else { continue }
+            used += 1
+            #expect(q < n / hop && SpectralWindowing.ripples(fftSize: n, hop: hop)[q - 3] < SpectralWindowing.rippleLimit, "hop \(hop)")
         }
+        #expect(used > 50)
         // a hop between whole overlaps where the sums ripple allows fewer (+700 cents: 767)
-        #expect(tables.powers(hop: 767) < 2 && !tables.allowsAsMany(hop: 767))
+        #expect(tables.narrowing(hop: 767).analysis.powers < 2 && !tables.allowsAsMany(hop: 767))
     }
 }
