@@ -55,12 +55,9 @@ final class FormantCorrection {
     deinit { gains.deallocate(); logEnvelope.deallocate(); peaks.deallocate() }
 
     /// Computes `gains` for a frame whose summed power spectrum is `power`, shifted by `ratio`;
-    /// the bins from `keptBins` on are cut by the shift (they do not count in its power). The
-    /// bins from `narrowedFrom` on are narrowed (`SpectralWindowing`): their power counts the
-    /// signal's through another window, so the power kept weighs them by `powerWeights`.
+    /// the bins from `keptBins` on are cut by the shift (they do not count in its power).
     @_noLocks
-    func update(power: UnsafePointer<Float>, ratio: Double, keptBins: Int, narrowedFrom: Int = Int.max,
-                narrowing: SpectralWindowing.Narrowing? = nil) {
+    func update(power: UnsafePointer<Float>, ratio: Double, keptBins: Int) {
         // (as values: a `&&` or `where` on them would capture `self`; see `Owned`)
         let peaks = peaks, bins = bins
         // Major peaks.
@@ -109,11 +106,7 @@ final class FormantCorrection {
         // the frame's power kept (c above)
         var before = 0.0, after = 0.0
         for k in min(2, bins)..<min(keptBins, bins) {
-            var p = Double(power[k])
-            if let narrowing, k >= narrowedFrom {
-                p *= Double(narrowing.powerWeights[min(k - narrowedFrom, narrowing.analysis.blendBins)])
-            }
-            let g = Double(gains[k])
+            let p = Double(power[k]), g = Double(gains[k])
             before += p; after += g * g * p
         }
         if after > 0 && before > 0 {

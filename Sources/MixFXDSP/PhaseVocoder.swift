@@ -84,6 +84,7 @@ final class PhaseVocoder {
     private var power: UnsafeMutablePointer<Float>
     private var outRe: UnsafeMutablePointer<Float>        // the turned spectrum of one channel
     private var outIm: UnsafeMutablePointer<Float>
+    private var plainPower: UnsafeMutablePointer<Float>   // (`scratch`)
     private let locking: Owned<PhaseLocking>
     private let formant: Owned<FormantCorrection>?    // nil where formants cannot be asked for
     /// How far either side of a read position the reader reaches (kept when compacting).
@@ -155,7 +156,7 @@ final class PhaseVocoder {
         windowSquared = windows.windowSquared
         taper = windows.taper
         taperCount = Self.taperBins(fftSize: n)
-        windowing = Owned(SpectralWindowing.shared(fftSize: n, hopFrames: max(1, n / overlap)))
+        windowing = Owned(SpectralWindowing.shared(fftSize: n, sampleRate: sampleRate, hopFrames: max(1, n / overlap)))
         narrowedFrom = SpectralWindowing.firstBin(sampleRate: sampleRate, fftSize: n)
 
         let ch = channelCount
@@ -179,7 +180,7 @@ final class PhaseVocoder {
         locking = Owned(PhaseLocking(fftSize: n, sampleRate: sampleRate))
         formant = formants ? Owned(FormantCorrection(bins: bins)) : nil
         var measure = ScratchCarver(nil)
-        (power, outRe, outIm) = Self.scratch(&measure, fftSize: n)
+        (power, outRe, outIm, plainPower) = Self.scratch(&measure, fftSize: n, formants: formants)
         // (1024 frames before: 32 KB a shifter, where about 40 are read at +200 cents)
         var frames = 16
         while frames < stretchedCapacity / hopFrames + n / hopFrames + 8 { frames *= 2 }
@@ -201,16 +202,18 @@ final class PhaseVocoder {
         heldTempoMap?.release()
     }
 
-    private static func scratch(_ c: inout ScratchCarver, fftSize n: Int) -> (UnsafeMutablePointer<Float>,
-        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
+    /// The scratch: the summed power, one channel's turned spectrum, and with `formants` the
+    /// frame's own power before the highs' narrowing (what the formant envelope reads).
+    private static func scratch(_ c: inout ScratchCarver, fftSize n: Int, formants: Bool) -> (UnsafeMutablePointer<Float>,
+        UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
         let bins = n / 2 + 1
-        return (c.take(Float.self, bins + 8), c.take(Float.self, bins), c.take(Float.self, bins))
+        return (c.take(Float.self, bins + 8), c.take(Float.self, bins), c.take(Float.self, bins), c.take(Float.self, formants ? bins + 8 : 1))
     }
 
     /// Takes its scratch, its FFT's and its phase locking's from `carver` (render side: no
     /// allocation; a counting carver measures it).
     func bindScratch(_ carver: inout ScratchCarver) {
-        (power, outRe, outIm) = Self.scratch(&carver, fftSize: fftSize)
+        (power, outRe, outIm, plainPower) = Self.scratch(&carver, fftSize: fftSize, formants: formant != nil)
         fft.object.bindScratch(&carver)
         locking.object.bindScratch(&carver)
     }
@@ -316,6 +319,9 @@ final class PhaseVocoder {
     private func synthesisHop(ratio r: Double) -> Int {
         guard r > 1 else { return hopFrames }
         let hop = max(hopFrames, min(roundToInt(Double(hopFrames) * r), fftSize / 4))
+        // (below an overlap of 4 no hop allows a power: nothing to move to; no `||` with `self`
+        // on its right: see `Owned`)
+        if fftSize / hopFrames < 4 { return hop }
         if windowing({ $0.allowsAsMany(hop: hop) }) { return hop }
         // the nearest whole overlap, where the highs' narrower frames sum flat
         let n = fftSize, k = max(4, min(n / hopFrames, (n + hop / 2) / hop))
@@ -442,9 +448,13 @@ final class PhaseVocoder {
         // The highs' extra window powers (`SpectralWindowing`): a at analysis, s at synthesis.
         let narrowing = windowing { $0.narrowing(hop: hop) }
         let narrowedFrom = narrowedFrom
+        // (the formant envelope reads the frame's own spectrum: the narrowed bins count a noise
+        // floor through another window, a step at the crossover)
+        let formantPower = formants && narrowing.analysis.powers > 0 ? plainPower : power
         for c in 0..<ch {
             let src = inputHistory { $0.samples(channel: c, from: a - n / 2, count: n) }
             fft { $0.forward(src, window: window, re: frameRe + c * bins, im: frameIm + c * bins) }
+            if formantPower != power { vaddPower(frameRe + c * bins, frameIm + c * bins, formantPower, bins, accumulating: c > 0) }
             if narrowing.analysis.powers > 0 {
                 narrowSpectrum(frameRe + c * bins, frameIm + c * bins, bins: bins, from: narrowedFrom, to: activeBins,
                                narrowing.analysis)
@@ -455,8 +465,7 @@ final class PhaseVocoder {
         }
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
-        formant?({ $0.update(power: power, ratio: ratio, keptBins: edge, narrowedFrom: narrowedFrom,
-                             narrowing: narrowing.analysis.powers > 0 ? narrowing : nil) })
+        formant?({ $0.update(power: formantPower, ratio: ratio, keptBins: edge) })
         // (at 0 cents and tempo 1 the phasors go back to the input's, for the fade to the dry input)
         let align = ratio == 1 && stretch == 1
         var aligned = true   // (frame 0: the phasors are 1 after a reset)

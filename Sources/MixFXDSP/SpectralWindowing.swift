@@ -24,10 +24,9 @@ import Glibc
 /// - Gain: a steady tone at a bin comes out g times as loud, with β_a, β_s the two blends' weights
 ///   there, g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·κ_a·m(2+a)) + β_s·κ_a·m(3+a)] / m(2) (β_s = 0
 ///   wherever β_a < 1); the rotation multiplies each bin by G = 1/g (`Narrowing.gains`).
-/// - Power: a bin's power counts the signal's through the window it was analysed with (Parseval):
-///   E = (1 − β_a)²·m(2) + 2·β_a·(1 − β_a)·κ_a·m(2+a) + β_a²·κ_a²·m(2+2a) times what the frame's
-///   own bin counts m(2) of, so a sum of power over bins that spans the crossover weighs each by
-///   m(2)/E (`Narrowing.powerWeights`: the formant mode's level).
+/// - The formant envelope is read from the frame's own spectrum (before the narrowing): the
+///   narrowed bins' power counts a noise floor through another window (Parseval: E/m(2) times as
+///   much, E = (1 − β)²·m(2) + 2β(1 − β)·κ_a·m(2+a) + β²·κ_a²·m(2+2a)), a step at the crossover.
 ///
 /// The tables depend on N and the shorter hop only and are shared by every vocoder of that size
 /// (built once per process on the control side, read-only after: `@unchecked Sendable`).
@@ -50,19 +49,20 @@ final class SpectralWindowing: @unchecked Sendable {
     /// The taps of analysis a = 1, a = 2 and synthesis s = 1 (`tapsStride` each: the taps padded
     /// to 8, the blend's weights of the bins as they were and of the narrowed ones, `blendBins`
     /// each then 0 and 1 for a vector's reach), then the gains G of (a, s) = (1, 0), (2, 0),
-    /// (2, 1) (`gainsStride` each: over the blends, then above them), then the power weights of
-    /// a = 1 and a = 2 (over the analysis blend, then above it).
+    /// (2, 1) (`gainsStride` each: over the blends, then above them).
     private let storage: UnsafeMutablePointer<Float>
     private let tapsStride: Int, gainsStride: Int
 
-    private static let cache = ControlLock<[SIMD2<Int>: SpectralWindowing]>([:])
+    private static let cache = ControlLock<[SIMD3<Int>: SpectralWindowing]>([:])
 
-    /// The tables for frames of `fftSize` at the shorter hop `hopFrames`, built on first use.
-    static func shared(fftSize n: Int, hopFrames: Int) -> SpectralWindowing {
+    /// The tables for frames of `fftSize` at `sampleRate` and the shorter hop `hopFrames`, built on
+    /// first use.
+    static func shared(fftSize n: Int, sampleRate: Double, hopFrames: Int) -> SpectralWindowing {
         cache.withLock { c in
-            let key = SIMD2(n, hopFrames)
+            let blendBins = Self.blendBins(fftSize: n, sampleRate: sampleRate)
+            let key = SIMD3(n, hopFrames, blendBins)
             if let w = c[key] { return w }
-            let w = SpectralWindowing(fftSize: n, hopFrames: hopFrames)
+            let w = SpectralWindowing(fftSize: n, hopFrames: hopFrames, blendBins: blendBins)
             c[key] = w
             return w
         }
@@ -79,21 +79,36 @@ final class SpectralWindowing: @unchecked Sendable {
     /// `fftSize`.
     static func firstBin(sampleRate: Double, fftSize n: Int) -> Int {
         let crossover = Int((crossoverHz / sampleRate * Double(n)).rounded())
-        return max(mostAnalysisPowers, crossover - blendBins(fftSize: n) / 2)
+        return max(mostAnalysisPowers, crossover - blendBins(fftSize: n, sampleRate: sampleRate) / 2)
     }
 
-    static func blendBins(fftSize n: Int) -> Int { max(8, n / 256) }
+    /// At least 170 Hz (16 bins at 44.1 and 48 kHz; fewer bins lose a tone's level in the blend).
+    static func blendBins(fftSize n: Int, sampleRate: Double) -> Int {
+        max(8, n / 256, Int((170 * Double(n) / sampleRate).rounded()))
+    }
 
     /// The relative ripple over a hop of Σ_m w^q(t − m·hop) / Σ_m w²(t − m·hop), q = 3, 4, 5.
     static func ripples(fftSize n: Int, hop: Int) -> SIMD3<Double> {
+        ripples(hop: hop, powers: windowPowers(fftSize: n))
+    }
+
+    /// w² and (w³, w⁴, w⁵) at each of N points.
+    private static func windowPowers(fftSize n: Int) -> [(Double, SIMD3<Double>)] {
+        (0..<n).map { i in
+            let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n)), w2 = w * w
+            return (w2, SIMD3(w2 * w, w2 * w2, w2 * w2 * w))
+        }
+    }
+
+    private static func ripples(hop: Int, powers: [(Double, SIMD3<Double>)]) -> SIMD3<Double> {
+        let n = powers.count
         var low = SIMD3<Double>(repeating: .infinity), high = SIMD3<Double>(), sum = SIMD3<Double>()
         for t in 0..<hop {
             var s2 = 0.0, sq = SIMD3<Double>()
             var i = t
             while i < n {
-                let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n)), w2 = w * w
-                s2 += w2
-                sq += SIMD3(w2 * w, w2 * w2, w2 * w2 * w)
+                s2 += powers[i].0
+                sq += powers[i].1
                 i += hop
             }
             let ratio = sq / s2
@@ -102,17 +117,17 @@ final class SpectralWindowing: @unchecked Sendable {
         return (high - low) / (sum / Double(hop))
     }
 
-    private init(fftSize n: Int, hopFrames: Int) {
+    private init(fftSize n: Int, hopFrames: Int, blendBins: Int) {
         fftSize = n
         self.hopFrames = hopFrames
-        let blendBins = Self.blendBins(fftSize: n)
         self.blendBins = blendBins
         // the powers each hop allows
         let hops = max(0, n / 4 - hopFrames) + 1
         allowed = .allocate(capacity: hops)
+        let powers = Self.windowPowers(fftSize: n)
         for j in 0..<hops {
             let hop = hopFrames + j, k = n / hop
-            let ripple = Self.ripples(fftSize: n, hop: hop)
+            let ripple = Self.ripples(hop: hop, powers: powers)
             let flat = { (q: Int) in q < k && ripple[q - 3] < Self.rippleLimit }
             let a = flat(4) ? 2 : flat(3) ? 1 : 0
             let s = a == 2 && flat(5) ? 1 : 0
@@ -122,7 +137,7 @@ final class SpectralWindowing: @unchecked Sendable {
         let m = Self.meanOfWindowPower
         tapsStride = 8 + 2 * (blendBins + 8)
         gainsStride = 2 * blendBins + 1
-        let count = 3 * tapsStride + 3 * gainsStride + 2 * (blendBins + 1)
+        let count = 3 * tapsStride + 3 * gainsStride
         storage = .allocate(capacity: count)
         storage.initialize(repeating: 0, count: count)
         let beta = (0..<(blendBins + 8)).map { j in
@@ -153,14 +168,6 @@ final class SpectralWindowing: @unchecked Sendable {
                 g[j] = Float(m(2) / ((1 - betaS) * analysed + betaS * kappa * m(3 + a)))
             }
         }
-        for a in 1...2 {
-            let kappa = m(1) / m(1 + a)
-            let w = storage + 3 * tapsStride + 3 * gainsStride + (a - 1) * (blendBins + 1)
-            for j in 0...blendBins {
-                let b = j < blendBins ? beta[j] : 1
-                w[j] = Float(m(2) / ((1 - b) * (1 - b) * m(2) + 2 * b * (1 - b) * kappa * m(2 + a) + b * b * kappa * kappa * m(2 + 2 * a)))
-            }
-        }
     }
 
     deinit { allowed.deallocate(); storage.deallocate() }
@@ -171,9 +178,8 @@ final class SpectralWindowing: @unchecked Sendable {
         let code = Int(allowed[max(0, min(fftSize / 4, hop) - hopFrames)])
         let a = code & 3, s = code >> 2
         let gains = UnsafePointer(storage + 3 * tapsStride + (a == 1 ? 0 : s == 0 ? 1 : 2) * gainsStride)
-        let weights = UnsafePointer(storage + 3 * tapsStride + 3 * gainsStride + (a == 1 ? 0 : 1) * (blendBins + 1))
         return Narrowing(analysis: taps(table: a == 1 ? 0 : 1, powers: a), synthesis: taps(table: 2, powers: s), gains: gains,
-                         gainBins: (1 + s) * blendBins, powerWeights: weights)
+                         gainBins: (1 + s) * blendBins)
     }
 
     @inline(__always)
@@ -208,8 +214,6 @@ final class SpectralWindowing: @unchecked Sendable {
         let analysis: Taps, synthesis: Taps
         let gains: UnsafePointer<Float>
         let gainBins: Int
-        /// m(2)/E over the analysis blend from the first narrowed bin, then above it.
-        let powerWeights: UnsafePointer<Float>
     }
 }
 

@@ -13,7 +13,7 @@ import TestSupport
     @Test(arguments: [(512, false), (1024, false), (512, true)])
     func narrowedBinsAreTheTransformOfTheFrameTimesAPowerOfTheWindow(hop: Int, synthesis: Bool) {
         let n = 4096, bins = n / 2 + 1
-        let tables = SpectralWindowing.shared(fftSize: n, hopFrames: n / 8)
+        let tables = SpectralWindowing.shared(fftSize: n, sampleRate: 44_100, hopFrames: n / 8)
         let frame = tables.narrowing(hop: hop), narrowing = synthesis ? frame.synthesis : frame.analysis
         let a = narrowing.powers
         #expect(a == (hop == 512 ? (synthesis ? 1 : 2) : 1))
@@ -74,7 +74,7 @@ import TestSupport
     /// allowed the highs' window sums flat against the normalisation's.
     @Test func everyWholeOverlapAllowsItsPowersAndTheyRippleLessThanTheLimit() {
         let n = 4096
-        let tables = SpectralWindowing.shared(fftSize: n, hopFrames: n / 8)
+        let tables = SpectralWindowing.shared(fftSize: n, sampleRate: 44_100, hopFrames: n / 8)
         for k in 4...8 {
             #expect(tables.narrowing(hop: n / k).analysis.powers == min(2, k - 3), "K = \(k)")
             #expect(tables.allowsAsMany(hop: n / k))
@@ -91,5 +91,42 @@ import TestSupport
         #expect(used > 50)
         // a hop between whole overlaps where the sums ripple allows fewer (+700 cents: 767)
         #expect(tables.narrowing(hop: 767).analysis.powers < 2 && !tables.allowsAsMany(hop: 767))
+    }
+
+    /// The formant mode leaves noise's spectrum as the plain shift does on both sides of the
+    /// crossover: the envelope is read from the frame's own bins (the narrowed bins count a
+    /// noise floor 1–2 dB higher, which put a step in the envelope and a bump or dip of about
+    /// 1 dB at 600–1000 Hz into the output).
+    @Test(arguments: [300.0, 700.0, -700.0])
+    func theFormantModeKeepsNoiseFlatAcrossTheCrossover(cents: Double) {
+        let rate = 44_100.0, n = 4 * 44_100, size = 4096, bins = size / 2 + 1
+        let fft = RealFFT(size: size)
+        let w = (0..<size).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(size))) }
+        func bandLevels(_ y: [Float]) -> [Double] {
+            var power = [Double](repeating: 0, count: bins)
+            var re = [Float](repeating: 0, count: bins), im = re
+            var start = n / 8
+            while start + size <= n - n / 8 {
+                Array(y[start..<(start + size)]).withUnsafeBufferPointer { fft.forward($0.baseAddress!, window: w, re: &re, im: &im) }
+                for k in 0..<bins { power[k] += Double(re[k] * re[k] + im[k] * im[k]) }
+                start += size / 2
+            }
+            return stride(from: 500.0, to: 1_200.0, by: 100).map { lo in
+                let a = Int(lo / rate * Double(size)), b = Int((lo + 100) / rate * Double(size))
+                return 10 * log10(power[a..<b].reduce(0, +))
+            }
+        }
+        // (the mean over six noises: one noise's envelope wanders by ±0.4 dB from band to band; the
+        // envelope read from the narrowed bins spread them by 1.1–1.7 dB)
+        var offsets = [Double](repeating: 0, count: 7)
+        for seed in 1...6 {
+            let x = Signals.noise(frames: n, amplitude: 0.3, seed: UInt64(seed) &* 0x9E3779B97F4A7C15)
+            let kept = bandLevels(shift(x, cents: cents, rate: rate, preserveFormants: true).out)
+            let plain = bandLevels(shift(x, cents: cents, rate: rate).out)
+            for i in 0..<7 { offsets[i] += (kept[i] - plain[i]) / 6 }
+        }
+        // (the formant mode's own level, c, may move every band alike: the spread is what counts)
+        let spread = offsets.max()! - offsets.min()!
+        #expect(spread < 0.8, "band levels, formant mode against the plain shift: \(offsets) dB at \(cents) cents")
     }
 }
