@@ -41,49 +41,12 @@ func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: 
     while i < count { power[i] = (accumulating ? power[i] : 0) + re[i] * re[i] + im[i] * im[i]; i += 1 }
 }
 
-/// out[i] = (re, im)[i]·(ur, ui)[i], complex; `outRe`/`outIm` must not alias the inputs.
+/// out[i] = (re, im)[i]·(ur, ui)[i]·gain, complex; `outRe`/`outIm` must not alias the inputs.
+/// (A gain of 1 leaves every product as it is: x·1 is x.)
 @inline(__always) @_noAllocation @_noLocks
 func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: UnsafePointer<Float>,
              _ ui: UnsafePointer<Float>, into outRe: UnsafeMutablePointer<Float>,
-             _ outIm: UnsafeMutablePointer<Float>, _ count: Int) {
-    let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im)
-    let qr = UnsafeRawPointer(ur), qi = UnsafeRawPointer(ui)
-    let orr = UnsafeMutableRawPointer(outRe), ori = UnsafeMutableRawPointer(outIm)
-    var i = 0
-    while i + 8 <= count {
-        let xr = rr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
-        let xi = ri.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
-        let wr = qr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
-        let wi = qi.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
-        orr.storeBytes(of: xr * wr - xi * wi, toByteOffset: i &* 4, as: SIMD8<Float>.self)
-        ori.storeBytes(of: xr * wi + xi * wr, toByteOffset: i &* 4, as: SIMD8<Float>.self)
-        i += 8
-    }
-    while i < count {
-        let xr = re[i], xi = im[i]
-        outRe[i] = xr * ur[i] - xi * ui[i]
-        outIm[i] = xr * ui[i] + xi * ur[i]
-        i += 1
-    }
-}
-
-/// out[i] = (re, im)[i]·(ur, ui)[i]·gains[i], complex; as `vrotate`.
-@inline(__always) @_noAllocation @_noLocks
-func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: UnsafePointer<Float>,
-             _ ui: UnsafePointer<Float>, into outRe: UnsafeMutablePointer<Float>,
-             _ outIm: UnsafeMutablePointer<Float>, _ count: Int, gains: UnsafePointer<Float>) {
-    for i in 0..<count {
-        let xr = re[i], xi = im[i], g = gains[i]
-        outRe[i] = (xr * ur[i] - xi * ui[i]) * g
-        outIm[i] = (xr * ui[i] + xi * ur[i]) * g
-    }
-}
-
-/// out[i] = (re, im)[i]·(ur, ui)[i]·gain, complex; as `vrotate`.
-@inline(__always) @_noAllocation @_noLocks
-func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: UnsafePointer<Float>,
-             _ ui: UnsafePointer<Float>, into outRe: UnsafeMutablePointer<Float>,
-             _ outIm: UnsafeMutablePointer<Float>, _ count: Int, gain: Float) {
+             _ outIm: UnsafeMutablePointer<Float>, _ count: Int, gain: Float = 1) {
     let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im)
     let qr = UnsafeRawPointer(ur), qi = UnsafeRawPointer(ui)
     let orr = UnsafeMutableRawPointer(outRe), ori = UnsafeMutableRawPointer(outIm)
@@ -103,6 +66,18 @@ func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: Unsaf
         outRe[i] = (xr * ur[i] - xi * ui[i]) * gain
         outIm[i] = (xr * ui[i] + xi * ur[i]) * gain
         i += 1
+    }
+}
+
+/// out[i] = (re, im)[i]·(ur, ui)[i]·gains[i], complex; as `vrotate`.
+@inline(__always) @_noAllocation @_noLocks
+func vrotate(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ ur: UnsafePointer<Float>,
+             _ ui: UnsafePointer<Float>, into outRe: UnsafeMutablePointer<Float>,
+             _ outIm: UnsafeMutablePointer<Float>, _ count: Int, gains: UnsafePointer<Float>) {
+    for i in 0..<count {
+        let xr = re[i], xi = im[i], g = gains[i]
+        outRe[i] = (xr * ur[i] - xi * ui[i]) * g
+        outIm[i] = (xr * ui[i] + xi * ur[i]) * g
     }
 }
 
