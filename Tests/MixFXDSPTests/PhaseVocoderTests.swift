@@ -7,11 +7,11 @@ import TestSupport
     /// Runs a vocoder at `cents` over `x` (mono, 44.1 kHz, blocks of 1024, overlap 8), sized as a
     /// streaming shifter's (which meets every ratio), its reader keeping up with all that is
     /// final; returns the frames it ran.
-    static func framesRun(_ x: [Float], cents: Double, rate: Double = 44_100, block: Int = 1024) -> Int {
+    static func framesRun(_ x: [Float], cents: Double, rate: Double = 44_100, block: Int = 1024, overlap: Int = 8) -> Int {
         let spec = ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1)
         let plan = PitchShifterPlan(spec, settings: PitchShifterSettings(pitchCents: cents), mode: .streaming)
         let history = InputHistory(channelCount: 1, frames: plan.historyFrames, slack: plan.historySlackFrames)
-        let vocoder = PhaseVocoder(sampleRate: rate, maximumFrameCount: block, channelCount: 1, overlap: 8,
+        let vocoder = PhaseVocoder(sampleRate: rate, maximumFrameCount: block, channelCount: 1, overlap: overlap,
                                    maxRatio: plan.maxStretch, latencyFrames: plan.stretchedLagFrames,
                                    readHalfTaps: plan.maxHalfTaps, inputHistory: history)
         var measure = ScratchCarver(nil)
@@ -44,5 +44,16 @@ import TestSupport
         #expect(abs(Double(frames(-1200)) - Double(neutral) / 2) <= 1)
         // above +1200 the synthesis hop stops at a quarter frame, so the analysis hop shortens
         #expect(abs(Double(frames(2400)) - 2 * Double(neutral)) <= 2)
+    }
+
+    /// Below an overlap of 4 no hop narrows the highs (`SpectralWindowing`), so no hop is moved
+    /// to a whole overlap: at overlap 3 the synthesis hop stays N/3 (the quarter-frame bound is
+    /// below it) and raising by r runs r times the frames of no shift (moved to N/4, it ran
+    /// 1.6 times as many).
+    @Test func overlapThreeKeepsTheHopRule() {
+        let x = Signals.noise(frames: 88_200)
+        let neutral = Self.framesRun(x, cents: 0, overlap: 3), raised = Self.framesRun(x, cents: 300, overlap: 3)
+        let r = PitchShifterSettings.ratio(cents: 300)
+        #expect(abs(Double(raised) - Double(neutral) * r) <= 2, "\(raised) frames at +300 cents against \(neutral) at 0")
     }
 }
