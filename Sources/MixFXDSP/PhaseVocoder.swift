@@ -20,7 +20,7 @@ import Glibc
 ///
 /// The frame map (A_m, r_m, S_m of the last `historyCapacity` frames) is what the reader maps
 /// output time through. The ratio glides toward the target (`setTargetCents`) with a one-pole of
-/// `glideSeconds`, stepped once per frame.
+/// `glideSeconds`, stepped once per frame by the output time since the last frame.
 ///
 /// Made by `PitchShifter.prepare` (control side: every buffer is allocated then); `reset` and
 /// `append` on the render side. One thread at a time.
@@ -36,6 +36,15 @@ final class PhaseVocoder {
     static let tempoGlideSeconds = 0.1
     /// A tempo glide this close to its target (relative) is there.
     static let glideSnapTempoRatio = 1e-6
+    /// A synthesis hop moves toward the hop its stretch asks for (`synthesisHop`) by at most
+    /// 1/`hopSlewDivisor` of itself a frame (at least one frame), and the highs' window powers
+    /// (`SpectralWindowing`) toward what both hops allow through two one-poles of
+    /// `powersCoefficient` a frame: frames whose highs' windows differ do not sum flat where they
+    /// overlap, so a glide across whole overlaps or a change of powers, made at once, moved a
+    /// tone above the crossover by up to ±0.5 dB (under a 0 → 1200 cent lane); in small steps it
+    /// moves it by a few hundredths of a dB. Steady settings never move either.
+    static let hopSlewDivisor = 256
+    static let powersCoefficient = 0.1
     /// Analysis frame length: the least power of two ≥ 256 covering `frameSeconds`.
     static let frameSeconds = 0.085
 
@@ -63,6 +72,15 @@ final class PhaseVocoder {
     /// Narrower frames for the highs (the shared tables of this N) from `narrowedFrom` up.
     private let windowing: Owned<SpectralWindowing>
     private let narrowedFrom: Int
+    /// The taps and gains of a frame between two whole powers (`SpectralWindowing.narrowing(powers:scratch:)`).
+    private let mixedNarrowing: UnsafeMutablePointer<Float>
+    /// The synthesis hop the last frame was made with (0: none since `reset`, the next takes its
+    /// target at once), and the highs' powers with their smoother's first stage
+    /// (`hopSlewDivisor`).
+    private var hop = 0
+    /// The input frames between the last two frames (what the pitch glide steps by).
+    private var lastInputStep = 0.0
+    private var narrowingPowers = 0.0, narrowingPowersFirst = 0.0
     /// The input by time, written by the shifter before each `append`: the analysis windows
     /// are read from it (it holds at least `inputFramesHeld`).
     private let inputHistory: Owned<InputHistory>
@@ -158,6 +176,7 @@ final class PhaseVocoder {
         taperCount = Self.taperBins(fftSize: n)
         windowing = Owned(SpectralWindowing.shared(fftSize: n, sampleRate: sampleRate, hopFrames: max(1, n / overlap)))
         narrowedFrom = SpectralWindowing.firstBin(sampleRate: sampleRate, fftSize: n)
+        mixedNarrowing = .allocate(capacity: windowing.object.mixScratchCount)
 
         let ch = channelCount
         precondition(inputHistory.capacity >= Self.inputFramesHeld(fftSize: n, maximumFrameCount: maximumFrameCount)
@@ -194,7 +213,7 @@ final class PhaseVocoder {
     }
 
     deinit {
-        for p in [stretched, norm, re, im, prevRe, prevIm] { p.deallocate() }
+        for p in [stretched, norm, re, im, prevRe, prevIm, mixedNarrowing] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
         historyAligned.deallocate()
         fft.release(); inputHistory.release(); locking.release(); formant?.release(); windowing.release()
@@ -239,6 +258,8 @@ final class PhaseVocoder {
         nextS = 0
         lastCentre = 0
         lastSynthesisCentre = 0
+        hop = 0
+        lastInputStep = Double(hopFrames)
     }
 
     /// Starts over at input time `t`, at `pitchCents` and `targetTempo` without a glide, having
@@ -328,6 +349,33 @@ final class PhaseVocoder {
         return n / k
     }
 
+    /// The next frame's synthesis hop, one step from the last toward `target`, and the highs'
+    /// powers for it (`hopSlewDivisor`): the smaller of what it and the target allow.
+    @inline(__always)
+    private func nextHop(toward target: Int) -> Int {
+        if hop == 0 {
+            hop = target
+            narrowingPowers = Double(windowing { $0.powers(hop: target) })
+            narrowingPowersFirst = narrowingPowers
+            return hop
+        }
+        let step = max(1, hop / Self.hopSlewDivisor)
+        let next = hop + max(-step, min(step, target - hop))
+        hop = next
+        let here = windowing { $0.powers(hop: next) }, there = windowing { $0.powers(hop: target) }
+        let goal = Double(min(here, there))
+        // (locals: no `||` with `self` on its right, see `Owned`)
+        var p = narrowingPowers, first = narrowingPowersFirst
+        if p != goal || first != goal {
+            let k = Self.powersCoefficient
+            first += (goal - first) * k
+            p += (first - p) * k
+            if abs(p - goal) < 1e-3 && abs(first - goal) < 1e-3 { (p, first) = (goal, goal) }
+            (narrowingPowers, narrowingPowersFirst) = (p, first)
+        }
+        return next
+    }
+
     /// Offline automation: each frame's target pitch from this map at its analysis centre (its
     /// input time) plus `pitchMapOrigin` (see `PitchMap`).
     var pitchMap: PitchMap? {
@@ -367,7 +415,8 @@ final class PhaseVocoder {
         }
         // Glide toward the target pitch (one-pole, τ = glideSeconds, in whole frames).
         if currentCents != targetCents {
-            let frameSeconds = Double(hopFrames) / sampleRate
+            // (the output time since the last frame: its input step over the tempo)
+            let frameSeconds = lastInputStep / (tempo * sampleRate)
             Smoother.onePole(&currentCents, toward: targetCents, coefficient: min(1, frameSeconds / Self.glideSeconds),
                              snap: Self.glideSnapCents)
         }
@@ -380,7 +429,7 @@ final class PhaseVocoder {
         let r = currentCents == 0 ? 1 : PitchShifterSettings.ratio(cents: currentCents)
         let sigma = r / tempo   // the stretch (exactly r at tempo 1)
         let a = nextAnalysisCentre, s = nextS
-        let hs = synthesisHop(ratio: sigma)
+        let hs = nextHop(toward: synthesisHop(ratio: sigma))
         historyA[framesRun & historyMask] = a
         historyR[framesRun & historyMask] = sigma
         historyS[framesRun & historyMask] = s
@@ -388,6 +437,7 @@ final class PhaseVocoder {
         analyseAndSynthesise(centre: roundToInt(a), offsetFrames: a - Double(roundToInt(a)), ratio: r, stretch: sigma, at: s,
                              hop: hs, readPosition: readPosition)
         nextAnalysisCentre = a + Double(hs) / sigma
+        lastInputStep = Double(hs) / sigma
         nextS = s + hs
         framesRun += 1
     }
@@ -446,7 +496,8 @@ final class PhaseVocoder {
         let edge = grid < SincTableCache.firstRaisedIndex ? bins : min(bins, Int(SincTableCache.bandEdge(index: grid) * Double(bins - 1)))
         let activeBins = formants ? bins : min(bins, edge + 16)
         // The highs' extra window powers (`SpectralWindowing`): a at analysis, s at synthesis.
-        let narrowing = windowing { $0.narrowing(hop: hop) }
+        let powers = narrowingPowers, mixed = mixedNarrowing
+        let narrowing = windowing { $0.narrowing(powers: powers, scratch: mixed) }
         let narrowedFrom = narrowedFrom
         // (the formant envelope reads the frame's own spectrum: the narrowed bins count a noise
         // floor through another window, a step at the crossover)

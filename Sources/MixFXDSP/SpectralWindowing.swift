@@ -52,6 +52,8 @@ final class SpectralWindowing: @unchecked Sendable {
     /// (2, 1) (`gainsStride` each: over the blends, then above them).
     private let storage: UnsafeMutablePointer<Float>
     private let tapsStride: Int, gainsStride: Int
+    /// m(2) … m(5), κ₁ = m(1)/m(2), κ₂ = m(1)/m(3) (for the mixes of `narrowing(powers:scratch:)`).
+    private let m2: Double, m3: Double, m4: Double, m5: Double, kappa1: Double, kappa2: Double
 
     private static let cache = ControlLock<[SIMD3<Int>: SpectralWindowing]>([:])
 
@@ -135,6 +137,8 @@ final class SpectralWindowing: @unchecked Sendable {
         }
         // the taps and the gains
         let m = Self.meanOfWindowPower
+        (m2, m3, m4, m5) = (m(2), m(3), m(4), m(5))
+        (kappa1, kappa2) = (m(1) / m(2), m(1) / m(3))
         tapsStride = 8 + 2 * (blendBins + 8)
         gainsStride = 2 * blendBins + 1
         let count = 3 * tapsStride + 3 * gainsStride
@@ -175,11 +179,78 @@ final class SpectralWindowing: @unchecked Sendable {
     /// What a frame with synthesis hop `hop` takes.
     @inline(__always)
     func narrowing(hop: Int) -> Narrowing {
+        narrowing(powers: powers(hop: hop))
+    }
+
+    /// The powers p = a + s a synthesis hop allows: 0, 1 (a = 1), 2 (a = 2) or 3 (a = 2, s = 1).
+    @inline(__always)
+    func powers(hop: Int) -> Int {
         let code = Int(allowed[max(0, min(fftSize / 4, hop) - hopFrames)])
-        let a = code & 3, s = code >> 2
+        return (code & 3) + (code >> 2)
+    }
+
+    /// What a frame with the whole powers p takes (the shared tables).
+    @inline(__always)
+    func narrowing(powers p: Int) -> Narrowing {
+        let a = min(p, 2), s = p - a
         let gains = UnsafePointer(storage + 3 * tapsStride + (a == 1 ? 0 : s == 0 ? 1 : 2) * gainsStride)
         return Narrowing(analysis: taps(table: a == 1 ? 0 : 1, powers: a), synthesis: taps(table: 2, powers: s), gains: gains,
                          gainBins: (1 + s) * blendBins)
+    }
+
+    /// Floats of the scratch a frame between two whole powers needs (`narrowing(powers:scratch:)`).
+    var mixScratchCount: Int { 16 + gainsStride }
+
+    /// What a frame with powers p between two whole values c and c + 1 takes (a glide between
+    /// hops that allow different powers): f = p − c of the narrowing of c + 1 and 1 − f of c's,
+    /// so its highs' window is that mix, e.g. at 1 < p < 2 the analysis window is
+    /// (1 − f)·κ₁·w² + f·κ₂·w³ (five taps, the mix of both kernels), at 2 < p < 3 the synthesis
+    /// multiplies by (1 − f) + f·w. The gains G follow the mix: with A and B the means of the
+    /// highs' window after analysis and after synthesis (over m(2) as before),
+    ///     g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·A) + β_s·B] / m(2).
+    /// A whole p reads the shared tables (the same bytes as `narrowing(powers:)`). The mixed taps
+    /// and gains are written into `scratch` (`mixScratchCount` floats, the vocoder's own).
+    @inline(__always) @_noAllocation @_noLocks
+    func narrowing(powers p: Double, scratch: UnsafeMutablePointer<Float>) -> Narrowing {
+        let c = Int(p), f = p - Double(c)
+        let whole = narrowing(powers: c)
+        if f == 0 { return whole }
+        let m2 = m2, m3 = m3, m4 = m4, m5 = m5, kappa1 = kappa1, kappa2 = kappa2
+        // the mixed kernel: (1 − f)·(c's taps) + f·(c + 1's), centred, in 5 taps + the byte steps
+        let mixed = scratch, gains = scratch + 16
+        let one = storage, two = storage + tapsStride, synthesis = storage + 2 * tapsStride
+        var analysisMean: Double, highsMean: Double
+        var analysis = whole.analysis, synthesisTaps = whole.synthesis
+        switch c {
+        case 0:   // δ → κ₁·(−¼, ½, −¼)
+            mixed[0] = Float(f) * one[0]; mixed[1] = Float(1 - f) + Float(f) * one[1]; mixed[2] = Float(f) * one[2]
+            analysis = Taps(powers: 1, taps: mixed, own: one + 8, narrowed: one + 8 + blendBins + 8, blendBins: blendBins)
+            analysisMean = (1 - f) * m2 + f * kappa1 * m3
+            highsMean = analysisMean
+        case 1:   // κ₁ kernel (3 taps) → κ₂ kernel (5 taps)
+            mixed[0] = Float(f) * two[0]; mixed[4] = Float(f) * two[4]
+            for i in 0..<3 { mixed[1 + i] = Float(1 - f) * one[i] + Float(f) * two[1 + i] }
+            analysis = Taps(powers: 2, taps: mixed, own: two + 8, narrowed: two + 8 + blendBins + 8, blendBins: blendBins)
+            analysisMean = (1 - f) * kappa1 * m3 + f * kappa2 * m4
+            highsMean = analysisMean
+        default:  // synthesis δ → (−¼, ½, −¼)
+            mixed[0] = Float(f) * synthesis[0]; mixed[1] = Float(1 - f) + Float(f) * synthesis[1]; mixed[2] = Float(f) * synthesis[2]
+            synthesisTaps = Taps(powers: 1, taps: mixed, own: synthesis + 8, narrowed: synthesis + 8 + blendBins + 8,
+                                 blendBins: blendBins)
+            analysisMean = kappa2 * m4
+            highsMean = kappa2 * ((1 - f) * m4 + f * m5)
+        }
+        mixed[6] = 8; mixed[7] = 4   // (`Taps.byteSteps`)
+        // the gains over the analysis blend, the synthesis blend (c = 2), then above them
+        let beta = one + 8 + blendBins + 8, blends = c == 2 ? 2 : 1
+        for j in 0..<(blends * blendBins) {
+            let betaA = j < blendBins ? Double(beta[j]) : 1
+            let betaS = j < blendBins || c < 2 ? 0 : Double(beta[j - blendBins])
+            let analysed = (1 - betaA) * m2 + betaA * analysisMean
+            gains[j] = Float(m2 / ((1 - betaS) * analysed + betaS * highsMean))
+        }
+        gains[blends * blendBins] = Float(m2 / highsMean)
+        return Narrowing(analysis: analysis, synthesis: synthesisTaps, gains: UnsafePointer(gains), gainBins: blends * blendBins)
     }
 
     @inline(__always)
