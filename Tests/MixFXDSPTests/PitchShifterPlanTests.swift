@@ -190,18 +190,6 @@ import TestSupport
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
                    settings: PitchShifterSettings(), mode: .streaming)
         #expect(ps.latencyFrames == 0)
-        var y = [Float](repeating: 1, count: x.count)
-        var pulled = 0
-        var scratch = [Float](repeating: 0, count: block)
-        y.withUnsafeMutableBufferPointer { p in
-            for i in stride(from: 0, to: p.count, by: block) {
-                ps.process(live: p.baseAddress! + i, nil, frameCount: block, maximumPull: block) { k in
-                    for j in 0..<k { scratch[j] = pulled + j < x.count ? x[pulled + j] : 0 }
-                    pulled += k
-                    return scratch.withUnsafeBufferPointer { ($0.baseAddress!, nil) }
-                }
-            }
-        }
-        #expect(y == x)
+        #expect(ps.streamed(x, frames: x.count, blocks: [block]) == x)
     }
 }

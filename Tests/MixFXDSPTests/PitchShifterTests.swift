@@ -154,23 +154,10 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
                    settings: PitchShifterSettings(pitchCents: 0), mode: .streaming)
         let latency = ps.latencyFrames
         #expect(latency == 0)
-        var y = x
-        var pulled = 0
-        var scratch = [Float](repeating: 0, count: block)
-        y.withUnsafeMutableBufferPointer { p in
-            var i = 0
-            while i < p.count {
-                let t = Double(i) / rate
-                // 0 → peak at 1 s, glide down to −500 by 2.5 s, back to 0 at 3 s
-                let cents = t < 1 ? 0 : t < 1.5 ? peakCents : t < 2.5 ? peakCents - (t - 1.5) * (peakCents + 500) : t < 3 ? -500 : 0
-                ps.setPitchCents(cents)
-                ps.process(live: p.baseAddress! + i, nil, frameCount: block, maximumPull: block) { k in
-                    for j in 0..<k { scratch[j] = pulled + j < x.count ? x[pulled + j] : 0 }
-                    pulled += k
-                    return scratch.withUnsafeBufferPointer { ($0.baseAddress!, nil) }
-                }
-                i += block
-            }
+        let y = ps.streamed(x, frames: x.count, blocks: [block]) { i in
+            let t = Double(i) / rate
+            // 0 → peak at 1 s, glide down to −500 by 2.5 s, back to 0 at 3 s
+            ps.setPitchCents(t < 1 ? 0 : t < 1.5 ? peakCents : t < 2.5 ? peakCents - (t - 1.5) * (peakCents + 500) : t < 3 ? -500 : 0)
         }
         #expect(y.allSatisfy { $0.isFinite })
         #expect(ps.starvedFrames == 0)

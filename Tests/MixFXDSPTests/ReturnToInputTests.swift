@@ -73,20 +73,7 @@ import TestSupport
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 1024, channelCount: 1),
                    settings: PitchShifterSettings(pitchCents: -1200), mode: .streaming)
         ps.setPitchMap(PitchMap(stepFrames: 32, count: x.count / 32 + 2) { $0 * 32 < stepFrame ? -1200 : 0 }, originFrame: 0)
-        var y = [Float](repeating: 0, count: frames)
-        var scratch = [Float](repeating: 0, count: 1024)
-        var pulled = 0, done = 0
-        y.withUnsafeMutableBufferPointer { p in
-            while done < frames {
-                let n = min(1024, frames - done)
-                ps.process(live: p.baseAddress! + done, nil, frameCount: n, maximumPull: n) { k in
-                    for j in 0..<k { scratch[j] = pulled + j < x.count ? x[pulled + j] : 0 }
-                    pulled += k
-                    return scratch.withUnsafeBufferPointer { ($0.baseAddress!, nil) }
-                }
-                done += n
-            }
-        }
+        let y = ps.streamed(x, frames: frames, blocks: [1024])
         // (from where the glide has settled: the step itself moves the pitch by an octave)
         let level = Self.lowestLevel(y, x, window: signal.windowFrames, from: stepFrame + Int(0.15 * rate))
         #expect(level > signal.lowestLevel, "\(signal): lowest level \(20 * log10(level)) dB")

@@ -199,18 +199,7 @@ import TestSupport
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 1024, channelCount: 1),
                    settings: PitchShifterSettings(pitchCents: cents.0), mode: .streaming)
         if lane == "tempo step" { ps.setTempoMap(tempoMap, originFrame: 0) } else { ps.setPitchMap(pitchMap, originFrame: 0) }
-        var y = [Float](repeating: 0, count: n), scratch = [Float](repeating: 0, count: 1024), pulled = 0, done = 0
-        y.withUnsafeMutableBufferPointer { p in
-            while done < n {
-                let count = min(512, n - done)
-                ps.process(live: p.baseAddress! + done, nil, frameCount: count, maximumPull: count) { k in
-                    for j in 0..<k { scratch[j] = pulled + j < x.count ? x[pulled + j] : 0 }
-                    pulled += k
-                    return scratch.withUnsafeBufferPointer { ($0.baseAddress!, nil) }
-                }
-                done += count
-            }
-        }
+        let y = ps.streamed(x, frames: n, blocks: [512])
         // the level in Hann windows of 1024 (a tone's level in each within 1e-4 dB whatever its
         // phase), every 256 frames after the first half second
         let size = 1_024, hann = (0..<size).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(size)) }

@@ -41,22 +41,7 @@ import TestSupport
         // (tempo 1 throughout: no tempo map, the whole-time path)
         if tempi != (1, 1) { ps.setTempoMap(tempoMap, originFrame: 0) }
         ps.setPitchMap(pitchMap, originFrame: 0)
-        var y = [Float](repeating: 0, count: frames)
-        var scratch = [Float](repeating: 0, count: 1024)
-        var pulled = 0, done = 0, b = 0
-        y.withUnsafeMutableBufferPointer { p in
-            while done < frames {
-                let n = min(blocks[b % blocks.count], frames - done)
-                ps.process(live: p.baseAddress! + done, nil, frameCount: n, maximumPull: n) { k in
-                    for j in 0..<k { scratch[j] = pulled + j < x.count ? x[pulled + j] : 0 }
-                    pulled += k
-                    return scratch.withUnsafeBufferPointer { ($0.baseAddress!, nil) }
-                }
-                done += n
-                b += 1
-            }
-        }
-        return y
+        return ps.streamed(x, frames: frames, blocks: blocks)
     }
 
     /// Also at the top of the range (+2400 cents at tempo 0.8), where a splice reads the input
