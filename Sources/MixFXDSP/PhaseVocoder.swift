@@ -36,15 +36,27 @@ final class PhaseVocoder {
     static let tempoGlideSeconds = 0.1
     /// A tempo glide this close to its target (relative) is there.
     static let glideSnapTempoRatio = 1e-6
-    /// A synthesis hop moves toward the hop its stretch asks for (`synthesisHop`) by at most
-    /// 1/`hopSlewDivisor` of itself a frame (at least one frame), and the highs' window powers
-    /// (`SpectralWindowing`) toward what both hops allow through two one-poles of
-    /// `powersCoefficient` a frame: frames whose highs' windows differ do not sum flat where they
-    /// overlap, so a glide across whole overlaps or a change of powers, made at once, moved a
-    /// tone above the crossover by up to ±0.5 dB (under a 0 → 1200 cent lane); in small steps it
-    /// moves it by a few hundredths of a dB. Steady settings never move either.
+    /// How the synthesis hop and the highs' window powers (`SpectralWindowing`) follow a
+    /// stretch that changes (a lane, a time map, a glide). Frames whose highs' windows differ
+    /// (another hop, other powers) do not sum flat where they overlap: made at once, the changes
+    /// moved a tone above the crossover by up to ±0.5 dB under a 0 → 1200 cent lane.
+    ///
+    /// - Near its target (`synthesisHop`), the hop moves by at most 1/`hopSlewDivisor` of itself a
+    ///   frame, times the analysis hop over N/overlap where that is longer (so by about as much
+    ///   per second however sparse the frames); the powers follow what both hops allow through
+    ///   two one-poles of `powersCoefficient` a frame.
+    /// - Further away (a step, a fast glide), the powers go to 0 through the one-poles of
+    ///   `powersOffCoefficient`, and once below `powersOffSnap` they are 0 and the hop takes its
+    ///   target at once: with no extra powers any sequence of hops sums flat. Back near it, the
+    ///   powers come back.
+    ///
+    /// Steady settings never move either.
     static let hopSlewDivisor = 256
     static let powersCoefficient = 0.1
+    static let powersOffCoefficient = 0.15
+    static let powersOffSnap = 0.05
+    /// Powers (and their first stage) this close to their goal are there.
+    static let powersSnap = 0.005
     /// Analysis frame length: the least power of two ≥ 256 covering `frameSeconds`.
     static let frameSeconds = 0.085
 
@@ -77,10 +89,11 @@ final class PhaseVocoder {
     /// The synthesis hop the last frame was made with (0: none since `reset`, the next takes its
     /// target at once), and the highs' powers with their smoother's first stage
     /// (`hopSlewDivisor`).
-    private var hop = 0
+    private(set) var hop = 0
     /// The input frames between the last two frames (what the pitch glide steps by).
     private var lastInputStep = 0.0
-    private var narrowingPowers = 0.0, narrowingPowersFirst = 0.0
+    private(set) var narrowingPowers = 0.0
+    private var narrowingPowersFirst = 0.0
     /// The input by time, written by the shifter before each `append`: the analysis windows
     /// are read from it (it holds at least `inputFramesHeld`).
     private let inputHistory: Owned<InputHistory>
@@ -349,28 +362,40 @@ final class PhaseVocoder {
         return n / k
     }
 
-    /// The next frame's synthesis hop, one step from the last toward `target`, and the highs'
-    /// powers for it (`hopSlewDivisor`): the smaller of what it and the target allow.
+    /// The next frame's synthesis hop toward `target` at stretch `sigma`, and the highs' powers
+    /// for it (`hopSlewDivisor`).
     @inline(__always)
-    private func nextHop(toward target: Int) -> Int {
+    private func nextHop(toward target: Int, stretch sigma: Double) -> Int {
         if hop == 0 {
             hop = target
             narrowingPowers = Double(windowing { $0.powers(hop: target) })
             narrowingPowersFirst = narrowingPowers
             return hop
         }
-        let step = max(1, hop / Self.hopSlewDivisor)
-        let next = hop + max(-step, min(step, target - hop))
-        hop = next
-        let here = windowing { $0.powers(hop: next) }, there = windowing { $0.powers(hop: target) }
-        let goal = Double(min(here, there))
-        // (locals: no `||` with `self` on its right, see `Owned`)
+        // (locals: no `||` or `&&` with `self` on its right, see `Owned`)
+        let last = hop, shortHop = hopFrames
+        let sparse = max(1, Double(last) / sigma / Double(shortHop))
+        let step = max(1, Int(Double(last) / Double(Self.hopSlewDivisor) * sparse))
         var p = narrowingPowers, first = narrowingPowersFirst
+        let next: Int
+        // (far: more than a quarter of the hop away, as after a step; nearer, as a glide's
+        // whole overlaps, the hop moves there in steps with the powers kept)
+        let reach = max(step, last / 4)
+        if abs(target - last) > reach && p == 0 {
+            next = target
+        } else {
+            next = last + max(-step, min(step, target - last))
+        }
+        hop = next
+        let far = abs(target - next) > reach
+        let here = windowing { $0.powers(hop: next) }, there = windowing { $0.powers(hop: target) }
+        let goal = far ? 0 : Double(min(here, there))
         if p != goal || first != goal {
-            let k = Self.powersCoefficient
+            let k = far ? Self.powersOffCoefficient : Self.powersCoefficient
             first += (goal - first) * k
             p += (first - p) * k
-            if abs(p - goal) < 1e-3 && abs(first - goal) < 1e-3 { (p, first) = (goal, goal) }
+            if abs(p - goal) < Self.powersSnap && abs(first - goal) < Self.powersSnap { (p, first) = (goal, goal) }
+            if far && p <= Self.powersOffSnap { (p, first) = (0, 0) }
             (narrowingPowers, narrowingPowersFirst) = (p, first)
         }
         return next
@@ -429,7 +454,7 @@ final class PhaseVocoder {
         let r = currentCents == 0 ? 1 : PitchShifterSettings.ratio(cents: currentCents)
         let sigma = r / tempo   // the stretch (exactly r at tempo 1)
         let a = nextAnalysisCentre, s = nextS
-        let hs = nextHop(toward: synthesisHop(ratio: sigma))
+        let hs = nextHop(toward: synthesisHop(ratio: sigma), stretch: sigma)
         historyA[framesRun & historyMask] = a
         historyR[framesRun & historyMask] = sigma
         historyS[framesRun & historyMask] = s

@@ -53,6 +53,11 @@ public final class PitchShifter: @unchecked Sendable {
     /// The shorter of the two hops, N / overlap: the synthesis hop when lowering the pitch, the
     /// analysis hop when raising it.
     public var hopFrames: Int { parts?.vocoder.object.hopFrames ?? 0 }
+    /// The synthesis hop the last frame was made with and the highs' window powers it took
+    /// (tests: how they follow a glide, `PhaseVocoder.hopSlewDivisor`).
+    var lastHopAndPowers: (hop: Int, powers: Double) {
+        parts.map { p in p.vocoder { ($0.hop, $0.narrowingPowers) } } ?? (0, 0)
+    }
     /// Output lags input by this many frames; offline rendering removes it.
     public private(set) var latencyFrames = 0
     /// Streaming: the least delay that makes the look-ahead of every pitch in the range (at

@@ -174,6 +174,14 @@ import TestSupport
         let highsMean = (0..<n).map { i in w[i] * w[i] * (synthesis ? m(1) / m(3) * w[i] * w[i] * factor(w[i]) : factor(w[i])) }
             .reduce(0, +) / Double(n)
         #expect(abs(Double(frame.gains[frame.gainBins]) - m(2) / highsMean) < 1e-5)
+        // and within the blends: the analysis blend's weight β_a, then the synthesis blend's β_s
+        let analysedMean = synthesis ? m(1) / m(3) * m(4) : highsMean
+        for j in 0..<frame.gainBins {
+            let betaA = j < frame.analysis.blendBins ? Double(frame.analysis.narrowed[j]) : 1
+            let betaS = j < frame.analysis.blendBins ? 0 : Double(frame.synthesis.narrowed[j - frame.analysis.blendBins])
+            let expected = m(2) / ((1 - betaS) * ((1 - betaA) * m(2) + betaA * analysedMean) + betaS * highsMean)
+            #expect(abs(Double(frame.gains[j]) - expected) < 1e-5, "p = \(p), bin \(j) of the blends")
+        }
         #expect(frame.gainBins == (synthesis ? 2 : 1) * narrowing.blendBins)
         // a whole p is the shared tables' narrowing
         let whole = scratch.withUnsafeMutableBufferPointer { tables.narrowing(powers: p.rounded(.down), scratch: $0.baseAddress!) }
@@ -199,7 +207,8 @@ import TestSupport
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: 1024, channelCount: 1),
                    settings: PitchShifterSettings(pitchCents: cents.0), mode: .streaming)
         if lane == "tempo step" { ps.setTempoMap(tempoMap, originFrame: 0) } else { ps.setPitchMap(pitchMap, originFrame: 0) }
-        let y = ps.streamed(x, frames: n, blocks: [512])
+        var powers: [Double] = []
+        let y = ps.streamed(x, frames: n, blocks: [512]) { _ in powers.append(ps.lastHopAndPowers.powers) }
         // the level in Hann windows of 1024 (a tone's level in each within 1e-4 dB whatever its
         // phase), every 256 frames after the first half second
         let size = 1_024, hann = (0..<size).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(size)) }
@@ -212,5 +221,15 @@ import TestSupport
         }
         let spread = levels.max()! - levels.min()!
         #expect(spread < 0.1, "\(hz) Hz, \(lane): level from \(levels.min()!) to \(levels.max()!) dB")
+        // Not by turning the narrowing off: a lane over 4 s keeps it on most of the way (a step
+        // turns it off, then the hop takes its target at once), and it is back at the end, at
+        // the hop the stretch asks for (1024 at +1200 cents and at tempo 0.5, 512 at 0 cents).
+        let tables = SpectralWindowing.shared(fftSize: 4096, sampleRate: rate, hopFrames: 512)
+        let end = ps.lastHopAndPowers, endHop = lane == "pitch down" ? 512 : 1024
+        #expect(end.hop == endHop && end.powers == Double(tables.powers(hop: endHop)), "\(end)")
+        if lane != "tempo step" {
+            let during = powers[(powers.count / 6)..<(5 * powers.count / 6)]
+            #expect(during.reduce(0, +) / Double(during.count) > 1, "mean powers during the lane \(during.reduce(0, +) / Double(during.count))")
+        }
     }
 }
