@@ -45,16 +45,19 @@ final class PhaseVocoder {
     ///   frame, times the analysis hop over N/overlap where that is longer (so by about as much
     ///   per second however sparse the frames); the powers follow what both hops allow through
     ///   two one-poles of `powersCoefficient` a frame.
-    /// - Further away (a step, a fast glide), the powers go to 0 through the one-poles of
-    ///   `powersOffCoefficient`, and once below `powersOffSnap` they are 0 and the hop takes its
-    ///   target at once: with no extra powers any sequence of hops sums flat. Back near it, the
-    ///   powers come back.
+    /// - Half the hop away or more (a step, a fast glide), the powers go to 0 through the
+    ///   one-poles of `powersOffCoefficient`, and once below `powersOffSnap` they are 0 and the
+    ///   hop takes its target at once, frame by frame: with no extra powers any sequence of hops
+    ///   sums flat. They come back (as above) once the target has moved no more than a step a
+    ///   frame for `powersOffHoldFrames` (without that hold a fast lane cycled between the two).
     ///
     /// Steady settings never move either.
     static let hopSlewDivisor = 256
     static let powersCoefficient = 0.1
     static let powersOffCoefficient = 0.15
     static let powersOffSnap = 0.05
+    /// Frames the target must move no more than a step a frame before the powers come back.
+    static let powersOffHoldFrames = 8
     /// Powers (and their first stage) this close to their goal are there.
     static let powersSnap = 0.005
     /// Analysis frame length: the least power of two ≥ 256 covering `frameSeconds`.
@@ -94,6 +97,9 @@ final class PhaseVocoder {
     private var lastInputStep = 0.0
     private(set) var narrowingPowers = 0.0
     private var narrowingPowersFirst = 0.0
+    /// The last frame's target hop, the frames its target has moved no more than a step, and
+    /// whether the powers are held off (`powersOffHoldFrames`).
+    private var hopTarget = 0, targetSteadyFrames = 0, powersOff = false
     /// The input by time, written by the shifter before each `append`: the analysis windows
     /// are read from it (it holds at least `inputFramesHeld`).
     private let inputHistory: Owned<InputHistory>
@@ -367,35 +373,37 @@ final class PhaseVocoder {
     @inline(__always)
     private func nextHop(toward target: Int, stretch sigma: Double) -> Int {
         if hop == 0 {
-            hop = target
+            (hop, hopTarget, targetSteadyFrames, powersOff) = (target, target, 0, false)
             narrowingPowers = Double(windowing { $0.powers(hop: target) })
             narrowingPowersFirst = narrowingPowers
             return hop
         }
         // (locals: no `||` or `&&` with `self` on its right, see `Owned`)
-        let last = hop, shortHop = hopFrames
+        let last = hop, shortHop = hopFrames, lastTarget = hopTarget
         let sparse = max(1, Double(last) / sigma / Double(shortHop))
         let step = max(1, Int(Double(last) / Double(Self.hopSlewDivisor) * sparse))
-        var p = narrowingPowers, first = narrowingPowersFirst
-        let next: Int
-        // (far: more than a quarter of the hop away, as after a step; nearer, as a glide's
-        // whole overlaps, the hop moves there in steps with the powers kept)
-        let reach = max(step, last / 4)
-        if abs(target - last) > reach && p == 0 {
-            next = target
-        } else {
-            next = last + max(-step, min(step, target - last))
+        var p = narrowingPowers, first = narrowingPowersFirst, off = powersOff
+        // far: half the hop away or more, as after a step or in a fast glide; the
+        // powers stay off until the target has moved no more than a step a frame for
+        // `powersOffHoldFrames` (nearer, as a glide's whole overlaps, the hop moves there in
+        // steps with the powers kept)
+        let gap = abs(target - last)
+        let steady = abs(target - lastTarget) <= step ? targetSteadyFrames + 1 : 0
+        if gap > step && 2 * gap >= last {
+            off = true
+        } else if steady >= Self.powersOffHoldFrames {
+            off = false
         }
-        hop = next
-        let far = abs(target - next) > reach
+        let next = off && p == 0 ? target : last + max(-step, min(step, target - last))
+        (hop, hopTarget, targetSteadyFrames, powersOff) = (next, target, steady, off)
         let here = windowing { $0.powers(hop: next) }, there = windowing { $0.powers(hop: target) }
-        let goal = far ? 0 : Double(min(here, there))
+        let goal = off ? 0 : Double(min(here, there))
         if p != goal || first != goal {
-            let k = far ? Self.powersOffCoefficient : Self.powersCoefficient
+            let k = off ? Self.powersOffCoefficient : Self.powersCoefficient
             first += (goal - first) * k
             p += (first - p) * k
             if abs(p - goal) < Self.powersSnap && abs(first - goal) < Self.powersSnap { (p, first) = (goal, goal) }
-            if far && p <= Self.powersOffSnap { (p, first) = (0, 0) }
+            if off && p <= Self.powersOffSnap { (p, first) = (0, 0) }
             (narrowingPowers, narrowingPowersFirst) = (p, first)
         }
         return next
@@ -575,6 +583,12 @@ final class PhaseVocoder {
             } else {
                 vrotate(xr, xi, rotRe, rotIm, into: outRe, outIm, edge)
             }
+            // (the formant filter before the highs' synthesis window: windowed after, the frame
+            // keeps the window's length)
+            if let formantGains {
+                vmul(outRe, formantGains, outRe, edge)
+                vmul(outIm, formantGains, outIm, edge)
+            }
             let synthesisFrom = narrowedFrom + narrowing.synthesis.blendBins
             if narrowing.synthesis.powers > 0 && edge > synthesisFrom {
                 // the highs' synthesis window w² (what its taps read past the edge is silence)
@@ -590,10 +604,6 @@ final class PhaseVocoder {
                     let g = taper[k - (edge - taperBins)]
                     outRe[k] *= g; outIm[k] *= g
                 }
-            }
-            if let formantGains {
-                vmul(outRe, formantGains, outRe, edge)
-                vmul(outIm, formantGains, outIm, edge)
             }
             outIm[0] = 0; outIm[bins - 1] = 0
             let dst = stretched + c * stretchedCapacity + (frameStartY - stretchedStart)

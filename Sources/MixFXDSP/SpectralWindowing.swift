@@ -35,6 +35,8 @@ final class SpectralWindowing: @unchecked Sendable {
     static let crossoverHz = 700.0
     /// The most extra window powers at analysis (each costs two taps a bin); at synthesis one.
     static let mostAnalysisPowers = 2
+    /// The most extra window powers at synthesis (each two taps a bin).
+    static let mostSynthesisPowers = 2
     /// How far Σ w^(2+a+s) / Σ w² may ripple over a hop, relative (the sideband a steady tone
     /// gets from it is about half that: −76 dB).
     static let rippleLimit = 3e-4
@@ -53,7 +55,7 @@ final class SpectralWindowing: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Float>
     private let tapsStride: Int, gainsStride: Int
     /// m(2) … m(5), κ₁ = m(1)/m(2), κ₂ = m(1)/m(3) (for the mixes of `narrowing(powers:scratch:)`).
-    private let m2: Double, m3: Double, m4: Double, m5: Double, kappa1: Double, kappa2: Double
+    private let m2: Double, m3: Double, m4: Double, m5: Double, m6: Double, kappa1: Double, kappa2: Double
 
     private static let cache = ControlLock<[SIMD3<Int>: SpectralWindowing]>([:])
 
@@ -89,24 +91,24 @@ final class SpectralWindowing: @unchecked Sendable {
         max(8, n / 256, Int((170 * Double(n) / sampleRate).rounded()))
     }
 
-    /// The relative ripple over a hop of Σ_m w^q(t − m·hop) / Σ_m w²(t − m·hop), q = 3, 4, 5.
-    static func ripples(fftSize n: Int, hop: Int) -> SIMD3<Double> {
+    /// The relative ripple over a hop of Σ_m w^q(t − m·hop) / Σ_m w²(t − m·hop), q = 3 … 6.
+    static func ripples(fftSize n: Int, hop: Int) -> SIMD4<Double> {
         ripples(hop: hop, powers: windowPowers(fftSize: n))
     }
 
-    /// w² and (w³, w⁴, w⁵) at each of N points.
-    private static func windowPowers(fftSize n: Int) -> [(Double, SIMD3<Double>)] {
+    /// w² and (w³, w⁴, w⁵, w⁶) at each of N points.
+    private static func windowPowers(fftSize n: Int) -> [(Double, SIMD4<Double>)] {
         (0..<n).map { i in
             let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n)), w2 = w * w
-            return (w2, SIMD3(w2 * w, w2 * w2, w2 * w2 * w))
+            return (w2, SIMD4(w2 * w, w2 * w2, w2 * w2 * w, w2 * w2 * w2))
         }
     }
 
-    private static func ripples(hop: Int, powers: [(Double, SIMD3<Double>)]) -> SIMD3<Double> {
+    private static func ripples(hop: Int, powers: [(Double, SIMD4<Double>)]) -> SIMD4<Double> {
         let n = powers.count
-        var low = SIMD3<Double>(repeating: .infinity), high = SIMD3<Double>(), sum = SIMD3<Double>()
+        var low = SIMD4<Double>(repeating: .infinity), high = SIMD4<Double>(), sum = SIMD4<Double>()
         for t in 0..<hop {
-            var s2 = 0.0, sq = SIMD3<Double>()
+            var s2 = 0.0, sq = SIMD4<Double>()
             var i = t
             while i < n {
                 s2 += powers[i].0
@@ -132,22 +134,22 @@ final class SpectralWindowing: @unchecked Sendable {
             let ripple = Self.ripples(hop: hop, powers: powers)
             let flat = { (q: Int) in q < k && ripple[q - 3] < Self.rippleLimit }
             let a = flat(4) ? 2 : flat(3) ? 1 : 0
-            let s = a == 2 && flat(5) ? 1 : 0
+            let s = a < 2 || !flat(5) ? 0 : Self.mostSynthesisPowers > 1 && flat(6) ? 2 : 1
             allowed[j] = Int8(a + 4 * s)
         }
         // the taps and the gains
         let m = Self.meanOfWindowPower
-        (m2, m3, m4, m5) = (m(2), m(3), m(4), m(5))
+        (m2, m3, m4, m5, m6) = (m(2), m(3), m(4), m(5), m(6))
         (kappa1, kappa2) = (m(1) / m(2), m(1) / m(3))
         tapsStride = 8 + 2 * (blendBins + 8)
         gainsStride = 2 * blendBins + 1
-        let count = 3 * tapsStride + 3 * gainsStride
+        let count = 4 * tapsStride + 4 * gainsStride
         storage = .allocate(capacity: count)
         storage.initialize(repeating: 0, count: count)
         let beta = (0..<(blendBins + 8)).map { j in
             j < blendBins ? 0.5 - 0.5 * cos(Double.pi * (Double(j) + 0.5) / Double(blendBins)) : 1
         }
-        for (table, powers, scale) in [(0, 1, m(1) / m(2)), (1, 2, m(1) / m(3)), (2, 1, 1.0)] {
+        for (table, powers, scale) in [(0, 1, m(1) / m(2)), (1, 2, m(1) / m(3)), (2, 1, 1.0), (3, 2, 1.0)] {
             var taps: [Double] = [1]
             for _ in 0..<powers {
                 var next = [Double](repeating: 0, count: taps.count + 2)
@@ -162,14 +164,14 @@ final class SpectralWindowing: @unchecked Sendable {
                 t[8 + blendBins + 8 + j] = Float(beta[j])
             }
         }
-        for (table, a, s) in [(0, 1, 0), (1, 2, 0), (2, 2, 1)] {
+        for (table, a, s) in [(0, 1, 0), (1, 2, 0), (2, 2, 1), (3, 2, 2)] {
             let kappa = m(1) / m(1 + a)
-            let g = storage + 3 * tapsStride + table * gainsStride
+            let g = storage + 4 * tapsStride + table * gainsStride
             for j in 0..<gainsStride {
                 let betaA = j < blendBins ? beta[j] : 1
                 let betaS = s == 0 || j < blendBins ? 0 : (j - blendBins < blendBins ? beta[j - blendBins] : 1)
                 let analysed = (1 - betaA) * m(2) + betaA * kappa * m(2 + a)
-                g[j] = Float(m(2) / ((1 - betaS) * analysed + betaS * kappa * m(3 + a)))
+                g[j] = Float(m(2) / ((1 - betaS) * analysed + betaS * kappa * m(2 + a + s)))
             }
         }
     }
@@ -193,9 +195,9 @@ final class SpectralWindowing: @unchecked Sendable {
     @inline(__always)
     func narrowing(powers p: Int) -> Narrowing {
         let a = min(p, 2), s = p - a
-        let gains = UnsafePointer(storage + 3 * tapsStride + (a == 1 ? 0 : s == 0 ? 1 : 2) * gainsStride)
-        return Narrowing(analysis: taps(table: a == 1 ? 0 : 1, powers: a), synthesis: taps(table: 2, powers: s), gains: gains,
-                         gainBins: (1 + s) * blendBins)
+        let gains = UnsafePointer(storage + 4 * tapsStride + (a == 1 ? 0 : 1 + s) * gainsStride)
+        return Narrowing(analysis: taps(table: a == 1 ? 0 : 1, powers: a), synthesis: taps(table: s == 2 ? 3 : 2, powers: s),
+                         gains: gains, gainBins: (s > 0 ? 2 : 1) * blendBins)
     }
 
     /// Floats of the scratch a frame between two whole powers needs (`narrowing(powers:scratch:)`).
@@ -215,7 +217,7 @@ final class SpectralWindowing: @unchecked Sendable {
         let c = Int(p), f = p - Double(c)
         let whole = narrowing(powers: c)
         if f == 0 { return whole }
-        let m2 = m2, m3 = m3, m4 = m4, m5 = m5, kappa1 = kappa1, kappa2 = kappa2
+        let m2 = m2, m3 = m3, m4 = m4, m5 = m5, m6 = m6, kappa1 = kappa1, kappa2 = kappa2
         // the mixed kernel: (1 − f)·(c's taps) + f·(c + 1's), centred, in 5 taps + the byte steps
         let mixed = scratch, gains = scratch + 16
         let one = storage, two = storage + tapsStride, synthesis = storage + 2 * tapsStride
@@ -233,6 +235,14 @@ final class SpectralWindowing: @unchecked Sendable {
             analysis = Taps(powers: 2, taps: mixed, own: two + 8, narrowed: two + 8 + blendBins + 8, blendBins: blendBins)
             analysisMean = (1 - f) * kappa1 * m3 + f * kappa2 * m4
             highsMean = analysisMean
+        case 3:   // synthesis (−¼, ½, −¼) → its square (5 taps)
+            let s2 = storage + 3 * tapsStride
+            mixed[0] = Float(f) * s2[0]; mixed[4] = Float(f) * s2[4]
+            for i in 0..<3 { mixed[1 + i] = Float(1 - f) * synthesis[i] + Float(f) * s2[1 + i] }
+            synthesisTaps = Taps(powers: 2, taps: mixed, own: synthesis + 8, narrowed: synthesis + 8 + blendBins + 8,
+                                 blendBins: blendBins)
+            analysisMean = kappa2 * m4
+            highsMean = kappa2 * ((1 - f) * m5 + f * m6)
         default:  // synthesis δ → (−¼, ½, −¼)
             mixed[0] = Float(f) * synthesis[0]; mixed[1] = Float(1 - f) + Float(f) * synthesis[1]; mixed[2] = Float(f) * synthesis[2]
             synthesisTaps = Taps(powers: 1, taps: mixed, own: synthesis + 8, narrowed: synthesis + 8 + blendBins + 8,
@@ -242,7 +252,7 @@ final class SpectralWindowing: @unchecked Sendable {
         }
         mixed[6] = 8; mixed[7] = 4   // (`Taps.byteSteps`)
         // the gains over the analysis blend, the synthesis blend (c = 2), then above them
-        let beta = one + 8 + blendBins + 8, blends = c == 2 ? 2 : 1
+        let beta = one + 8 + blendBins + 8, blends = c >= 2 ? 2 : 1
         for j in 0..<(blends * blendBins) {
             let betaA = j < blendBins ? Double(beta[j]) : 1
             let betaS = j < blendBins || c < 2 ? 0 : Double(beta[j - blendBins])

@@ -9,14 +9,14 @@ import TestSupport
     /// Above the blend, the narrowed bins are κ_p times the transform of the frame multiplied by
     /// w^(1+p); within it the blend of the two; below it the frame's own; up to N/2 (the taps
     /// reach past it through the mirror). Analysis a = 2 (at overlap 8) and a = 1 (overlap 4),
-    /// synthesis s = 1 (κ = 1).
-    @Test(arguments: [(512, false), (1024, false), (512, true)])
-    func narrowedBinsAreTheTransformOfTheFrameTimesAPowerOfTheWindow(hop: Int, synthesis: Bool) {
+    /// synthesis s = 2 (overlap 8) and s = 1 (overlap 6) (κ = 1).
+    @Test(arguments: [(512, false, 2), (1024, false, 1), (512, true, 2), (682, true, 1)])
+    func narrowedBinsAreTheTransformOfTheFrameTimesAPowerOfTheWindow(hop: Int, synthesis: Bool, powers: Int) {
         let n = 4096, bins = n / 2 + 1
         let tables = SpectralWindowing.shared(fftSize: n, sampleRate: 44_100, hopFrames: n / 8)
         let frame = tables.narrowing(hop: hop), narrowing = synthesis ? frame.synthesis : frame.analysis
         let a = narrowing.powers
-        #expect(a == (hop == 512 ? (synthesis ? 1 : 2) : 1))
+        #expect(a == powers)
         let from = SpectralWindowing.firstBin(sampleRate: 44_100, fftSize: n)
         var x = [Float](repeating: 0, count: n)
         var seed: UInt64 = 7
@@ -79,7 +79,8 @@ import TestSupport
             #expect(tables.narrowing(hop: n / k).analysis.powers == min(2, k - 3), "K = \(k)")
             #expect(tables.allowsAsMany(hop: n / k))
         }
-        #expect(tables.narrowing(hop: n / 8).synthesis.powers == 1 && tables.narrowing(hop: n / 5).synthesis.powers == 0)
+        #expect(tables.narrowing(hop: n / 8).synthesis.powers == 2 && tables.narrowing(hop: n / 6).synthesis.powers == 1
+                && tables.narrowing(hop: n / 5).synthesis.powers == 0)
         var used = 0
         for hop in (n / 8)...(n / 4) {
             let frame = tables.narrowing(hop: hop)
@@ -132,9 +133,9 @@ import TestSupport
 
     /// Between two whole powers a frame takes the mix of both narrowings: the narrowed bins are
     /// the transform of the frame times the mixed window, e.g. at p = 1.5 half of κ₁·w² and half
-    /// of κ₂·w³ (analysis), at p = 2.5 the synthesis window ½ + ½·w; whole powers read the shared
-    /// tables as before.
-    @Test(arguments: [0.25, 1.5, 2.5])
+    /// of κ₂·w³ (analysis), at p = 2.5 the synthesis window ½ + ½·w, at p = 3.5 ½·w + ½·w²; whole
+    /// powers read the shared tables as before.
+    @Test(arguments: [0.25, 1.5, 2.5, 3.5])
     func aFrameBetweenTwoPowersTakesTheMixOfBoth(powers p: Double) {
         let n = 4096, bins = n / 2 + 1
         let tables = SpectralWindowing.shared(fftSize: n, sampleRate: 44_100, hopFrames: n / 8)
@@ -147,7 +148,8 @@ import TestSupport
         let factor: (Double) -> Double = switch Int(p) {
         case 0: { w in (1 - f) + f * m(1) / m(2) * w }
         case 1: { w in (1 - f) * m(1) / m(2) * w + f * m(1) / m(3) * w * w }
-        default: { w in (1 - f) + f * w }
+        case 2: { w in (1 - f) + f * w }
+        default: { w in (1 - f) * w + f * w * w }
         }
         let from = SpectralWindowing.firstBin(sampleRate: 44_100, fftSize: n)
         let x = Signals.noise(frames: n, amplitude: 1, seed: 7)
