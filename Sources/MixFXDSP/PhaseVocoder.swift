@@ -591,7 +591,7 @@ final class PhaseVocoder {
             }
             let synthesisFrom = narrowedFrom + narrowing.synthesis.blendBins
             if narrowing.synthesis.powers > 0 && edge > synthesisFrom {
-                // the highs' synthesis window w² (what its taps read past the edge is silence)
+                // the highs' synthesis window w^(1+s) (what its taps read past the edge is silence)
                 (outRe + edge).update(repeating: 0, count: min(8, bins - edge))
                 (outIm + edge).update(repeating: 0, count: min(8, bins - edge))
                 narrowSpectrum(outRe, outIm, bins: bins, from: synthesisFrom, to: edge, narrowing.synthesis)

@@ -13,16 +13,18 @@ import Glibc
 ///   by κ_a = m(1)/m(1+a) (m(q): the mean of w^q, C(2q, q)/4^q), which keeps a steady tone's peak
 ///   as high on both sides (what the phase locking and the formant envelope read); blended in
 ///   from the frame's own bins over `blendBins` (a raised cosine β from 0 to 1).
-/// - Synthesis: above the analysis blend the turned spectrum is that of the frame times w once
-///   more (s = 1, blended in over the next `blendBins`), so the highs' synthesis window is w².
+/// - Synthesis: above the analysis blend the turned spectrum is that of the frame times w^s
+///   more (s = 1 or 2, blended in over the next `blendBins`), so the highs' synthesis window is
+///   w^(1+s).
 /// - Overlap-add then sums w^(2+a+s) at the synthesis hop where the running normalisation divides
 ///   by Σ w². With N/Hs = K whole that is flat while 2 + a + s < K (the sum's Fourier series stops
 ///   at harmonic 2 + a + s); at other hops the two sums ripple against each other. The powers
-///   are measured at every synthesis hop the vocoder can use: the most (a first, up to 2, then s)
+///   are measured at every synthesis hop the vocoder can use: the most (a first, up to 2, then s
+///   up to 2)
 ///   whose ratio ripples by less than `rippleLimit`; the vocoder moves a hop where that costs an
 ///   analysis power to the nearest whole K (`PhaseVocoder.synthesisHop`).
 /// - Gain: a steady tone at a bin comes out g times as loud, with β_a, β_s the two blends' weights
-///   there, g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·κ_a·m(2+a)) + β_s·κ_a·m(3+a)] / m(2) (β_s = 0
+///   there, g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·κ_a·m(2+a)) + β_s·κ_a·m(2+a+s)] / m(2) (β_s = 0
 ///   wherever β_a < 1); the rotation multiplies each bin by G = 1/g (`Narrowing.gains`).
 /// - The formant envelope is read from the frame's own spectrum (before the narrowing): the
 ///   narrowed bins' power counts a noise floor through another window (Parseval: E/m(2) times as
@@ -33,7 +35,7 @@ import Glibc
 final class SpectralWindowing: @unchecked Sendable {
     /// Where the narrower frames start (the analysis blend is centred on it).
     static let crossoverHz = 700.0
-    /// The most extra window powers at analysis (each costs two taps a bin); at synthesis one.
+    /// The most extra window powers at analysis (each costs two taps a bin).
     static let mostAnalysisPowers = 2
     /// The most extra window powers at synthesis (each two taps a bin).
     static let mostSynthesisPowers = 2
@@ -48,10 +50,10 @@ final class SpectralWindowing: @unchecked Sendable {
     let blendBins: Int
     /// For each synthesis hop from `hopFrames` to N/4: a + 4·s.
     private let allowed: UnsafeMutablePointer<Int8>
-    /// The taps of analysis a = 1, a = 2 and synthesis s = 1 (`tapsStride` each: the taps padded
+    /// The taps of analysis a = 1, a = 2 and synthesis s = 1, s = 2 (`tapsStride` each: the taps padded
     /// to 8, the blend's weights of the bins as they were and of the narrowed ones, `blendBins`
     /// each then 0 and 1 for a vector's reach), then the gains G of (a, s) = (1, 0), (2, 0),
-    /// (2, 1) (`gainsStride` each: over the blends, then above them).
+    /// (2, 1), (2, 2) (`gainsStride` each: over the blends, then above them).
     private let storage: UnsafeMutablePointer<Float>
     private let tapsStride: Int, gainsStride: Int
     /// m(2) … m(5), κ₁ = m(1)/m(2), κ₂ = m(1)/m(3) (for the mixes of `narrowing(powers:scratch:)`).
@@ -184,7 +186,8 @@ final class SpectralWindowing: @unchecked Sendable {
         narrowing(powers: powers(hop: hop))
     }
 
-    /// The powers p = a + s a synthesis hop allows: 0, 1 (a = 1), 2 (a = 2) or 3 (a = 2, s = 1).
+    /// The powers p = a + s a synthesis hop allows: 0, 1 (a = 1), 2 (a = 2), 3 (a = 2, s = 1) or 4
+    /// (a = 2, s = 2).
     @inline(__always)
     func powers(hop: Int) -> Int {
         let code = Int(allowed[max(0, min(fftSize / 4, hop) - hopFrames)])
@@ -207,7 +210,7 @@ final class SpectralWindowing: @unchecked Sendable {
     /// hops that allow different powers): f = p − c of the narrowing of c + 1 and 1 − f of c's,
     /// so its highs' window is that mix, e.g. at 1 < p < 2 the analysis window is
     /// (1 − f)·κ₁·w² + f·κ₂·w³ (five taps, the mix of both kernels), at 2 < p < 3 the synthesis
-    /// multiplies by (1 − f) + f·w. The gains G follow the mix: with A and B the means of the
+    /// multiplies by (1 − f) + f·w, at 3 < p < 4 by (1 − f)·w + f·w². The gains G follow the mix: with A and B the means of the
     /// highs' window after analysis and after synthesis (over m(2) as before),
     ///     g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·A) + β_s·B] / m(2).
     /// A whole p reads the shared tables (the same bytes as `narrowing(powers:)`). The mixed taps
