@@ -50,13 +50,13 @@ final class SpectralWindowing: @unchecked Sendable {
     let blendBins: Int
     /// For each synthesis hop from `hopFrames` to N/4: a + 4·s.
     private let allowed: UnsafeMutablePointer<Int8>
-    /// The taps of analysis a = 1, a = 2 and synthesis s = 1, s = 2 (`tapsStride` each: the taps padded
-    /// to 8, the blend's weights of the bins as they were and of the narrowed ones, `blendBins`
+    /// The taps of analysis a = 1, a = 2 and synthesis s = 1, s = 2 (`tapsStride` each: the taps
+    /// padded to 8, the blend's weights of the bins as they were and of the narrowed ones, `blendBins`
     /// each then 0 and 1 for a vector's reach), then the gains G of (a, s) = (1, 0), (2, 0),
     /// (2, 1), (2, 2) (`gainsStride` each: over the blends, then above them).
     private let storage: UnsafeMutablePointer<Float>
     private let tapsStride: Int, gainsStride: Int
-    /// m(2) … m(5), κ₁ = m(1)/m(2), κ₂ = m(1)/m(3) (for the mixes of `narrowing(powers:scratch:)`).
+    /// m(2) … m(6), κ₁ = m(1)/m(2), κ₂ = m(1)/m(3) (for the mixes of `narrowing(powers:scratch:)`).
     private let m2: Double, m3: Double, m4: Double, m5: Double, m6: Double, kappa1: Double, kappa2: Double
 
     private static let cache = ControlLock<[SIMD3<Int>: SpectralWindowing]>([:])
@@ -210,8 +210,9 @@ final class SpectralWindowing: @unchecked Sendable {
     /// hops that allow different powers): f = p − c of the narrowing of c + 1 and 1 − f of c's,
     /// so its highs' window is that mix, e.g. at 1 < p < 2 the analysis window is
     /// (1 − f)·κ₁·w² + f·κ₂·w³ (five taps, the mix of both kernels), at 2 < p < 3 the synthesis
-    /// multiplies by (1 − f) + f·w, at 3 < p < 4 by (1 − f)·w + f·w². The gains G follow the mix: with A and B the means of the
-    /// highs' window after analysis and after synthesis (over m(2) as before),
+    /// multiplies by (1 − f) + f·w, at 3 < p < 4 by (1 − f)·w + f·w². The gains G follow the mix:
+    /// with A and B the means of the highs' window after analysis and after synthesis (over m(2)
+    /// as before),
     ///     g = [(1 − β_s)·((1 − β_a)·m(2) + β_a·A) + β_s·B] / m(2).
     /// A whole p reads the shared tables (the same bytes as `narrowing(powers:)`). The mixed taps
     /// and gains are written into `scratch` (`mixScratchCount` floats, the vocoder's own).
