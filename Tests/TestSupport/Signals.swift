@@ -178,6 +178,41 @@ public enum Signals {
         return (x, onsets)
     }
 
+    /// `hits(rate:)` over a bed with nothing above 4 kHz: a 55 Hz sine and a chord of 220, 277
+    /// and 330 Hz, together 14 dB under the hits' peak, playing throughout. Over a bed the
+    /// wet signal's envelope is the bed's, so a gate on the whole band cannot see the highs' smear
+    /// before a hit; `preEchoAbove` measures it there.
+    public static func hitsOverBed(rate: Int) -> (signal: [Float], onsets: [Int]) {
+        var (x, onsets) = hits(rate: rate)
+        for (f, a) in [(55.0, 0.08), (220.0, 0.03), (277.2, 0.03), (329.6, 0.03)] {
+            let tone = sine(frequencyHz: f, sampleRate: Double(rate), frames: x.count, amplitude: a)
+            for i in x.indices { x[i] += tone[i] }
+        }
+        return (x, onsets)
+    }
+
+    /// Pre-echo above `cutoffHz`: `y` through two second-order Butterworth high-passes there
+    /// (24 dB per octave), then the worst energy over the onsets in the 30 ms before each
+    /// against the 30 ms after it (dB).
+    public static func preEchoAbove(_ y: [Float], cutoffHz: Double, onsets: [Int], rate: Int) -> Double {
+        let w = 2 * Double.pi * cutoffHz / Double(rate), alpha = sin(w) / (2 * 0.5.squareRoot()), a0 = 1 + alpha
+        let b0 = (1 + cos(w)) / 2 / a0, b1 = -(1 + cos(w)) / a0, a1 = -2 * cos(w) / a0, a2 = (1 - alpha) / a0
+        var h = y.map(Double.init)
+        for _ in 0..<2 {   // RBJ high-pass, Q = 1/√2, direct form I
+            var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
+            for i in h.indices {
+                let v = b0 * h[i] + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2
+                x2 = x1; x1 = h[i]; y2 = y1; y1 = v; h[i] = v
+            }
+        }
+        let high = h.map(Float.init), n = Int(0.03 * Double(rate))
+        var pre = -200.0
+        for o in onsets where o - n >= 0 && o + n <= high.count {
+            pre = max(pre, db(rms(high[(o - n)..<o]) / max(rms(high[o..<(o + n)]), 1e-12)))
+        }
+        return pre
+    }
+
     /// Attack measures of `y` against the input `x` it came from, at the given onsets:
     /// - pre-echo: the worst energy in the 30 ms before an onset relative to the 30 ms after it (dB);
     /// - onset shift: the mean offset (ms) of the first instant whose 1 ms RMS passes half the
