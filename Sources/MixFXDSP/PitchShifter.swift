@@ -91,10 +91,13 @@ public final class PitchShifter: @unchecked Sendable {
         var vocoder: Owned<PhaseVocoder>
         var reader: Owned<StretchReader>
         let gate: Owned<TransientGate>
+        let highGate: Owned<HighBandGate>
         let splice: Owned<TransientSplice>
         let history: Owned<InputHistory>
 
-        func release() { vocoder.release(); reader.release(); gate.release(); splice.release(); history.release() }
+        func release() {
+            vocoder.release(); reader.release(); gate.release(); highGate.release(); splice.release(); history.release()
+        }
     }
     private var parts: Parts?
     /// Streaming: the switch to a new pitch.
@@ -241,6 +244,7 @@ public final class PitchShifter: @unchecked Sendable {
             vocoder: Owned(vocoder()),
             reader: Owned(StretchReader(tables: tables)),
             gate: Owned(TransientGate(sampleRate: spec.sampleRate, reachFrames: plan.gateReachFrames)),
+            highGate: Owned(HighBandGate(sampleRate: spec.sampleRate)),
             splice: Owned(TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
                                           halfTaps: plan.maxHalfTaps)),
             history: Owned(history))
@@ -288,6 +292,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
         parts.reader { $0.reset() }
         parts.gate { $0.reset() }
+        parts.highGate { $0.reset() }
         parts.splice { $0.reset() }
         parts.history { $0.reset() }
     }
@@ -667,9 +672,14 @@ public final class PitchShifter: @unchecked Sendable {
                                frameCount: Int, at time: BlockTime) {
         let b = blockTables, first = outIndex
         let gate = parts.gate { $0.view }, input = parts.history { $0.view }
+        let formants = settings.preserveFormants, pulled = inputPulled
         switch time {
         case .whole(let t0):
             parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: t0) }
+            parts.highGate {
+                $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, firstTime: t0, times: nil, ratios: b.ratios,
+                           formants: formants, input: input, inputEnd: pulled)
+            }
             parts.splice {
                 $0.process(left: left, right: right, frameCount: frameCount, firstTime: t0,
                            ratios: b.ratios, tableIndices: b.tableIndices, gate: gate, input: input)
@@ -686,6 +696,11 @@ public final class PitchShifter: @unchecked Sendable {
             while k < frameCount { b.inputTimes[k] = floorToInt(Double(first + k) * tempo); k += 1 }
             parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes) }
             let ratio = settings.ratio, table = SincTableCache.index(forRatio: ratio)
+            parts.highGate {
+                $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, firstTime: 0, times: b.inputTimes,
+                           ratios: b.ratios,
+                           formants: formants, input: input, inputEnd: pulled)
+            }
             parts.splice {
                 $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, tempo: tempo,
                            ratio: ratio, table: table, gate: gate, input: input)
@@ -702,6 +717,11 @@ public final class PitchShifter: @unchecked Sendable {
             }
             while k < frameCount { b.inputTimes[k] = max(-1, floorToInt(b.times[k])); k += 1 }
             parts.gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: 0, times: b.inputTimes) }
+            parts.highGate {
+                $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, firstTime: 0, times: b.inputTimes,
+                           ratios: b.ratios,
+                           formants: formants, input: input, inputEnd: pulled)
+            }
             parts.splice {
                 $0.process(left: left, right: right, frameCount: frameCount, firstOutput: first, times: b.times,
                            nextTime: nextTime, ratios: b.ratios, tableIndices: b.tableIndices, gate: gate, input: input)
