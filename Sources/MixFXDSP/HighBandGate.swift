@@ -9,13 +9,14 @@ import Glibc
 /// 15 dB under the hit) pass. This gate makes the same comparison on the highs. Its detector is
 /// the first difference d[n] = x[n] − x[n−1] (|D(f)|² = 4 sin²(πf/fs): 6 dB an octave, −30 dB at
 /// 330 Hz against 11 kHz), on the input and on the wet signal; a shift moves a component from f
-/// to r·f, where the detector weighs it about r² as much (within 3 dB up to Nyquist for
-/// r ≥ 1/4, and never more than r² for r > 1), so the input's envelope is scaled by r² (by 1
+/// to r·f, where the detector weighs it about r² as much (at most 3.0 dB more up to Nyquist for
+/// r ≥ 1/2, 3.7 dB for r ≥ 1/4, and never more for r > 1), so the input's envelope is scaled by r² (by 1
 /// with formant preservation, which keeps the envelope where it was). Where the wet detector's
 /// envelope is more than `TransientGate.excessPowerRatio` above that at the same instant, the
 /// wet highs, h = wet − LP(wet) (`SplitLowPass`'s low-pass at `cornerHz`·r), are turned down to
 /// `TransientGate.allowedAmplitudeRatio` above it: out = wet + (g − 1)·h = LP(wet) + g·h, so
-/// fully closed it leaves the lows. The gain opens and closes as the whole band's gate's does; on
+/// fully closed it leaves the lows (their level; the low-pass turns their phase, by 0.14 rad at a
+/// tenth of the corner). The gain opens and closes as the whole band's gate's does; on
 /// steady material the envelopes agree, g stays exactly 1 and out = wet.
 ///
 /// Envelopes go by groups of 8 frames (input frames by input time, output frames by output
@@ -23,7 +24,7 @@ import Glibc
 /// band gate's per-frame release), so whole groups are worked out in vectors and every value is
 /// the same however the blocks fall. The input's are folded in from the shifter's input history
 /// as the output reaches them (input times never go back), so only the last `groupsKept` are
-/// kept. The low-pass runs only while the gain is off 1: it starts from rest `warmupFrames`
+/// kept. The low-pass runs only while the gain is off 1: it starts from rest `warmupSeconds`
 /// back, on the wet frames the gate keeps for it, so the split is settled when the gain first
 /// moves (and the same for any blocks). Made by `PitchShifter.prepare` (control side); `reset`
 /// and `process` on the render side. One thread at a time.
@@ -32,11 +33,9 @@ final class HighBandGate {
     static let cornerHz = 2000.0
     /// The wet signal's corner is kept at most this fraction of the sample rate.
     static let highestCornerRatio = 0.4
-    /// How far back the split's low-pass starts, in frames.
-    static let warmupFrames = 64
-    /// The wet frames kept for it: a ring of twice as many (a power of two), so that a group
-    /// written ahead of the frame being gated never overwrites the ones the warm-up reads.
-    static let keptFrames = 128
+    /// How far back the split's low-pass starts: 3 ms, over 6 of its time constants
+    /// 1/(2π·f·ζ) at the lowest corner (500 Hz, r = 1/4, ζ = 1/√2), so it has settled to 0.2 %.
+    static let warmupSeconds = 0.003
 
     /// The input groups whose envelopes are kept (a power of two: the output's reads reach a few
     /// groups behind the newest folded in, R + 2 at a tempo R).
@@ -47,8 +46,11 @@ final class HighBandGate {
     /// The input detector's envelope by group of 8 input frames, a ring of `groupsKept`, folded
     /// in from the input history up to `cursor` as the output reaches it.
     private let envelope: UnsafeMutablePointer<Float>
-    /// The last `keptFrames` wet frames as they came, left then right, by output index.
+    /// The last `keptFrames` wet frames as they came, left then right, by output index: a ring
+    /// (a power of two) longer than the warm-up by a group, so that a group written ahead of
+    /// the frame being gated never overwrites the frames the warm-up reads.
     private let recent: UnsafeMutablePointer<Float>
+    private let warmupFrames: Int, keptFrames: Int
     private let groupRelease: Float, openCoefficient: Float, closeCoefficient: Float
     private let excess: Float, allowed: Float, silence: Float, settled: Float
     // input: the next input time to fold in, the last frame (for the difference), the current
@@ -64,7 +66,9 @@ final class HighBandGate {
         self.sampleRate = sampleRate
         lookaheadFrames = Int(TransientGate.lookaheadSeconds * sampleRate)
         envelope = .allocate(capacity: Self.groupsKept)
-        recent = .allocate(capacity: 2 * Self.keptFrames)
+        warmupFrames = Int(Self.warmupSeconds * sampleRate)
+        keptFrames = powerOfTwo(atLeast: warmupFrames + 8)
+        recent = .allocate(capacity: 2 * keptFrames)
         groupRelease = Float(exp(-8 / (TransientGate.releaseSeconds * sampleRate)))
         openCoefficient = Float(1 - exp(-1 / (TransientGate.openSeconds * sampleRate)))
         closeCoefficient = Float(1 - exp(-1 / (TransientGate.closeSeconds * sampleRate)))
@@ -78,7 +82,7 @@ final class HighBandGate {
     @_noLocks
     func reset() {
         envelope.update(repeating: 0, count: Self.groupsKept)
-        recent.update(repeating: 0, count: 2 * Self.keptFrames)
+        recent.update(repeating: 0, count: 2 * keptFrames)
         cursor = 0; inputLast = SIMD2(); inputPeak = 0; inputPrevious = 0
         outputLast = SIMD2(); outputPeak = 0; outputPrevious = 0; gain = 1
         splitRatio = .nan; splitState = SplitLowPassState(); splitRunning = false
@@ -142,7 +146,7 @@ final class HighBandGate {
                  input: InputHistory.View, inputEnd: Int) {
         let env = envelope, mask = Self.groupsKept - 1, rho8 = groupRelease, up = openCoefficient, down = closeCoefficient
         let ahead = lookaheadFrames, excess = excess, allowed = allowed, silence = silence, settled = settled
-        let kept = recent, keptMask = Self.keptFrames - 1, keptRight = Self.keptFrames, warmup = Self.warmupFrames
+        let kept = recent, keptMask = keptFrames - 1, keptRight = keptFrames, warmup = warmupFrames
         let rate = sampleRate, highest = Self.highestCornerRatio * sampleRate, corner = Self.cornerHz
         var last = outputLast, peak = outputPeak, previous = outputPrevious, g0 = gain
         var split = split, splitRatio = splitRatio, state = splitState, running = splitRunning
