@@ -195,22 +195,30 @@ public enum Signals {
     /// (24 dB per octave), then the worst energy over the onsets in the 30 ms before each
     /// against the 30 ms after it (dB).
     public static func preEchoAbove(_ y: [Float], cutoffHz: Double, onsets: [Int], rate: Int) -> Double {
-        let w = 2 * Double.pi * cutoffHz / Double(rate), alpha = sin(w) / (2 * 0.5.squareRoot()), a0 = 1 + alpha
-        let b0 = (1 + cos(w)) / 2 / a0, b1 = -(1 + cos(w)) / a0, a1 = -2 * cos(w) / a0, a2 = (1 - alpha) / a0
-        var h = y.map(Double.init)
-        for _ in 0..<2 {   // RBJ high-pass, Q = 1/√2, direct form I
+        let high = butterworth(y, highPass: true, cornerHz: cutoffHz, rate: Double(rate), sections: 2)
+        let n = Int(0.03 * Double(rate))
+        var pre = -200.0
+        for o in onsets where o - n >= 0 && o + n <= high.count {
+            pre = max(pre, db(rms(high[(o - n)..<o]) / max(rms(high[o..<(o + n)]), 1e-12)))
+        }
+        return pre
+    }
+
+    /// `x` through `sections` RBJ second-order Butterworth sections (Q = 1/√2) at `cornerHz`,
+    /// high- or low-pass, forward only, in doubles (direct form I).
+    public static func butterworth(_ x: [Float], highPass: Bool, cornerHz: Double, rate: Double, sections: Int) -> [Float] {
+        let w = 2 * Double.pi * cornerHz / rate, alpha = sin(w) / (2 * 0.5.squareRoot()), a0 = 1 + alpha
+        let b0 = (highPass ? 1 + cos(w) : 1 - cos(w)) / 2 / a0, b1 = (highPass ? -2 : 2) * b0
+        let a1 = -2 * cos(w) / a0, a2 = (1 - alpha) / a0
+        var h = x.map(Double.init)
+        for _ in 0..<sections {
             var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
             for i in h.indices {
                 let v = b0 * h[i] + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2
                 x2 = x1; x1 = h[i]; y2 = y1; y1 = v; h[i] = v
             }
         }
-        let high = h.map(Float.init), n = Int(0.03 * Double(rate))
-        var pre = -200.0
-        for o in onsets where o - n >= 0 && o + n <= high.count {
-            pre = max(pre, db(rms(high[(o - n)..<o]) / max(rms(high[o..<(o + n)]), 1e-12)))
-        }
-        return pre
+        return h.map(Float.init)
     }
 
     /// Attack measures of `y` against the input `x` it came from, at the given onsets:
