@@ -56,7 +56,7 @@ struct PitchShifterPlan: Equatable {
     /// The transient gate's envelope ring: the reach, a block, the splice's onset probe
     /// (look-ahead and back) and a margin of 64.
     let gateReachFrames: Int
-    /// The input history: the reach, a block, the reads' reach both ways twice over, the onset
+    /// The input history: the reach, a block, (offline tempo) how far a splice falls behind, the reads' reach both ways twice over, the onset
     /// look-ahead twice, the splice's look back for quiet and a margin of 64; streaming, also
     /// N/2, because a switch's restarted frame 0 reads N/2 behind the output's input time. At least what the vocoder's analysis
     /// windows need (`PhaseVocoder.inputFramesHeld`).
@@ -135,7 +135,10 @@ struct PitchShifterPlan: Equatable {
         case .tempo:
             let sigma = settings.ratio / settings.tempo
             latency = 0
-            inputAhead = Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: sigma)
+            // the vocoder's bound, or further where a splice reads ahead of the output's input
+            // time (at ratio r > R it runs ahead by up to (length − attack)·(r − R) frames)
+            inputAhead = max(Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: sigma),
+                             Self.spliceAheadFrames(rate: rate, ratio: settings.ratio, tempo: settings.tempo, halfTaps: halfTaps))
             lookAhead = inputAhead + Self.blockInputFrames(maxFrames, tempo: settings.tempo)
             stretchedLag = lookAhead
             stretch = sigma
@@ -179,11 +182,14 @@ struct PitchShifterPlan: Equatable {
         stretchedLagFrames = stretchedLag
         maxStretch = stretch
         spliceLatencyFrames = spliceLatency
+        // (offline tempo: a splice falls behind the output's input time by up to its length
+        // times R − min(1, r), reading the input at its own speed or r times faster)
+        let spliceLag = kind == .tempo ? Self.spliceLagFrames(rate: rate, ratio: settings.ratio, tempo: settings.tempo) : 0
         let reach = lookAhead + spliceHold
         reachFrames = reach
         gateReachFrames = reach + maxFrames + onsetLookahead + onsetBack + 64
         let quietBack = Int(TransientSplice.quietBackSeconds * rate)
-        historyFrames = max(reach + maxFrames + 4 * halfTaps + 2 * onsetLookahead + quietBack + 64 + (streaming ? n / 2 : 0),
+        historyFrames = max(reach + spliceLag + maxFrames + 4 * halfTaps + 2 * onsetLookahead + quietBack + 64 + (streaming ? n / 2 : 0),
                             PhaseVocoder.inputFramesHeld(fftSize: n, maximumFrameCount: maxFrames))
         historySlackFrames = max(2 * halfTaps, n)
         formants = streaming || settings.preserveFormants
@@ -209,6 +215,26 @@ struct PitchShifterPlan: Equatable {
             }
         }
         return indices.map { i in used.min { abs($0 - i) < abs($1 - i) } ?? i }
+    }
+
+    /// Offline tempo R, ratio r: how far past the output's input time a splice reads the input.
+    /// Output o holds input time o·R; from the onset T, landed at output T/R or later, the
+    /// splice reads T + attack + (o − T/R − attack)·r after its attack, which is at most
+    /// attack + (length − attack)·(r − R) past o·R; then a table's reach, and the onset probe's
+    /// look-ahead as a margin.
+    static func spliceAheadFrames(rate: Double, ratio r: Double, tempo: Double, halfTaps: Int) -> Int {
+        let attack = Int(TransientSplice.attackSeconds * rate), length = Int(TransientSplice.lengthSeconds * rate)
+        let onsetLookahead = Int(TransientSplice.onsetLookaheadSeconds * rate)
+        return onsetLookahead + attack + Int((Double(length - attack) * max(0, r - tempo)).rounded(.up)) + halfTaps + 2
+    }
+
+    /// Offline tempo R, ratio r: how far behind the output's input time a splice reads the
+    /// input: it reads at least min(1, r) input frames per output frame for its length while
+    /// the output's input time moves R, and its onset lands up to R frames late (T/R rounded
+    /// up to a frame).
+    static func spliceLagFrames(rate: Double, ratio r: Double, tempo: Double) -> Int {
+        let length = Int(TransientSplice.lengthSeconds * rate), attack = Int(TransientSplice.attackSeconds * rate)
+        return Int((Double(length) * max(0, tempo - min(1, r))).rounded(.up)) + Int(tempo.rounded(.up)) + attack
     }
 
     /// The input a block of `frames` output frames takes at tempo R: ⌈frames·R⌉ + 2.
