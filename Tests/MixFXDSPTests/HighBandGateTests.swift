@@ -9,16 +9,18 @@ import TestSupport
     static let rate = 44_100.0
 
     /// Runs the gate over `wet` (stereo: `wetRight`) in blocks of `blocks` (cycled), the input
-    /// `x` (stereo: `right`) at the same times, every frame at pitch ratio `ratio`.
+    /// `x` (stereo: `right`) at the same times, every frame at pitch ratio `ratio`. With a
+    /// `tempo` R, output frame o is at input time ⌊o·R⌋ (the offline tempo path's `times`).
     static func gate(wet: [Float], wetRight: [Float]? = nil, input x: [Float], right: [Float]? = nil,
-                     ratio: Double = 1, formants: Bool = false, blocks: [Int] = [512]) -> (left: [Float], right: [Float]?) {
+                     ratio: Double = 1, formants: Bool = false, blocks: [Int] = [512], tempo: Double? = nil) -> (left: [Float], right: [Float]?) {
         let n = wet.count
-        let history = InputHistory(channelCount: right == nil ? 1 : 2, frames: n + 64, slack: 64)
+        let history = InputHistory(channelCount: right == nil ? 1 : 2, frames: x.count + 64, slack: 64)
+        let times = (0..<n).map { o in tempo.map { Int((Double(o) * $0).rounded(.down)) } ?? o }
         x.withUnsafeBufferPointer { l in
             if let right {
-                right.withUnsafeBufferPointer { r in history.write(left: l.baseAddress!, right: r.baseAddress!, frameCount: n, at: 0) }
+                right.withUnsafeBufferPointer { r in history.write(left: l.baseAddress!, right: r.baseAddress!, frameCount: x.count, at: 0) }
             } else {
-                history.write(left: l.baseAddress!, right: nil, frameCount: n, at: 0)
+                history.write(left: l.baseAddress!, right: nil, frameCount: x.count, at: 0)
             }
         }
         let g = HighBandGate(sampleRate: rate)
@@ -29,16 +31,20 @@ import TestSupport
             let count = min(blocks[b % blocks.count], n - start)
             outL.withUnsafeMutableBufferPointer { l in
                 ratios.withUnsafeBufferPointer { rs in
-                    if outR != nil {
-                        outR!.withUnsafeMutableBufferPointer { r in
-                            g.process(left: l.baseAddress! + start, right: r.baseAddress! + start, frameCount: count, firstOutput: start,
-                                      firstTime: start, times: nil, ratios: rs.baseAddress! + start, formants: formants,
-                                      input: history.view, inputEnd: n)
+                    times.withUnsafeBufferPointer { ts in
+                        // (with a tempo, the block's input times as the shifter lists them)
+                        let listed = tempo == nil ? nil : ts.baseAddress! + start
+                        if outR != nil {
+                            outR!.withUnsafeMutableBufferPointer { r in
+                                g.process(left: l.baseAddress! + start, right: r.baseAddress! + start, frameCount: count, firstOutput: start,
+                                          firstTime: tempo == nil ? start : 0, times: listed, ratios: rs.baseAddress! + start,
+                                          formants: formants, input: history.view, inputEnd: x.count)
+                            }
+                        } else {
+                            g.process(left: l.baseAddress! + start, right: nil, frameCount: count, firstOutput: start,
+                                      firstTime: tempo == nil ? start : 0, times: listed, ratios: rs.baseAddress! + start,
+                                      formants: formants, input: history.view, inputEnd: x.count)
                         }
-                    } else {
-                        g.process(left: l.baseAddress! + start, right: nil, frameCount: count, firstOutput: start,
-                                  firstTime: start, times: nil, ratios: rs.baseAddress! + start, formants: formants,
-                                  input: history.view, inputEnd: n)
                     }
                 }
             }
@@ -98,6 +104,30 @@ import TestSupport
         #expect(abs(Signals.db(toneOut / toneIn)) < 0.2, "the tone under the smear moved \(Signals.db(toneOut / toneIn)) dB")
         let after = hit..<(hit + 2_000)
         #expect(abs(Signals.db(Signals.rms(out[after]) / Signals.rms(x[after]))) < 0.5, "the hit itself changed")
+    }
+
+    /// With a tempo (frame o at input time ⌊o·R⌋, the offline tempo path's listed times): a wet
+    /// signal that is the input held at those times passes exactly (at R = 1/2 every sample held
+    /// twice: its detector reads at most the input's); the same with its highs 10 ms early is
+    /// gated before each hit, 12 dB or more above 4 kHz, and the same for any blocks.
+    @Test(arguments: [0.5, 1.5])
+    func withATempoTheGateReadsTheListedTimes(tempo: Double) {
+        let h = Signals.hitsOverBed(rate: Int(Self.rate))
+        let n = Int(Double(h.signal.count - 2_000) / tempo)
+        let held = (0..<n).map { h.signal[Int((Double($0) * tempo).rounded(.down))] }
+        let onsets = h.onsets.map { Int((Double($0) / tempo).rounded()) }.filter { $0 > 2_000 && $0 < n - 2_000 }
+        if tempo < 1 {
+            #expect(Self.gate(wet: held, input: h.signal, tempo: tempo).left == held, "the input held at its times was gated")
+        }
+        let lead = 441
+        let early = (0..<n).map { o in h.signal[min(h.signal.count - 1, Int((Double(o) * tempo).rounded(.down)) + lead)] }
+        let reference = Self.gate(wet: early, input: h.signal, tempo: tempo).left
+        let before = Signals.preEchoAbove(early, cutoffHz: 4000, onsets: onsets, rate: Int(Self.rate))
+        let after = Signals.preEchoAbove(reference, cutoffHz: 4000, onsets: onsets, rate: Int(Self.rate))
+        #expect(after < before - 12, "tempo \(tempo): the early highs above 4 kHz \(before) → \(after) dB")
+        for blocks in [[1], [37, 1, 500], [4096]] {
+            #expect(Self.gate(wet: early, input: h.signal, blocks: blocks, tempo: tempo).left == reference, "tempo \(tempo), blocks \(blocks)")
+        }
     }
 
     /// The gate's output for any blocks, on hits over a bed where it acts: the same samples.
