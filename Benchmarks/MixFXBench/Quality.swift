@@ -25,16 +25,21 @@ enum QualityBenchmark {
     }
 
     static func tools() -> [Tool] {
-        var list: [Tool] = [Tool(name: "mixfx") { input, output, cents, tempo in
-            let engine = AudioEngine()
-            let t = engine.addTrack(source: try SoundFileReader(path: input))
-            t.timePitch.pitchCents = cents
-            t.timePitch.rate = tempo
-            var r = OfflineRenderer(outputPath: output)   // same sample format as the input, like the peers
-            r.overwrite = true
-            _ = try r.render(engine)
-            return true
-        }]
+        /// mixfx through its engine, with a tonality limit (Hz, 0: none) where it applies (tempo 1).
+        func mixfx(_ name: String, tonalityLimitHz: Double) -> Tool {
+            Tool(name: name) { input, output, cents, tempo in
+                let engine = AudioEngine()
+                let t = engine.addTrack(source: try SoundFileReader(path: input))
+                t.timePitch.pitchCents = cents
+                t.timePitch.rate = tempo
+                if tempo == 1 { t.timePitch.tonalityParameter.value = tonalityLimitHz }
+                var r = OfflineRenderer(outputPath: output)   // same sample format as the input, like the peers
+                r.overwrite = true
+                _ = try r.render(engine)
+                return true
+            }
+        }
+        var list: [Tool] = [mixfx("mixfx", tonalityLimitHz: 0), mixfx("mixfx 8k", tonalityLimitHz: 8000)]
         func external(_ name: String, _ exe: String, _ args: @escaping (String, String, Double, Double) -> [String]) {
             guard let path = which(exe) else { print("(skipped: \(name): \(exe) is not installed)"); return }
             list.append(Tool(name: name) { i, o, c, r in try runProcess(path, args(i, o, c, r)).status == 0 })

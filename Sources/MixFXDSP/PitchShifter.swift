@@ -100,6 +100,11 @@ public final class PitchShifter: @unchecked Sendable {
         }
     }
     private var parts: Parts?
+    /// Offline at a fixed pitch with `tonalityLimitHz`: the split that moves the highs by a
+    /// constant frequency (nil: none).
+    private var tonality: Owned<TonalityLimit>?
+    /// The shifter's own latency (the plan's), without the tonality limit's filters.
+    private var shiftLatency = 0
     /// Streaming: the switch to a new pitch.
     private var pitchSwitch: Owned<PitchSwitch>?
 
@@ -179,6 +184,7 @@ public final class PitchShifter: @unchecked Sendable {
         heldTempoMap?.release()
         parts?.release()
         pitchSwitch?.release()
+        tonality?.release()
         heldPitchMap?.release()
     }
 
@@ -207,7 +213,18 @@ public final class PitchShifter: @unchecked Sendable {
         (slowestTempo, fastestTempo) = (sizedTempo.lowerBound, sizedTempo.upperBound)
         self.mode = mode
         sampleRate = spec.sampleRate
-        latencyFrames = plan.latencyFrames
+        precondition(settings.tonalityLimitHz == 0 || (mode == .offline && !settings.changesTempo),
+                     "a tonality limit is for an offline shifter at a fixed pitch and tempo 1")
+        tonality?.release()
+        tonality = nil
+        if plan.kind == .pitch && TonalityLimit.crossover(limitHz: settings.tonalityLimitHz, ratio: settings.ratio,
+                                                          sampleRate: spec.sampleRate) != nil {
+            tonality = Owned(TonalityLimit(limitHz: settings.tonalityLimitHz, ratio: settings.ratio, sampleRate: spec.sampleRate,
+                                           channels: spec.channelCount, latencyFrames: plan.latencyFrames,
+                                           maximumFrameCount: max(1, spec.maximumFrameCount)))
+        }
+        shiftLatency = plan.latencyFrames
+        latencyFrames = plan.latencyFrames + (tonality?.object.delayFrames ?? 0)
         inputAheadFrames = plan.inputAheadFrames
         spliceReadAhead = plan.spliceReadAheadFrames
         liveLatencyFrames = plan.kind == .streaming ? plan.spliceLatencyFrames : 0
@@ -283,6 +300,7 @@ public final class PitchShifter: @unchecked Sendable {
         inputTime = -Double(latencyFrames) * settings.tempo
         inputPulled = 0
         pitchSwitch?({ $0.reset() })
+        tonality?({ $0.reset() })
         guard let parts else { return }
         let s = settings
         parts.vocoder {
@@ -441,17 +459,22 @@ public final class PitchShifter: @unchecked Sendable {
         let bound = boundWorkspace != nil, most = maximumFrameCount
         precondition(bound, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
         precondition(frameCount <= most)
+        // (with a tonality limit the shifter takes the lows, `delayFrames` late, and the highs
+        // are added back moved)
+        tonality?({ $0.split(left, right, frameCount: frameCount) })
         // the block is the input, one pull; it then receives the output, input time t0 + k at frame k
         let input = (UnsafePointer(left), right.map { UnsafePointer($0) })
         let end = inputPulled + frameCount
         pullInput(parts, upTo: end, ownNeed: end, maximumPull: frameCount) { _ in input }
-        let t0 = outIndex - latencyFrames
+        let t0 = outIndex - shiftLatency
         let source = parts.vocoder { $0.readView }, b = blockTables
         _ = parts.reader {
             $0.read(into: left, right, frameCount: frameCount, firstFrame: t0, ratios: b.ratios, tableIndices: b.tableIndices,
                     from: source)
         }
         gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: t0))
+        let highsTime = t0 - latencyFrames + shiftLatency
+        tonality?({ $0.addHighs(left, right, frameCount: frameCount, firstTime: highsTime) })
         outIndex += frameCount
     }
 

@@ -15,13 +15,23 @@ public struct PitchShifterSettings: Sendable, Equatable {
     /// the pitch kept (or moved by `pitchCents`). 1: the duration is kept.
     public var tempo: Double
 
+    /// Above this frequency (Hz; 0: off) the highs move by a constant frequency instead of by
+    /// the pitch ratio: their timing kept exactly, their partials no longer harmonic
+    /// (`TonalityLimit`). Offline, at a fixed pitch and tempo 1.
+    public var tonalityLimitHz: Double
+
     /// Settings for `PitchShifter.prepare`.
-    public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false, tempo: Double = 1) {
+    public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false, tempo: Double = 1,
+                tonalityLimitHz: Double = 0) {
         self.pitchCents = pitchCents
         self.overlap = overlap
         self.preserveFormants = preserveFormants
         self.tempo = tempo
+        self.tonalityLimitHz = tonalityLimitHz
     }
+
+    /// The tonality limits allowed, Hz (0: off).
+    public static let tonalityLimitRange = 0.0...24_000.0
 
     /// The frequency ratio 2^(cents/1200).
     public var ratio: Double {

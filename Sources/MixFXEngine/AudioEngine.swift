@@ -299,7 +299,28 @@ public final class AudioEngine {
             throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback takes tempos from \(live.lowerBound) to \(live.upperBound) (render the session for tempos beyond)")
         }
         try AudioEngine.checkAutomation(layout)
+        try AudioEngine.checkTonalityLimit(layout, mode: mode)
         return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode, onTimeline: timeline)
+    }
+
+    /// A tonality limit is for an offline render at a fixed pitch and tempo 1 (the frequency
+    /// shift of the highs keeps the duration, and its split is made for one ratio).
+    static func checkTonalityLimit(_ layout: EngineLayout, mode: RenderMode) throws(EngineError) {
+        for t in layout.tracks {
+            for case let node as TimePitchNode in t.effects where node.tonalityParameter.clampedValue > 0 {
+                let limit = format(node.tonalityParameter.clampedValue)
+                if mode == .live {
+                    throw .notLive(node: node.name, problem: "tonality-limit \(limit) Hz: live playback has no tonality limit (render the session, or set it to 0)")
+                }
+                let moves = node.pitchParameter.automation.map { $0.constantValue == nil } ?? false
+                let problem = t.tempo != 1 || t.tempoLane != nil ? "a tempo (\(format(t.tempo)))" : moves ? "a pitch lane" : nil
+                if let problem {
+                    throw .parameterOutOfRange(node: node.name, parameter: .tonalityLimitHz,
+                                               problem: "\(limit) Hz with \(problem): the limit moves the highs by a constant frequency, which keeps the duration and is made for one pitch",
+                                               allowed: "0 (off) with a tempo or a pitch lane; a limit at a fixed pitch and tempo 1")
+                }
+            }
+        }
     }
 
     /// Whether a live session plays on the mix's timeline (see `makeKernel`): it has a lane, and

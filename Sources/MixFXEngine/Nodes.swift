@@ -174,6 +174,9 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     public let formantParameter = AudioParameter(.preserveFormants)
     /// Tempo (AVAudioUnitTimePitch's `rate`), 1/32…32; live, 0.25…4 and any thread.
     public let rateParameter = AudioParameter(.tempo)
+    /// The tonality limit, Hz (0: off; `PitchShifterSettings.tonalityLimitHz`). Used when the
+    /// engine is prepared; offline, at a fixed pitch and tempo 1.
+    public let tonalityParameter = AudioParameter(.tonalityLimitHz)
 
     /// A shifter at 0 cents, overlap 8. Control side.
     public init(name: String = "TimePitch") { super.init(nodeName: name) }
@@ -200,11 +203,12 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     /// The current settings, clamped into range. Any thread.
     public var settings: PitchShifterSettings {
         PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue),
-                             preserveFormants: formantParameter.value != 0, tempo: rateParameter.clampedValue)
+                             preserveFormants: formantParameter.value != 0, tempo: rateParameter.clampedValue,
+                             tonalityLimitHz: tonalityParameter.clampedValue)
     }
 
     /// This node's parameters (for validation and listing).
-    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter, formantParameter, rateParameter] }
+    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter, formantParameter, rateParameter, tonalityParameter] }
 }
 
 /// Sums its inputs: out = outputVolume · Σ gains(volume, pan) · input. A plain sum: no hidden 1/N,

@@ -10,7 +10,7 @@ import MixFXDSP
 public enum ParameterID: String, CaseIterable, Sendable {
     case bassGainDB, trebleGainDB, pitchCents
     case bassFrequencyHz, trebleFrequencyHz, bassSlope, trebleSlope, bassBypass, trebleBypass
-    case eqGlobalGainDB, pitchOverlap, preserveFormants, tempo, speed
+    case eqGlobalGainDB, pitchOverlap, preserveFormants, tonalityLimitHz, tempo, speed
     case volume, pan, mute, solo
     case startSeconds, trimInSeconds, trimOutSeconds, fadeInSeconds, fadeOutSeconds
     case masterVolume, limiterCeilingDBTP
@@ -133,6 +133,10 @@ extension ParameterID {
                               "time-pitch overlap (more: smoother, more CPU)", int: true, live: false)
         case .preserveFormants: s("formant", ["pitch", "preserveFormants"], \Track.timePitch.formantParameter, 0, 1, 0, "",
                                   "keep the formants (spectral envelope) of voices when shifting", bool: true)
+        case .tonalityLimitHz: s("tonality-limit", ["pitch", "tonalityLimitHz"], \Track.timePitch.tonalityParameter,
+                                 PitchShifterSettings.tonalityLimitRange.lowerBound, PitchShifterSettings.tonalityLimitRange.upperBound, 0, "Hz",
+                                 "above this (over √ratio) move the highs by a constant frequency, not the ratio: attacks exact, partials inharmonic (0: off; offline, fixed pitch, tempo 1)",
+                                 live: false)
         case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
                        PitchShifterSettings.tempoRange.upperBound, 1, "×",
                        "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both; live 0.25…4)", auto: .positive)

@@ -6,10 +6,11 @@ import TestSupport
 /// Offline use of the shifter: pre-roll and drain by its latency so the output is aligned and as
 /// long as the input.
 func shift(_ x: [Float], cents: Double, rate: Double = 44_100, overlap: Int = 8, block: Int = 512,
-           preserveFormants: Bool = false) -> (out: [Float], starved: Int) {
+           preserveFormants: Bool = false, tonalityLimitHz: Double = 0) -> (out: [Float], starved: Int) {
     let ps = PitchShifter()
     ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
-               settings: PitchShifterSettings(pitchCents: cents, overlap: overlap, preserveFormants: preserveFormants))
+               settings: PitchShifterSettings(pitchCents: cents, overlap: overlap, preserveFormants: preserveFormants,
+                                              tonalityLimitHz: tonalityLimitHz))
     let l = ps.latencyFrames
     var padded = x + [Float](repeating: 0, count: l)
     var i = 0
