@@ -10,8 +10,8 @@
 /// - `pitch`: offline, a fixed pitch ratio r: output n holds input n − L, L the latency bound
 ///   for the one ratio (see `latencyBound`).
 /// - `tempo`: offline with a tempo R: the vocoder stretches by σ = r/R and the input is pulled as
-///   the output needs it, `inputAheadFrames` (σ's latency bound) past the output's input time;
-///   no latency.
+///   the output needs it, `inputAheadFrames` (σ's latency bound, or how far a splice reads
+///   ahead if further) past the output's input time; no latency.
 /// - `streaming`: live (pitch and tempo may change while running): the input is pulled as the
 ///   output needs it, as far ahead as the current stretch needs (computed per block); no
 ///   latency. The buffers are sized for every ratio in `PitchShifterSettings.centsRange` at every
@@ -39,7 +39,7 @@ struct PitchShifterPlan: Equatable {
     /// The widest reach, either side, of the reader's interpolators and the splice's tables.
     let maxHalfTaps: Int
     /// The look-ahead A: how far the input may run past the input time of a block's first
-    /// output frame. `pitch`: L. `tempo`: the latency bound for σ and a block's input,
+    /// output frame. `pitch`: L. `tempo`: `inputAheadFrames` and a block's input,
     /// ⌈maxFrames·R⌉ + 2. `streaming`: the largest latency bound at tempo 1 or the fastest
     /// tempo (the live range's, or the bounds'), a block's input at that tempo, and a block.
     let lookAheadFrames: Int
@@ -56,10 +56,11 @@ struct PitchShifterPlan: Equatable {
     /// The transient gate's envelope ring: the reach, a block, the splice's onset probe
     /// (look-ahead and back) and a margin of 64.
     let gateReachFrames: Int
-    /// The input history: the reach, a block, (offline tempo) how far a splice falls behind, the reads' reach both ways twice over, the onset
-    /// look-ahead twice, the splice's look back for quiet and a margin of 64; streaming, also
-    /// N/2, because a switch's restarted frame 0 reads N/2 behind the output's input time. At least what the vocoder's analysis
-    /// windows need (`PhaseVocoder.inputFramesHeld`).
+    /// The input history: the reach, a block, (offline tempo) how far a splice falls behind
+    /// (`spliceLagFrames`), the reads' reach both ways twice over, the onset look-ahead twice,
+    /// the splice's look back for quiet and a margin of 64; streaming, also N/2, because a
+    /// switch's restarted frame 0 reads N/2 behind the output's input time. At least what the
+    /// vocoder's analysis windows need (`PhaseVocoder.inputFramesHeld`).
     let historyFrames: Int
     /// The history's mirrored head: the longest contiguous read (a window N, or a table's taps
     /// twice over).
@@ -231,10 +232,13 @@ struct PitchShifterPlan: Equatable {
     /// Offline tempo R, ratio r: how far behind the output's input time a splice reads the
     /// input: it reads at least min(1, r) input frames per output frame for its length while
     /// the output's input time moves R, and its onset lands up to R frames late (T/R rounded
-    /// up to a frame).
+    /// up to a frame); below tempo 1 its ramp, from the probe (the onset look-ahead ℓ ahead) to
+    /// the onset, reads the input at its own speed, up to ℓ·(1/R − 1) behind.
     static func spliceLagFrames(rate: Double, ratio r: Double, tempo: Double) -> Int {
         let length = Int(TransientSplice.lengthSeconds * rate), attack = Int(TransientSplice.attackSeconds * rate)
+        let onsetLookahead = Double(Int(TransientSplice.onsetLookaheadSeconds * rate))
         return Int((Double(length) * max(0, tempo - min(1, r))).rounded(.up)) + Int(tempo.rounded(.up)) + attack
+            + Int((onsetLookahead * max(0, 1 / tempo - 1)).rounded(.up))
     }
 
     /// The input a block of `frames` output frames takes at tempo R: ⌈frames·R⌉ + 2.

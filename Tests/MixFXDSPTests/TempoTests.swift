@@ -113,8 +113,6 @@ func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48
         }
     }
 
-    /// The grid: a stretch σ = r/R times R counts as r = 1 even when it is not 1 to the last bit;
-    /// lowered and raised ratios keep their tables.
     /// The same samples whatever the output blocks and input pulls, on hits over a bed of tones
     /// (stereo, the right channel the left with hiss), where the gates and the splice act; at
     /// the ends of the tempo range and where a splice reads furthest from the output's input
@@ -139,6 +137,8 @@ func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48
         }
     }
 
+    /// The grid: a stretch σ = r/R times R counts as r = 1 even when it is not 1 to the last bit;
+    /// lowered and raised ratios keep their tables.
     @Test func theUnitRatioHasItsOwnTable() {
         for tempo in [0.8, 0.3, 1.7, 1.0 / 3] {
             let r = (1 / tempo) * tempo
