@@ -530,7 +530,7 @@ struct RenderCommand {
             lines.append("         bass \(db(v[.bassGainDB]!)) @ \(fmt(v[.bassFrequencyHz]!)) Hz S=\(fmt(v[.bassSlope]!))\(v[.bassBypass]! != 0 ? " (bypassed)" : "")"
                          + " | treble \(db(v[.trebleGainDB]!)) @ \(fmt(v[.trebleFrequencyHz]!)) Hz S=\(fmt(v[.trebleSlope]!))\(v[.trebleBypass]! != 0 ? " (bypassed)" : "")"
                          + " | eq gain \(db(v[.eqGlobalGainDB]!))")
-            lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!))\(v[.preserveFormants]! != 0 ? ", formants kept" : ""))"
+            lines.append("         pitch \(v[.pitchCents]! > 0 ? "+" : "")\(fmt(v[.pitchCents]!)) cents (overlap \(Int(v[.pitchOverlap]!))\(v[.preserveFormants]! != 0 ? ", formants kept" : "")\(v[.tonalityLimitHz]! > 0 ? ", tonality limit \(fmt(v[.tonalityLimitHz]!)) Hz" : ""))"
                          + (v[.tempo]! != 1 ? " | tempo \(fmt(v[.tempo]!))× (lasts \(fmt((1 / v[.tempo]! * 1000).rounded() / 1000))× as long)" : "")
                          + (v[.speed]! != 1 ? " | speed \(fmt(v[.speed]!))× (pitch and tempo together)" : "")
                          + " | volume \(fmt(v[.volume]!)) | pan \(fmt(v[.pan]!))"

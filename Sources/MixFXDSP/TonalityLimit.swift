@@ -32,8 +32,9 @@ import Glibc
 /// inverse transforms a chunk and channel, about a seventh of the work of the direct sums at
 /// 250 taps); lows and highs come out `delayFrames` late, which the shifter adds to its latency.
 /// Before a hit from silence the two paths' filters ring (2 ms, where the shifts have parted
-/// their transition bands, which no longer cancel): a `TransientGate` on the sum, against the
-/// whole input's envelope, keeps that out of the silence.
+/// their transition bands, which no longer cancel): a `TransientGate` on the moved highs, against
+/// the whole input's envelope, keeps most of that out of the silence (on the sum it kept more,
+/// but it also turned down the lows' attack, which the shifter's splice had put back exactly).
 ///
 /// Made by `PitchShifter.prepare` (control side); `reset`, `split` and `addHighs` on the render
 /// side. One thread at a time.
@@ -77,17 +78,20 @@ final class TonalityLimit {
     /// The moved highs of a block before they are added, per channel.
     private let moved: UnsafeMutablePointer<Float>
     private let maximumFrameCount: Int
-    /// The gate on the sum (the whole input's envelope by input time).
+    /// The gate on the moved highs (the whole input's envelope by input time).
     private let gate: Owned<TransientGate>
     /// Input frames written since `reset`.
     private var written = 0
     private let sampleRate: Double
 
     /// The limit for `limitHz` at ratio `ratio` and `sampleRate`, or nil where it leaves no highs
-    /// to move (the limit at or above the top of the band, or a neutral ratio).
+    /// to move (the limit at or above the top of the band, or a neutral ratio) or where the split
+    /// would reach 0 Hz (L or r·L under `transitionHz`: the engine refuses such a limit,
+    /// `PitchShifterSettings.tonalityLimitFloorHz`).
     static func crossover(limitHz: Double, ratio: Double, sampleRate: Double) -> (crossoverHz: Double, shiftHz: Double, topHz: Double)? {
         guard limitHz > 0 && ratio != 1 else { return nil }
         let l = limitHz / ratio.squareRoot(), shift = (ratio - 1) * l
+        guard l * min(1, ratio) >= transitionHz else { return nil }
         let top = sampleRate / 2 - transitionHz / 2 - max(0, shift)
         guard l + transitionHz < top else { return nil }
         return (l, shift, top)
@@ -230,17 +234,17 @@ final class TonalityLimit {
         }
     }
 
-    /// Adds the highs, moved, to the block whose frame k holds the lows of input time
-    /// `firstTime` + k (before 0: nothing), and gates the sum.
+    /// Adds the highs, moved and gated, to the block whose frame k holds the lows of input time
+    /// `firstTime` + k (before 0: nothing).
     @_noLocks
     func addHighs(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int) {
         let movedLeft = moved, movedRight = right != nil ? moved + maximumFrameCount : nil
         movedLeft.update(repeating: 0, count: frameCount)
         movedRight?.update(repeating: 0, count: frameCount)
         shiftHighs(movedLeft, movedRight, frameCount: frameCount, firstTime: firstTime)
+        gate { $0.process(left: movedLeft, right: movedRight, frameCount: frameCount, firstTime: firstTime) }
         vadd(movedLeft, into: left, frameCount)
         if let right, let movedRight { vadd(movedRight, into: right, frameCount) }
-        gate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: firstTime) }
     }
 
     /// The block's moved highs (frame k at input time `firstTime` + k; before 0 left at 0).

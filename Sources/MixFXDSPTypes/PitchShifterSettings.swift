@@ -32,6 +32,12 @@ public struct PitchShifterSettings: Sendable, Equatable {
 
     /// The tonality limits allowed, Hz (0: off).
     public static let tonalityLimitRange = 0.0...24_000.0
+    /// The lowest tonality limit at `cents`, 1000·max(√r, 1/√r) Hz: the split at limit/√r keeps
+    /// its 1 kHz transition band clear of 0 Hz in the input and, moved, in the output.
+    public static func tonalityLimitFloorHz(cents: Double) -> Double {
+        let root = ratio(cents: cents).squareRoot()
+        return (1000 * max(root, 1 / root)).rounded(.up)
+    }
 
     /// The frequency ratio 2^(cents/1200).
     public var ratio: Double {

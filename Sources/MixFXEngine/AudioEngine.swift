@@ -259,9 +259,11 @@ public final class AudioEngine {
             throw .invalidSetting(.lfeGainDB, problem: problem)
         }
         let channels = outputChannelCount ?? (tracks.contains { $0.player.source.format.channelCount >= 2 } ? 2 : 1)
-        return EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
-                            frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter,
-                            lfeGainDB: lfeGainDB)
+        let layout = EngineLayout(tracks: tracks, mixer: mainMixer, sampleRate: rate, channelCount: channels,
+                                  frameCount: lengths.max() ?? 0, trackFrameCounts: lengths, masterLimiter: masterLimiter,
+                                  lfeGainDB: lfeGainDB)
+        try AudioEngine.checkTonalityLimit(layout, sampleRate: rate)
+        return layout
     }
 
     /// Why `settings` cannot run at `sampleRate` (the parameter, the problem, what is allowed), nil
@@ -299,26 +301,41 @@ public final class AudioEngine {
             throw .notLive(node: t.player.name, problem: "tempo \(t.tempo): live playback takes tempos from \(live.lowerBound) to \(live.upperBound) (render the session for tempos beyond)")
         }
         try AudioEngine.checkAutomation(layout)
-        try AudioEngine.checkTonalityLimit(layout, mode: mode)
+        if mode == .live { try AudioEngine.checkNoTonalityLimit(layout) }
         return RenderKernel(layout: layout, maximumFrameCount: maximumFrameCount, mode: mode, onTimeline: timeline)
     }
 
     /// A tonality limit is for an offline render at a fixed pitch and tempo 1 (the frequency
-    /// shift of the highs keeps the duration, and its split is made for one ratio).
-    static func checkTonalityLimit(_ layout: EngineLayout, mode: RenderMode) throws(EngineError) {
+    /// shift of the highs keeps the duration, and its split is made for one ratio), and at least
+    /// `TonalityLimit`'s floor for its pitch (below it the split's band-pass reaches 0 Hz). Each
+    /// time-pitch node with a limit is checked on its own settings and lanes, and on the track's
+    /// time map; live playback is refused in `makeKernel`.
+    static func checkTonalityLimit(_ layout: EngineLayout, sampleRate: Int) throws(EngineError) {
         for t in layout.tracks {
             for case let node as TimePitchNode in t.effects where node.tonalityParameter.clampedValue > 0 {
-                let limit = format(node.tonalityParameter.clampedValue)
-                if mode == .live {
-                    throw .notLive(node: node.name, problem: "tonality-limit \(limit) Hz: live playback has no tonality limit (render the session, or set it to 0)")
-                }
-                let moves = node.pitchParameter.automation.map { $0.constantValue == nil } ?? false
-                let problem = t.tempo != 1 || t.tempoLane != nil ? "a tempo (\(format(t.tempo)))" : moves ? "a pitch lane" : nil
+                let limit = node.tonalityParameter.clampedValue
+                let ownTempo = node.rateParameter.automation?.constantValue ?? node.rateParameter.clampedValue
+                func moves(_ p: AudioParameter) -> Bool { p.automation.map { $0.constantValue == nil } ?? false }
+                let tempoLane = moves(node.rateParameter) || (t.tempoLane.map { $0.constantValue == nil } ?? false)
+                let cents = node.pitchParameter.automation?.constantValue ?? node.pitchParameter.clampedValue
+                let floor = PitchShifterSettings.tonalityLimitFloorHz(cents: cents)
+                let problem: String? = ownTempo != 1 ? "with a tempo (\(format(ownTempo)))"
+                    : tempoLane ? "with a tempo lane" : moves(node.pitchParameter) ? "with a pitch lane"
+                    : limit < floor ? "at \(format(cents)) cents, under \(format(floor)) Hz" : nil
                 if let problem {
                     throw .parameterOutOfRange(node: node.name, parameter: .tonalityLimitHz,
-                                               problem: "\(limit) Hz with \(problem): the limit moves the highs by a constant frequency, which keeps the duration and is made for one pitch",
-                                               allowed: "0 (off) with a tempo or a pitch lane; a limit at a fixed pitch and tempo 1")
+                                               problem: "\(format(limit)) Hz \(problem): the limit moves the highs by a constant frequency, which keeps the duration, is made for one pitch and needs 1 kHz of band either side of its split",
+                                               allowed: "0 (off); a limit at a fixed pitch and tempo 1, at least 1000·max(√r, 1/√r) Hz (\(format(floor)) at \(format(cents)) cents)")
                 }
+            }
+        }
+    }
+
+    /// Live playback has no tonality limit.
+    static func checkNoTonalityLimit(_ layout: EngineLayout) throws(EngineError) {
+        for t in layout.tracks {
+            for case let node as TimePitchNode in t.effects where node.tonalityParameter.clampedValue > 0 {
+                throw .notLive(node: node.name, problem: "tonality-limit \(format(node.tonalityParameter.clampedValue)) Hz: live playback has no tonality limit (render the session, or set it to 0)")
             }
         }
     }

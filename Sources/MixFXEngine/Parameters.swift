@@ -135,7 +135,7 @@ extension ParameterID {
                                   "keep the formants (spectral envelope) of voices when shifting", bool: true)
         case .tonalityLimitHz: s("tonality-limit", ["pitch", "tonalityLimitHz"], \Track.timePitch.tonalityParameter,
                                  PitchShifterSettings.tonalityLimitRange.lowerBound, PitchShifterSettings.tonalityLimitRange.upperBound, 0, "Hz",
-                                 "above this (over √ratio) move the highs by a constant frequency, not the ratio: attacks exact, partials inharmonic (0: off; offline, fixed pitch, tempo 1)",
+                                 "above this (over √ratio) move the highs by a constant frequency, not the ratio: no smear, partials inharmonic (0: off; offline, fixed pitch, tempo 1; at least 1000·max(√ratio, 1/√ratio))",
                                  live: false)
         case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
                        PitchShifterSettings.tempoRange.upperBound, 1, "×",

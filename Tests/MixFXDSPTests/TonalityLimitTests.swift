@@ -94,12 +94,14 @@ import TestSupport
         for blocks in [[1], [37, 4096, 3], [4096]] { #expect(render(blocks) == reference, "blocks \(blocks)") }
     }
 
-    /// Off (0), at tempo 1 with no shift, or with the limit above the band: the shifter is the
+    /// Off (0), at tempo 1 with no shift, or with the limit above the band or under its floor: the shifter is the
     /// one without it, to the bit; on, its latency grows by the split's delay (its filters' and a chunk).
     @Test func offOrOutOfTheBandIsTheShifterAlone() {
         let x = Signals.noise(frames: 30_000, amplitude: 0.3, seed: 4)
         #expect(shift(x, cents: 300, tonalityLimitHz: 0).out == shift(x, cents: 300).out)
         #expect(shift(x, cents: 300, tonalityLimitHz: 22_000).out == shift(x, cents: 300).out)
+        // under the floor (1415 Hz at 1200 cents: the split would reach 0 Hz), which the engine refuses
+        #expect(shift(x, cents: 1200, tonalityLimitHz: 1400).out == shift(x, cents: 1200).out)
         #expect(shift(x, cents: 0, tonalityLimitHz: 8000).out == x)
         let on = PitchShifter(), off = PitchShifter()
         let spec = ProcessSpec(sampleRate: Self.rate, maximumFrameCount: 512, channelCount: 1)

@@ -46,8 +46,8 @@ import TestSupport
         #expect(worst <= 2, "hits' highs moved by up to \(worst) frames")
     }
 
-    /// A tempo, a moving pitch lane or live playback: refused, naming the track's node, the
-    /// limit and why.
+    /// A tempo (the node's own), a moving pitch lane, a limit under the pitch's floor or live
+    /// playback: refused, naming the track's node, the limit and why.
     @Test func whatItCannotDoIsRefused() throws {
         let (tempo, _) = Self.engine(limit: 8000, tempo: 0.8)
         #expect {
@@ -62,8 +62,32 @@ import TestSupport
         #expect {
             _ = try live.makeKernel(maximumFrameCount: 256, mode: .live)
         } throws: { "\($0)".contains("live playback has no tonality limit") }
-        // off, or at a fixed pitch and tempo 1: accepted
+        // under the floor for the pitch, 1000·max(√r, 1/√r) Hz (1415 at ±1200 cents), also in
+        // `validate` (a dry run, a batch's check)
+        let (low, _) = Self.engine(limit: 1400, cents: -1200)
+        #expect {
+            _ = try low.validate()
+        } throws: { "\($0)".contains("1400 Hz at -1200 cents, under 1415 Hz") }
+        // two shifters on one track, tempos 2 and 0.5 (the track's product 1): the limited
+        // one's own tempo counts (it once reached the shifter's precondition)
+        let (chain, t2) = Self.engine(limit: 0, cents: 0, tempo: 2)
+        let second = TimePitchNode(name: "second")
+        chain.attach(second)
+        chain.disconnectOutput(of: t2.timePitch)
+        try chain.connect(t2.timePitch, to: second)
+        try chain.connect(second, to: chain.mainMixer)
+        second.rate = 0.5
+        second.pitchCents = 300
+        second.tonalityParameter.value = 8000
+        #expect {
+            _ = try chain.makeKernel()
+        } throws: { "\($0)".contains("second: tonalityLimitHz: 8000 Hz with a tempo (0.5)") }
+        // off, at a fixed pitch and tempo 1, or with a constant tempo lane at 1: accepted
         _ = try Self.engine(limit: 0, tempo: 0.8).0.makeKernel()
         _ = try Self.engine(limit: 8000).0.makeKernel()
+        _ = try Self.engine(limit: 1415, cents: 1200).0.makeKernel()
+        let (constant, t3) = Self.engine(limit: 8000)
+        t3.automation[.tempo] = AutomationLane([(0, 1), (1, 1)])
+        _ = try constant.makeKernel()
     }
 }
