@@ -31,10 +31,13 @@ import Glibc
 /// it). The filters run by overlap-save FFTs on fixed chunks of input (one forward and three
 /// inverse transforms a chunk and channel, about a seventh of the work of the direct sums at
 /// 250 taps); lows and highs come out `delayFrames` late, which the shifter adds to its latency.
-/// Before a hit from silence the two paths' filters ring (2 ms, where the shifts have parted
-/// their transition bands, which no longer cancel): a `TransientGate` on the moved highs, against
-/// the whole input's envelope, keeps most of that out of the silence (on the sum it kept more,
-/// but it also turned down the lows' attack, which the shifter's splice had put back exactly).
+/// Before a hit from silence both paths' filters ring (for 3 ms; unshifted the two rings cancel,
+/// but the shifts part them), and the shifter's splice would copy the lows' ring as it puts the
+/// hit back. So each path has a `TransientGate` against the whole input's envelope: the lows
+/// before the shifter takes them, the moved highs before they are added. Neither path can top
+/// the whole input's power but by that ring, so on other sound the gates pass every sample as it
+/// is. Neither smears a hit either, so the gates do not look ahead and open at once (the hit's
+/// first sample whole), and they close in a quarter of a millisecond (`gateCloseSeconds`).
 ///
 /// Made by `PitchShifter.prepare` (control side); `reset`, `split` and `addHighs` on the render
 /// side. One thread at a time.
@@ -46,6 +49,10 @@ final class TonalityLimit {
     /// The phase is worked out exactly every `phaseGroup` input frames and stepped by a table
     /// between (the same value whatever the blocks).
     static let phaseGroup = 64
+    /// How fast the gates close (a one-pole time constant): neither path smears a hit, so what
+    /// tops the input's envelope is the filters' ring, which starts 3 ms before the hit; the
+    /// shifter's gate closes in 1 ms, which would leave it 10 dB higher.
+    static let gateCloseSeconds = 0.00025
 
     /// The split's limit L (Hz, in the input) and the shift Δ (Hz).
     let crossoverHz: Double, shiftHz: Double
@@ -78,8 +85,9 @@ final class TonalityLimit {
     /// The moved highs of a block before they are added, per channel.
     private let moved: UnsafeMutablePointer<Float>
     private let maximumFrameCount: Int
-    /// The gate on the moved highs (the whole input's envelope by input time).
-    private let gate: Owned<TransientGate>
+    /// The gates on the lows and on the moved highs (each the whole input's envelope by input
+    /// time).
+    private let lowsGate: Owned<TransientGate>, gate: Owned<TransientGate>
     /// Input frames written since `reset`.
     private var written = 0
     private let sampleRate: Double
@@ -154,7 +162,10 @@ final class TonalityLimit {
         highs = .allocate(capacity: 2 * channels * highsFrames)
         self.maximumFrameCount = maximumFrameCount
         moved = .allocate(capacity: channels * maximumFrameCount)
-        gate = Owned(TransientGate(sampleRate: sampleRate, reachFrames: latencyFrames + delayFrames + maximumFrameCount + 64))
+        gate = Owned(TransientGate(sampleRate: sampleRate, reachFrames: latencyFrames + delayFrames + maximumFrameCount + 64,
+                                   lookaheadSeconds: 0, openSeconds: 0, closeSeconds: Self.gateCloseSeconds))
+        lowsGate = Owned(TransientGate(sampleRate: sampleRate, reachFrames: delayFrames + maximumFrameCount + 64,
+                                       lookaheadSeconds: 0, openSeconds: 0, closeSeconds: Self.gateCloseSeconds))
         steps = .allocate(capacity: 2 * Self.phaseGroup)
         for k in 0..<Self.phaseGroup {
             let phase = 2 * Double.pi * c.shiftHz * Double(k) / sampleRate
@@ -166,7 +177,7 @@ final class TonalityLimit {
     deinit {
         spectra.deallocate(); segments.deallocate(); scratch.deallocate(); lows.deallocate()
         highs.deallocate(); steps.deallocate(); moved.deallocate()
-        fft.release(); gate.release()
+        fft.release(); gate.release(); lowsGate.release()
     }
 
     @_noLocks
@@ -175,16 +186,19 @@ final class TonalityLimit {
         lows.update(repeating: 0, count: channels * lowsFrames)
         highs.update(repeating: 0, count: 2 * channels * highsFrames)
         gate { $0.reset() }
+        lowsGate { $0.reset() }
         fill = 0
         written = 0
     }
 
     /// Takes the block's input (input times `written` on) and leaves in its place the lows,
-    /// `delayFrames` late; keeps the highs' analytic signal for `addHighs`.
+    /// `delayFrames` late and gated; keeps the highs' analytic signal for `addHighs`.
     @_noLocks
     func split(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int) {
         let at = written, history = taps - 1, size = fftSize, lMask = lowsFrames - 1, delay = delayFrames
-        gate { $0.recordInput(left: left, right: right.map { UnsafePointer($0) }, frameCount: frameCount, at: at) }
+        let input = UnsafePointer(left), inputRight = right.map { UnsafePointer($0) }
+        gate { $0.recordInput(left: input, right: inputRight, frameCount: frameCount, at: at) }
+        lowsGate { $0.recordInput(left: input, right: inputRight, frameCount: frameCount, at: at) }
         for k in 0..<frameCount {
             let t = at + k
             segments[history + fill] = left[k]
@@ -199,6 +213,7 @@ final class TonalityLimit {
             left[k] = lows[slot]
             if let right { right[k] = lows[lowsFrames + slot] }
         }
+        lowsGate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: at - delay) }
         written += frameCount
     }
 

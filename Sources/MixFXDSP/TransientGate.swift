@@ -41,16 +41,18 @@ final class TransientGate {
     private var outputLevel: Float = 0, gain: Float = 1
 
     /// A gate at `sampleRate` whose envelope ring reaches `reachFrames` frames back from the
-    /// newest input (plus its own look-ahead).
-    init(sampleRate: Double, reachFrames: Int) {
-        lookaheadFrames = Int(Self.lookaheadSeconds * sampleRate)
+    /// newest input (plus its own look-ahead); the times other than the shifter's own for
+    /// `TonalityLimit`'s gates.
+    init(sampleRate: Double, reachFrames: Int, lookaheadSeconds: Double = TransientGate.lookaheadSeconds,
+         openSeconds: Double = TransientGate.openSeconds, closeSeconds: Double = TransientGate.closeSeconds) {
+        lookaheadFrames = Int(lookaheadSeconds * sampleRate)
         capacity = powerOfTwo(atLeast: reachFrames + lookaheadFrames + 8)
         mask = capacity - 1
         envelope = .allocate(capacity: capacity)
         release = Float(exp(-1 / (Self.releaseSeconds * sampleRate)))
         inputEnvelope = PeakEnvelope(release: release)
-        openCoefficient = Float(1 - exp(-1 / (Self.openSeconds * sampleRate)))
-        closeCoefficient = Float(1 - exp(-1 / (Self.closeSeconds * sampleRate)))
+        openCoefficient = Float(1 - exp(-1 / (openSeconds * sampleRate)))
+        closeCoefficient = Float(1 - exp(-1 / (closeSeconds * sampleRate)))
         reset()
     }
 
