@@ -25,7 +25,11 @@
 /// above), where the sound under the hit can swell a few dB for the splice's 30 ms. The
 /// filter rings out for `tailSeconds` after.
 /// A tempo alone (pitch ratio 1) splices whole over sound too: it reads the sound under the
-/// hit at its own speed, and its fade back is between two takes of it.
+/// hit at its own speed, and its fade back is between two takes of it. A raised pitch (r > 1,
+/// without a tempo) does not splice over sound at all: there the vocoder's copies of a hit land
+/// before it, where the gates keep them down, and the attack stays nearly in place, while the
+/// splice's fade back sums two takes of the sound under the hit some milliseconds apart, which
+/// costs a pitch round trip more than it gives (`Benchmarks/RESULTS.md`, 2026-12-06 18:40).
 ///
 /// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
 /// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
@@ -128,15 +132,19 @@ final class TransientSplice {
     /// at its own speed), measured against the hit's envelope a look-ahead on (the first rising
     /// frame may hold only its first samples). A splice over sound that starts while the last
     /// one's high-pass rings out (not `idle`) carries its state on: its input starts from w = 0,
-    /// so the two join without a seam.
+    /// so the two join without a seam. False, and nothing changed, for a hit over sound at a
+    /// `raised` pitch, which is not spliced.
     @inline(__always)
-    private func chooseKind(probe: Int, eNow: Float, shifted: Bool, idle: Bool, channels: Int,
-                            env: UnsafeMutablePointer<Float>, envMask: Int, input: InputHistory.View) {
+    private func chooseKind(probe: Int, eNow: Float, shifted: Bool, raised: Bool, idle: Bool, channels: Int,
+                            env: UnsafeMutablePointer<Float>, envMask: Int, input: InputHistory.View) -> Bool {
         let quiet = meanPower(from: probe - quietBackFrames, count: quietSpanFrames, channels: channels, input: input)
         let eHit = max(eNow, env[(probe + onsetLookaheadFrames) & envMask])
         let overQuiet = quiet < Self.onsetFloor || eHit > Self.quietPowerRatio * quiet
-        highOnly = shifted && !overQuiet
+        let overSound = shifted && !overQuiet
+        if overSound && raised { return false }
+        highOnly = overSound
         if !highOnly || idle { clearHighPass() }
+        return true
     }
 
     /// The input held past the output's input time is now `aheadFrames` (a shifter reading its
@@ -275,8 +283,8 @@ final class TransientSplice {
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
                 if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
                     ratio = clock.ratio(k)
-                    chooseKind(probe: probe, eNow: eNow, shifted: ratio != 1, idle: idle, channels: channels,
-                               env: env, envMask: envMask, input: input)
+                    _ = chooseKind(probe: probe, eNow: eNow, shifted: ratio != 1, raised: false, idle: idle, channels: channels,
+                                   env: env, envMask: envMask, input: input)
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     table = clock.table(k)
@@ -338,9 +346,14 @@ final class TransientSplice {
             if over && free {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
-                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
-                    chooseKind(probe: probe, eNow: eNow, shifted: true, idle: idle, channels: channels,   // (ratio ≠ 1 here)
-                               env: env, envMask: envMask, input: input)
+                var splices = probe - back >= 0 && eNow > rise * eBefore && eNow > floor
+                if splices {
+                    holdoffEnd = probe + holdoffFrames
+                    // (a hit over sound at a raised pitch: no splice, and a last one's tail rings on below)
+                    splices = chooseKind(probe: probe, eNow: eNow, shifted: true, raised: ratios[k] > 1, idle: idle,   // (ratio ≠ 1 here)
+                                         channels: channels, env: env, envMask: envMask, input: input)
+                }
+                if splices {
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     ratio = ratios[k]
@@ -353,7 +366,6 @@ final class TransientSplice {
                     holdEnd = probe + 2 * length / 3
                     end = probe + length
                     activeEnd = end + (highOnly ? tailFrames : 0)
-                    holdoffEnd = probe + holdoffFrames
                 }
             }
             guard now < activeEnd else { continue }

@@ -232,6 +232,11 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
         let pre = Signals.preEchoAbove(y, cutoffHz: 4000, onsets: h.onsets, rate: rate)
         #expect(pre < limitDB, "pre-echo above 4 kHz \(pre) dB at \(cents) cents")
         #expect(Signals.preEchoAbove(h.signal, cutoffHz: 4000, onsets: h.onsets, rate: rate) < -80, "the bed reaches 4 kHz")
+        // the hits' highs in place: spliced above the crossover when the pitch goes down (the
+        // vocoder would lay them up to 5 ms late), left to the vocoder when it goes up
+        func highs(_ s: [Float]) -> [Float] { Signals.butterworth(s, highPass: true, cornerHz: 4000, rate: Double(rate), sections: 2) }
+        let a = Signals.attacks(highs(y), input: highs(h.signal), onsets: h.onsets, rate: rate)
+        #expect(abs(a.shiftMS) < 0.5, "the hits' highs moved \(a.shiftMS) ms at \(cents) cents")
     }
 
     /// A synthetic vowel (harmonics of 100 Hz under three formants): with formant preservation the
