@@ -105,6 +105,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var tonality: Owned<TonalityLimit>?
     /// The shifter's own latency (the plan's), without the tonality limit's filters.
     private var shiftLatency = 0
+    /// Offline with a tempo: how far ahead the vocoder takes the input (`PitchShifterPlan`).
+    private var vocoderAhead = 0
     /// Streaming: the switch to a new pitch.
     private var pitchSwitch: Owned<PitchSwitch>?
 
@@ -224,6 +226,7 @@ public final class PitchShifter: @unchecked Sendable {
                                            maximumFrameCount: max(1, spec.maximumFrameCount)))
         }
         shiftLatency = plan.latencyFrames
+        vocoderAhead = plan.vocoderAheadFrames
         latencyFrames = plan.latencyFrames + (tonality?.object.delayFrames ?? 0)
         inputAheadFrames = plan.inputAheadFrames
         spliceReadAhead = plan.spliceReadAheadFrames
@@ -501,9 +504,13 @@ public final class PitchShifter: @unchecked Sendable {
         guard let parts else { return }
         let bound = boundWorkspace != nil
         precondition(bound, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
-        // frame n at input time n·R, from its absolute index (the same times in any blocks)
-        let needed = Int(Libm.roundedUp(Double(outIndex + frameCount - 1) * settings.tempo)) + inputAheadFrames
-        try pullInput(parts, upTo: needed, ownNeed: needed, maximumPull: maximumPull, pull: pull)
+        // frame n at input time n·R, from its absolute index (the same times in any blocks); the
+        // input pulled as far as a splice reads, the vocoder taking it as far as its own bound
+        let last = Int(Libm.roundedUp(Double(outIndex + frameCount - 1) * settings.tempo))
+        let needed = last + inputAheadFrames, ownNeed = last + vocoderAhead
+        try pullInput(parts, upTo: needed, ownNeed: ownNeed, maximumPull: maximumPull, pull: pull)
+        let pulled = inputPulled, readPosition = parts.reader { $0.lastReadPosition }
+        parts.vocoder { $0.advance(to: min(pulled, ownNeed), readPosition: readPosition) }
         let source = parts.vocoder { $0.readView }, b = blockTables, first = outIndex
         _ = parts.reader {
             $0.read(into: left, right, frameCount: frameCount, firstFrame: first, ratios: b.ratios, tableIndices: b.tableIndices,

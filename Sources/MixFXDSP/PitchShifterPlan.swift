@@ -27,6 +27,9 @@ struct PitchShifterPlan: Equatable {
     let latencyFrames: Int
     /// `tempo`: how far past the output's input time the input is pulled.
     let inputAheadFrames: Int
+    /// `tempo`: how far past the output's input time the vocoder takes the input (σ's latency
+    /// bound; the input pulled beyond it is the splice's, `inputAheadFrames`), 0 otherwise.
+    let vocoderAheadFrames: Int
     /// The grid index (`SincTableCache.index(forRatio:)`) each table slot holds. Slot i serves
     /// the ratios of grid index i: streaming, every index up to the largest ratio's; offline,
     /// the one index the fixed ratio reads, in every slot up to it (the tables below it are
@@ -95,7 +98,7 @@ struct PitchShifterPlan: Equatable {
         let kind: Kind = streaming ? .streaming : settings.isNeutral ? .skipped : settings.changesTempo ? .tempo : .pitch
         self.kind = kind
         guard kind != .skipped else {
-            latencyFrames = 0; inputAheadFrames = 0; tableIndices = []; builtIndices = []; maxHalfTaps = 0; lookAheadFrames = 0
+            latencyFrames = 0; inputAheadFrames = 0; vocoderAheadFrames = 0; tableIndices = []; builtIndices = []; maxHalfTaps = 0; lookAheadFrames = 0
             reachFrames = 0; gateReachFrames = 0; historyFrames = 0; historySlackFrames = 0; stretchedLagFrames = 0
             maxStretch = 1; spliceLatencyFrames = 0; formants = false; hasSwitch = false; spliceReadAheadFrames = 0
             return
@@ -125,6 +128,7 @@ struct PitchShifterPlan: Equatable {
             : onsetLookahead + attack + Int((Double(length - attack) * max(1, maxRatio)).rounded(.up)) + halfTaps + 2
 
         let latency: Int, inputAhead: Int, lookAhead: Int, stretchedLag: Int, stretch: Double, spliceLatency: Int
+        var vocoderAhead = 0
         switch kind {
         case .pitch:
             latency = Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: settings.ratio)
@@ -138,10 +142,12 @@ struct PitchShifterPlan: Equatable {
             latency = 0
             // the vocoder's bound, or further where a splice reads ahead of the output's input
             // time (at ratio r > R it runs ahead by up to (length − attack)·(r − R) frames)
-            inputAhead = max(Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: sigma),
+            vocoderAhead = Self.latencyBound(fftSize: n, taps: readTaps[top], stretch: sigma)
+            inputAhead = max(vocoderAhead,
                              Self.spliceAheadFrames(rate: rate, ratio: settings.ratio, tempo: settings.tempo, halfTaps: halfTaps))
             lookAhead = inputAhead + Self.blockInputFrames(maxFrames, tempo: settings.tempo)
-            stretchedLag = lookAhead
+            // (the stretched signal holds what the vocoder takes, not the splice's read-ahead)
+            stretchedLag = vocoderAhead + Self.blockInputFrames(maxFrames, tempo: settings.tempo)
             stretch = sigma
             spliceLatency = 0
         case .skipped:
@@ -179,6 +185,7 @@ struct PitchShifterPlan: Equatable {
         }
         latencyFrames = latency
         inputAheadFrames = inputAhead
+        vocoderAheadFrames = vocoderAhead
         lookAheadFrames = lookAhead
         stretchedLagFrames = stretchedLag
         maxStretch = stretch

@@ -49,6 +49,22 @@ import TestSupport
         #expect(plan.reachFrames == 3919 + 1641 + 1440)
     }
 
+    /// Offline at tempo 1/32 and +2400 cents, 48 kHz stereo: a splice reads the input further
+    /// ahead of the output's input time, up to (length − attack)·(r − R), than the vocoder's
+    /// bound. The input is pulled that far, but the vocoder takes it only to its bound, so the
+    /// stretched signal is sized by that bound and a block's input, not by the splice's reach.
+    @Test func offlineTempoSizesTheStretchedSignalByTheVocodersBound() {
+        let settings = PitchShifterSettings(pitchCents: 2400, tempo: 1.0 / 32)
+        let plan = PitchShifterPlan(Self.stereo48, settings: settings, mode: .offline)
+        let block = PitchShifterPlan.blockInputFrames(2048, tempo: 1.0 / 32)
+        let bound = PitchShifterPlan.latencyBound(fftSize: plan.fftSize, taps: SincTableCache.interpolatorTaps(index: plan.tableIndices.last!),
+                                                  stretch: settings.ratio / settings.tempo)
+        #expect(plan.vocoderAheadFrames == bound)
+        #expect(plan.inputAheadFrames > 2 * bound, "the splice's reach \(plan.inputAheadFrames), the bound \(bound)")
+        #expect(plan.lookAheadFrames == plan.inputAheadFrames + block)
+        #expect(plan.stretchedLagFrames == bound + block)
+    }
+
     /// Streaming at 48 kHz: every grid index up to +2400 cents (26), no latency, a switch, and
     /// the splice placed as a fixed-latency live shifter over the whole range would be (10 377
     /// frames, the bound of the cell just above 0 cents).
