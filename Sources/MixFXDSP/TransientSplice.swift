@@ -29,7 +29,7 @@
 /// without a tempo) does not splice over sound at all: there the vocoder's copies of a hit land
 /// before it, where the gates keep them down, and the attack stays nearly in place, while the
 /// splice's fade back sums two takes of the sound under the hit some milliseconds apart, which
-/// costs a pitch round trip more than it gives (`Benchmarks/RESULTS.md`, 2026-12-06 18:40).
+/// costs a pitch round trip more than it gives (`Benchmarks/RESULTS.md`, 2026-12-06 19:10).
 ///
 /// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
 /// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
