@@ -69,8 +69,9 @@ struct PitchShifterPlan: Equatable {
     /// twice over).
     let historySlackFrames: Int
     /// How far behind its input the vocoder's stretched signal is read, for sizing its buffer
-    /// (`PhaseVocoder`'s `latencyFrames`): `pitch` L, `tempo` A, `streaming` the largest span
-    /// pulled ahead of the read position, stretched, over the largest stretch.
+    /// (`PhaseVocoder`'s `latencyFrames`): `pitch` L, `tempo` the vocoder's own bound and a
+    /// block's input (not the splice's read-ahead, which only the input holds), `streaming` the
+    /// largest span pulled ahead of the read position, stretched, over the largest stretch.
     let stretchedLagFrames: Int
     /// The largest stretch σ = r/R the vocoder may run.
     let maxStretch: Double

@@ -22,14 +22,17 @@
 /// then goes through a high-pass H (second-order Butterworth), so the output is
 /// (1 − H)·wet + H·g: the vocoder's well below the crossover, the splice's well above it, and
 /// both in between (1 − H is not a low-pass: +2 dB near 1.2 kHz, falling 6 dB per octave
-/// above), where the sound under the hit can swell a few dB for the splice's 30 ms. The
+/// above), where the sound under the hit can swell or dip for the splice's 30 ms (a held tone
+/// there by tens of dB, where the fade back's two takes of it cancel). The
 /// filter rings out for `tailSeconds` after.
 /// A tempo alone (pitch ratio 1) splices whole over sound too: it reads the sound under the
-/// hit at its own speed, and its fade back is between two takes of it. A raised pitch (r > 1,
-/// without a tempo) does not splice over sound at all: there the vocoder's copies of a hit land
+/// hit at its own speed, and its fade back is between two takes of it. A raised pitch (r > 1)
+/// read in input time (offline at tempo 1, or streaming on whole frames at tempo 1 with no
+/// tempo map) does not splice over sound at all: there the vocoder's copies of a hit land
 /// before it, where the gates keep them down, and the attack stays nearly in place, while the
 /// splice's fade back sums two takes of the sound under the hit some milliseconds apart, which
-/// costs a pitch round trip more than it gives (`Benchmarks/RESULTS.md`, 2026-12-06 19:10).
+/// dips a held tone under the hit by up to tens of dB (`Benchmarks/RESULTS.md`, 2026-12-06
+/// 19:10). Such an onset, spliced or not, starts the hold-off.
 ///
 /// Reads the input through an anti-aliasing `SincTable` per ratio grid index (it plays the input
 /// r times faster). Made by `PitchShifter.prepare` (control side); `reset` and `process` on the
