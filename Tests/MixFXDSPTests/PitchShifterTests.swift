@@ -239,6 +239,50 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
         #expect(abs(a.shiftMS) < 0.5, "the hits' highs moved \(a.shiftMS) ms at \(cents) cents")
     }
 
+    /// A held chord (1.2, 1.8, 2.5 kHz) under hats (noise above 6 kHz) every 0.5 s, raised: each
+    /// tone keeps its level through the hats within 8 dB (20 ms Hann windows every 5 ms from 20 ms
+    /// before a hat to 60 ms after, against the tone's level between hats). A splice over the
+    /// chord would fade back between two takes of it some milliseconds apart, which cancel: up to
+    /// 44 dB down at +300 cents (RESULTS.md, 2026-12-06 19:10).
+    @Test(arguments: [300.0, 1200.0])
+    func aHeldChordKeepsItsLevelThroughHitsWhenRaised(cents: Double) {
+        let rate = 44_100.0, n = 3 * 44_100, r = pow(2, cents / 1200)
+        let tones = [1200.0, 1800.0, 2500.0]
+        var x = [Float](repeating: 0, count: n)
+        for f in tones { for (i, v) in Signals.sine(frequencyHz: f, sampleRate: rate, frames: n, amplitude: 0.05).enumerated() { x[i] += v } }
+        let hat = Signals.butterworth(Signals.noise(frames: n, amplitude: 1, seed: 5), highPass: true, cornerHz: 6000, rate: rate, sections: 2)
+        let onsets = stride(from: 22_050, to: n - 22_050, by: 22_050).map { $0 }
+        for o in onsets {
+            for i in 0..<4410 {
+                let s = Double(i) / rate
+                x[o + i] += Float(0.6 * min(1, s / 0.001) * exp(-s / 0.03)) * hat[o + i]
+            }
+        }
+        let y = shift(x, cents: cents, rate: rate).out
+        /// The amplitude at `hz` of the 20 ms from `start`, Hann-windowed.
+        func amplitude(_ hz: Double, at start: Int) -> Double {
+            var c = 0.0, si = 0.0, sum = 0.0
+            for i in 0..<882 {
+                let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / 882)
+                let phase = 2 * Double.pi * hz * Double(start + i) / rate
+                c += w * Double(y[start + i]) * cos(phase); si += w * Double(y[start + i]) * sin(phase); sum += w
+            }
+            return 2 * hypot(c, si) / sum
+        }
+        for f in tones {
+            let steady = amplitude(f * r, at: onsets[0] - 11_025)
+            var worst = 0.0
+            for o in onsets {
+                var start = o - 882
+                while start <= o + 2646 - 882 {
+                    worst = max(worst, abs(20 * log10(amplitude(f * r, at: start) / steady)))
+                    start += 220
+                }
+            }
+            #expect(worst < 8, "the \(f) Hz tone at \(cents) cents: \(worst) dB off its level through the hats")
+        }
+    }
+
     /// A synthetic vowel (harmonics of 100 Hz under three formants): with formant preservation the
     /// formant peaks stay within 5 % of where they were; without it they move with the pitch.
     @Test(arguments: [700.0, -700.0])
