@@ -85,9 +85,9 @@ final class TonalityLimit {
     /// The moved highs of a block before they are added, per channel.
     private let moved: UnsafeMutablePointer<Float>
     private let maximumFrameCount: Int
-    /// The gates on the lows and on the moved highs (each the whole input's envelope by input
-    /// time).
-    private let lowsGate: Owned<TransientGate>, gate: Owned<TransientGate>
+    /// The gates on the moved highs and on the lows, each against the whole input's envelope
+    /// by input time (`gate` records it; `lowsGate` reads it there).
+    private let gate: Owned<TransientGate>, lowsGate: Owned<TransientGate>
     /// Input frames written since `reset`.
     private var written = 0
     private let sampleRate: Double
@@ -164,7 +164,7 @@ final class TonalityLimit {
         moved = .allocate(capacity: channels * maximumFrameCount)
         gate = Owned(TransientGate(sampleRate: sampleRate, reachFrames: latencyFrames + delayFrames + maximumFrameCount + 64,
                                    lookaheadSeconds: 0, openSeconds: 0, closeSeconds: Self.gateCloseSeconds))
-        lowsGate = Owned(TransientGate(sampleRate: sampleRate, reachFrames: delayFrames + maximumFrameCount + 64,
+        lowsGate = Owned(TransientGate(sampleRate: sampleRate, reachFrames: 0,
                                        lookaheadSeconds: 0, openSeconds: 0, closeSeconds: Self.gateCloseSeconds))
         steps = .allocate(capacity: 2 * Self.phaseGroup)
         for k in 0..<Self.phaseGroup {
@@ -198,7 +198,6 @@ final class TonalityLimit {
         let at = written, history = taps - 1, size = fftSize, lMask = lowsFrames - 1, delay = delayFrames
         let input = UnsafePointer(left), inputRight = right.map { UnsafePointer($0) }
         gate { $0.recordInput(left: input, right: inputRight, frameCount: frameCount, at: at) }
-        lowsGate { $0.recordInput(left: input, right: inputRight, frameCount: frameCount, at: at) }
         for k in 0..<frameCount {
             let t = at + k
             segments[history + fill] = left[k]
@@ -213,7 +212,8 @@ final class TonalityLimit {
             left[k] = lows[slot]
             if let right { right[k] = lows[lowsFrames + slot] }
         }
-        lowsGate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: at - delay) }
+        let envelope = gate { $0.view }
+        lowsGate { $0.process(left: left, right: right, frameCount: frameCount, firstTime: at - delay, envelopeOf: envelope) }
         written += frameCount
     }
 

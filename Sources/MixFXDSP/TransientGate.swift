@@ -84,12 +84,17 @@ final class TransientGate {
     }
 
     /// Gates the wet block in place; its frame k is input time `firstTime + k` (before 0:
-    /// nothing yet, left alone), or `times[k]` when given (a tempo's, never before 0).
+    /// nothing yet, left alone), or `times[k]` when given (a tempo's, never before 0). With
+    /// `envelopeOf`, against the input's envelope another gate recorded (the same input and
+    /// times; this one then records none).
     @_noLocks
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, frameCount: Int, firstTime: Int,
-                 times: UnsafePointer<Int>? = nil) {
-        let env = envelope, mask = mask, rho = release, up = openCoefficient, down = closeCoefficient
-        let ahead = lookaheadFrames, size = capacity
+                 times: UnsafePointer<Int>? = nil, envelopeOf source: View? = nil) {
+        let from: View
+        if let source { from = source } else { from = view }
+        let env = from.envelope, mask = from.mask, size = from.mask + 1
+        let rho = release, up = openCoefficient, down = closeCoefficient
+        let ahead = lookaheadFrames
         let excess = Self.excessPowerRatio, allowed = Self.allowedAmplitudeRatio
         let silence = Self.silencePower, settled = Self.settledGain
         var envOut = outputLevel, g0 = gain
