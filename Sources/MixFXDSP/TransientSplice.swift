@@ -15,16 +15,18 @@
 /// `quietBackSeconds − quietSpanSeconds` before the probe (the samples, not the envelope, whose
 /// release would still hold a hit 100 ms back; 5–10 ms back passes over what rings just before
 /// a band-limited click). A hit over other
-/// sound is spliced above `crossoverHz` only: there a whole splice would play that sound r times
-/// faster too, and its fade back would sum two copies of it at different phases (a held tone
-/// dips through every hit), while the attack that the vocoder smears most audibly (hats, snares,
-/// consonants) is mostly above the crossover. The splice's change to the output, w·(g − wet),
-/// then goes through a high-pass H (second-order Butterworth), so the output is
+/// sound is spliced above a crossover only (one of `crossoversHz`): there a whole splice would
+/// play that sound r times faster too, and its fade back would sum two copies of it at different
+/// phases (a held tone dips through every hit), while the attack that the vocoder smears most
+/// audibly (hats, snares, consonants) is mostly high. The splice's change to the output,
+/// w·(g − wet), then goes through a high-pass H (second-order Butterworth), so the output is
 /// (1 − H)·wet + H·g: the vocoder's well below the crossover, the splice's well above it, and
-/// both in between (1 − H is not a low-pass: +2 dB near 1.2 kHz, falling 6 dB per octave
-/// above), where the sound under the hit can swell or dip for the splice's 30 ms (a held tone
-/// there by tens of dB, where the fade back's two takes of it cancel). The
-/// filter rings out for `tailSeconds` after.
+/// both in between (1 − H is not a low-pass: +2 dB near 0.8 of the crossover, falling 6 dB per
+/// octave above), where the two takes of the sound under the hit can cancel for the splice's
+/// 30 ms. So the crossover is the lowest above whose half the hit stands out from the sound
+/// before it (`firstClearBand`; measured on the input, whose frequencies a lowered pitch moves
+/// lower still, so it errs toward leaving that sound alone), and a hit that stands out nowhere
+/// is not spliced. The filter rings out for `tailSeconds` after.
 /// A tempo alone (pitch ratio 1) splices whole over sound too: it reads the sound under the
 /// hit at its own speed, and its fade back is between two takes of it. A raised pitch (r > 1)
 /// read in input time (offline at tempo 1, or streaming on whole frames at tempo 1 with no
@@ -51,8 +53,17 @@ final class TransientSplice {
     /// The hit's envelope over the input's mean power there that makes it a hit over quiet:
     /// 10⁴ (40 dB, as `cutPowerRatio`); or that mean under `onsetFloor`.
     static let quietPowerRatio: Float = 1e4
-    /// Where a splice over other sound starts (the high-pass's corner).
-    static let crossoverHz = 1500.0
+    /// Where a splice over other sound may start (its high-pass's corner), lowest first: it
+    /// takes the lowest crossover c above which the hit stands out from the sound before it,
+    /// its power above c/2 (`bandMarginPowerRatio`) over that sound's there. Lower, that sound
+    /// would be spliced too, and in the high-pass's transition the vocoder's take of it and the
+    /// splice's can cancel (a held tone at 2.1 kHz dipped 26 dB through every hit at −300
+    /// cents). With none clear the hit is not spliced.
+    static let crossoversHz = [1500.0, 3000.0, 6000.0]
+    /// How far the hit must top the sound before it above c/2: 10² in power (20 dB).
+    static let bandMarginPowerRatio: Float = 100
+    /// The sound before the hit is measured after the detector has settled for this long.
+    static let bandSettleSeconds = 0.002
     /// How long that high-pass runs on after a splice, for its own ring to decay.
     static let tailSeconds = 0.005
     /// Below this envelope (−80 dB) there is no onset.
@@ -74,6 +85,15 @@ final class TransientSplice {
     private let highPass: UnsafeMutablePointer<Float>
     /// Whether the current splice is above the crossover only (a hit over other sound).
     private var highOnly = false
+    /// The crossovers (`crossoversHz` under 0.4 of the sample rate): per crossover c the
+    /// splice's high-pass at c, then the band detector's at c/2 (run twice, 24 dB an octave),
+    /// five coefficients each (`highPassStep`).
+    private let crossovers: UnsafeMutablePointer<Float>
+    private let crossoverCount: Int
+    /// The crossover the high-pass holds now.
+    private var crossover = 0
+    /// `bandSettleSeconds` in frames.
+    private let bandSettleFrames: Int
     private let lengthFrames: Int, holdoffFrames: Int
     /// The tables, by ratio grid index (`SincTableCache.index(forRatio:)`).
     let tables: [SincTable]
@@ -105,10 +125,19 @@ final class TransientSplice {
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
         tailFrames = Int(Self.tailSeconds * sampleRate)
-        let h = BiquadCoefficients.highPass(frequencyHz: Self.crossoverHz, q: 0.5.squareRoot(), sampleRate: sampleRate)
+        bandSettleFrames = Int(Self.bandSettleSeconds * sampleRate)
+        let usable = Self.crossoversHz.filter { $0 < 0.4 * sampleRate }
+        crossoverCount = max(1, usable.count)
+        crossovers = .allocate(capacity: 10 * crossoverCount)
+        for (i, c) in (usable.isEmpty ? [0.4 * sampleRate] : usable).enumerated() {
+            for (j, f) in [c, c / 2].enumerated() {
+                let h = BiquadCoefficients.highPass(frequencyHz: f, q: 0.5.squareRoot(), sampleRate: sampleRate)
+                let to = crossovers + 10 * i + 5 * j
+                to[0] = Float(h.b0); to[1] = Float(h.b1); to[2] = Float(h.b2); to[3] = Float(h.a1); to[4] = Float(h.a2)
+            }
+        }
         highPass = .allocate(capacity: 9)
-        highPass[0] = Float(h.b0); highPass[1] = Float(h.b1); highPass[2] = Float(h.b2)
-        highPass[3] = Float(h.a1); highPass[4] = Float(h.a2)
+        highPass.update(from: crossovers, count: 5)
         highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
         self.tables = tables
         tableViews = .allocate(capacity: tables.count)
@@ -117,7 +146,7 @@ final class TransientSplice {
         cutScratch = .allocate(capacity: 2 * (tables.map(\.taps).max() ?? 0))
     }
 
-    deinit { tableViews.deallocate(); cutScratch.deallocate(); highPass.deallocate() }
+    deinit { tableViews.deallocate(); cutScratch.deallocate(); highPass.deallocate(); crossovers.deallocate() }
 
     /// The taps of the table of grid index `index`.
     func taps(index: Int) -> Int { tableViews[index].taps }
@@ -145,9 +174,47 @@ final class TransientSplice {
         let overQuiet = quiet < Self.onsetFloor || eHit > Self.quietPowerRatio * quiet
         let overSound = shifted && !overQuiet
         if overSound && raised { return false }
+        let ringing = highOnly   // (no `self` right of `||`: see `Owned`)
+        if overSound && (idle || !ringing) {
+            let band = firstClearBand(probe: probe, from: probe - quietBackFrames + bandSettleFrames,
+                                      to: probe - quietBackFrames + quietSpanFrames, hitEnd: probe + onsetLookaheadFrames,
+                                      channels: channels, input: input)
+            if band < 0 { return false }
+            crossover = band
+            let from = crossovers + 10 * band
+            for j in 0..<5 { highPass[j] = from[j] }
+        }
         highOnly = overSound
         if !highOnly || idle { clearHighPass() }
         return true
+    }
+
+    /// The first crossover whose band (its detector, from c/2 up) the hit, from `probe` to
+    /// `hitEnd`, tops by `bandMarginPowerRatio` in mean power over the input from `from` to
+    /// `to` (the detector starting `bandSettleFrames` before `from`); −1: none.
+    @inline(__always)
+    private func firstClearBand(probe: Int, from: Int, to: Int, hitEnd: Int, channels: Int, input: InputHistory.View) -> Int {
+        let margin = Self.bandMarginPowerRatio
+        for band in 0..<crossoverCount {
+            let h = crossovers + 10 * band + 5
+            var before: Float = 0, hit: Float = 0
+            for c in 0..<channels {
+                let samples = input.base + c * input.stride
+                var z0: Float = 0, z1: Float = 0, z2: Float = 0, z3: Float = 0
+                for t in (from - bandSettleFrames)..<hitEnd {
+                    let x = samples[t & input.mask]
+                    let y = h[0] * x + z0
+                    z0 = h[1] * x - h[3] * y + z1
+                    z1 = h[2] * x - h[4] * y
+                    let v = h[0] * y + z2
+                    z2 = h[1] * y - h[3] * v + z3
+                    z3 = h[2] * y - h[4] * v
+                    if t >= from && t < to { before += v * v } else if t >= probe { hit += v * v }
+                }
+            }
+            if margin * before / Float(max(1, to - from)) <= hit / Float(max(1, hitEnd - probe)) { return band }
+        }
+        return -1
     }
 
     /// The input held past the output's input time is now `aheadFrames` (a shifter reading its
@@ -284,10 +351,15 @@ final class TransientSplice {
             if over && free {
                 let probe = now + lookahead
                 let eNow = env[probe & envMask], eBefore = env[(probe - back) & envMask]
-                if probe - back >= 0 && eNow > rise * eBefore && eNow > floor {
+                var splices = probe - back >= 0 && eNow > rise * eBefore && eNow > floor
+                if splices {
+                    holdoffEnd = probe + holdoffFrames
+                    // (a hit over sound with no band clear of it: no splice)
+                    splices = chooseKind(probe: probe, eNow: eNow, shifted: clock.ratio(k) != 1, raised: false, idle: idle,
+                                         channels: channels, env: env, envMask: envMask, input: input)
+                }
+                if splices {
                     ratio = clock.ratio(k)
-                    _ = chooseKind(probe: probe, eNow: eNow, shifted: ratio != 1, raised: false, idle: idle, channels: channels,
-                                   env: env, envMask: envMask, input: input)
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
                     table = clock.table(k)
@@ -296,7 +368,6 @@ final class TransientSplice {
                     holdEndOut = onsetOut + Double(2 * lengthFrames / 3)
                     tempoEnd = onsetOut + Double(lengthFrames)
                     activeEndOut = tempoEnd + Double(highOnly ? tailFrames : 0)
-                    holdoffEnd = probe + holdoffFrames
                 }
             }
             guard o < activeEndOut else { continue }
