@@ -60,8 +60,11 @@ final class TransientSplice {
     /// splice's can cancel (a held tone at 2.1 kHz dipped 26 dB through every hit at −300
     /// cents). With none clear the hit is not spliced.
     static let crossoversHz = [1500.0, 3000.0, 6000.0]
-    /// How far the hit must top the sound before it above c/2: 10² in power (20 dB).
-    static let bandMarginPowerRatio: Float = 100
+    /// How far the hit must top the sound before it above c/2: 10⁴ in power (40 dB, as
+    /// `quietPowerRatio`). The two takes of that sound cancel by as much however loud it is, so
+    /// the margin is the hit's over it, not the hit's loudness: at 20 dB a chord 6 dB quieter
+    /// than the one that passed still dipped 16 dB.
+    static let bandMarginPowerRatio: Float = 1e4
     /// The sound before the hit is measured after the detector has settled for this long.
     static let bandSettleSeconds = 0.002
     /// How long that high-pass runs on after a splice, for its own ring to decay.
@@ -92,6 +95,9 @@ final class TransientSplice {
     private let crossoverCount: Int
     /// The crossover the high-pass holds now.
     private var crossover = 0
+    /// The band detectors' coefficients (b0, b1, b2, a1, a2), the crossovers' in the lanes (a
+    /// lane past the last crossover repeats it).
+    private let detectors: UnsafeMutablePointer<SIMD4<Float>>
     /// `bandSettleSeconds` in frames.
     private let bandSettleFrames: Int
     private let lengthFrames: Int, holdoffFrames: Int
@@ -136,6 +142,12 @@ final class TransientSplice {
                 to[0] = Float(h.b0); to[1] = Float(h.b1); to[2] = Float(h.b2); to[3] = Float(h.a1); to[4] = Float(h.a2)
             }
         }
+        detectors = .allocate(capacity: 5)
+        for j in 0..<5 {
+            var lanes = SIMD4<Float>()
+            for lane in 0..<4 { lanes[lane] = crossovers[10 * min(lane, crossoverCount - 1) + 5 + j] }
+            detectors[j] = lanes
+        }
         highPass = .allocate(capacity: 9)
         highPass.update(from: crossovers, count: 5)
         highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
@@ -146,7 +158,7 @@ final class TransientSplice {
         cutScratch = .allocate(capacity: 2 * (tables.map(\.taps).max() ?? 0))
     }
 
-    deinit { tableViews.deallocate(); cutScratch.deallocate(); highPass.deallocate(); crossovers.deallocate() }
+    deinit { tableViews.deallocate(); cutScratch.deallocate(); highPass.deallocate(); crossovers.deallocate(); detectors.deallocate() }
 
     /// The taps of the table of grid index `index`.
     func taps(index: Int) -> Int { tableViews[index].taps }
@@ -162,10 +174,12 @@ final class TransientSplice {
     /// At an onset at `probe` (envelope `eNow`): whether its splice is over other sound
     /// (`highOnly`: never for a tempo alone, `shifted` false, which reads the sound under the hit
     /// at its own speed), measured against the hit's envelope a look-ahead on (the first rising
-    /// frame may hold only its first samples). A splice over sound that starts while the last
-    /// one's high-pass rings out (not `idle`) carries its state on: its input starts from w = 0,
-    /// so the two join without a seam. False, and nothing changed, for a hit over sound at a
-    /// `raised` pitch, which is not spliced.
+    /// frame may hold only its first samples), and above which crossover (`firstClearBand`). A
+    /// splice over sound that starts while the last one's high-pass rings out (not `idle`)
+    /// keeps its crossover and carries its state on: its input starts from w = 0, so the two
+    /// join without a seam. False, and nothing changed, for a hit over sound at a `raised`
+    /// pitch, and for one that stands out in no band (or, while the high-pass rings, not in its
+    /// band): neither is spliced.
     @inline(__always)
     private func chooseKind(probe: Int, eNow: Float, shifted: Bool, raised: Bool, idle: Bool, channels: Int,
                             env: UnsafeMutablePointer<Float>, envMask: Int, input: InputHistory.View) -> Bool {
@@ -174,46 +188,54 @@ final class TransientSplice {
         let overQuiet = quiet < Self.onsetFloor || eHit > Self.quietPowerRatio * quiet
         let overSound = shifted && !overQuiet
         if overSound && raised { return false }
-        let ringing = highOnly   // (no `self` right of `||`: see `Owned`)
-        if overSound && (idle || !ringing) {
-            let band = firstClearBand(probe: probe, from: probe - quietBackFrames + bandSettleFrames,
-                                      to: probe - quietBackFrames + quietSpanFrames, hitEnd: probe + onsetLookaheadFrames,
-                                      channels: channels, input: input)
+        let ringing = highOnly   // (no `self` right of `&&`: see `Owned`)
+        let keep = overSound && !idle && ringing
+        if overSound {
+            let first = keep ? crossover : 0, last = keep ? crossover : crossoverCount - 1
+            let band = firstClearBand(first: first, last: last, probe: probe, channels: channels, input: input)
             if band < 0 { return false }
-            crossover = band
-            let from = crossovers + 10 * band
-            for j in 0..<5 { highPass[j] = from[j] }
+            if !keep {
+                crossover = band
+                let from = crossovers + 10 * band
+                for j in 0..<5 { highPass[j] = from[j] }
+            }
         }
         highOnly = overSound
         if !highOnly || idle { clearHighPass() }
         return true
     }
 
-    /// The first crossover whose band (its detector, from c/2 up) the hit, from `probe` to
-    /// `hitEnd`, tops by `bandMarginPowerRatio` in mean power over the input from `from` to
-    /// `to` (the detector starting `bandSettleFrames` before `from`); −1: none.
+    /// The lowest crossover from `first` through `last` whose band (its detector, from c/2 up)
+    /// the hit tops by `bandMarginPowerRatio` in mean power in every channel: the hit from
+    /// `probe` to a look-ahead on, against the input from `quietBackFrames` to
+    /// `quietBackFrames − quietSpanFrames` before it; −1: none. The detectors run in the lanes
+    /// of a vector, from `bandSettleFrames` earlier, on the input less its first sample there
+    /// (so a DC offset or a loud bass starts them settled, not ringing).
     @inline(__always)
-    private func firstClearBand(probe: Int, from: Int, to: Int, hitEnd: Int, channels: Int, input: InputHistory.View) -> Int {
-        let margin = Self.bandMarginPowerRatio
-        for band in 0..<crossoverCount {
-            let h = crossovers + 10 * band + 5
-            var before: Float = 0, hit: Float = 0
-            for c in 0..<channels {
-                let samples = input.base + c * input.stride
-                var z0: Float = 0, z1: Float = 0, z2: Float = 0, z3: Float = 0
-                for t in (from - bandSettleFrames)..<hitEnd {
-                    let x = samples[t & input.mask]
-                    let y = h[0] * x + z0
-                    z0 = h[1] * x - h[3] * y + z1
-                    z1 = h[2] * x - h[4] * y
-                    let v = h[0] * y + z2
-                    z2 = h[1] * y - h[3] * v + z3
-                    z3 = h[2] * y - h[4] * v
-                    if t >= from && t < to { before += v * v } else if t >= probe { hit += v * v }
-                }
+    private func firstClearBand(first: Int, last: Int, probe: Int, channels: Int, input: InputHistory.View) -> Int {
+        let b0 = detectors[0], b1 = detectors[1], b2 = detectors[2], a1 = detectors[3], a2 = detectors[4]
+        let margin = SIMD4<Float>(repeating: Self.bandMarginPowerRatio)
+        let from = probe - quietBackFrames + bandSettleFrames, to = probe - quietBackFrames + quietSpanFrames
+        let start = from - bandSettleFrames, hitEnd = probe + onsetLookaheadFrames
+        let beforeCount = Float(to - from), hitCount = Float(hitEnd - probe)
+        var clear = SIMDMask<SIMD4<Int32>>(repeating: true)
+        for c in 0..<channels {
+            let samples = input.base + c * input.stride
+            let offset = samples[start & input.mask]
+            var z0 = SIMD4<Float>(), z1 = z0, z2 = z0, z3 = z0, before = z0, hit = z0
+            for t in start..<hitEnd {
+                let x = SIMD4<Float>(repeating: samples[t & input.mask] - offset)
+                let y = b0 * x + z0
+                z0 = b1 * x - a1 * y + z1
+                z1 = b2 * x - a2 * y
+                let v = b0 * y + z2
+                z2 = b1 * y - a1 * v + z3
+                z3 = b2 * y - a2 * v
+                if t >= from && t < to { before += v * v } else if t >= probe { hit += v * v }
             }
-            if margin * before / Float(max(1, to - from)) <= hit / Float(max(1, hitEnd - probe)) { return band }
+            clear = clear .& (margin * before * hitCount .<= hit * beforeCount)
         }
+        for band in first...last where clear[band] { return band }
         return -1
     }
 

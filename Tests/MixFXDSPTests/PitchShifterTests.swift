@@ -247,13 +247,19 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
     /// −1200 cents). A splice over the chord sums two takes of it, the vocoder's and the splice's,
     /// which cancel: up to 44 dB down at +300 cents, where no splice is made over sound, and 24 dB
     /// at −300 with the splice above a fixed 1.5 kHz (RESULTS.md, 2026-12-06 19:10 and 21:00).
-    /// With a tempo (the splice placed in output time) the hats land at T/R.
-    @Test(arguments: [(300.0, 1.0), (1200.0, 1.0), (-300.0, 1.0), (-500.0, 1.0), (-1200.0, 1.0), (-300.0, 1.25), (-300.0, 0.8)])
-    func aHeldChordKeepsItsLevelThroughHits(cents: Double, tempo: Double) {
+    /// With a tempo (the splice placed in output time) the hats land at T/R. The chord 10 and 16 dB
+    /// quieter (`chordDB`) cancels as deeply: through the hats the same bound holds (the margin
+    /// a splice asks of the hit is 40 dB; at 20 dB the chord at −6 dB still dipped 16 dB); before
+    /// them the gates' dip grows as the chord gets quieter under the same smear, and is bounded
+    /// only at full level.
+    @Test(arguments: [(300.0, 1.0, 0.0), (1200.0, 1.0, 0.0), (-300.0, 1.0, 0.0), (-500.0, 1.0, 0.0), (-1200.0, 1.0, 0.0),
+                      (-300.0, 1.25, 0.0), (-300.0, 0.8, 0.0), (-300.0, 1.0, -10.0), (-300.0, 1.0, -16.0)])
+    func aHeldChordKeepsItsLevelThroughHits(cents: Double, tempo: Double, chordDB: Double) {
         let rate = 44_100.0, n = 8 * 44_100, r = pow(2, cents / 1200)
         let tones = [1200.0, 1800.0, 2500.0]
         var x = [Float](repeating: 0, count: n)
-        for f in tones { for (i, v) in Signals.sine(frequencyHz: f, sampleRate: rate, frames: n, amplitude: 0.05).enumerated() { x[i] += v } }
+        let level = 0.05 * pow(10, chordDB / 20)
+        for f in tones { for (i, v) in Signals.sine(frequencyHz: f, sampleRate: rate, frames: n, amplitude: level).enumerated() { x[i] += v } }
         let hat = Signals.butterworth(Signals.noise(frames: n, amplitude: 1, seed: 5), highPass: true, cornerHz: 6000, rate: rate, sections: 2)
         // (spaced unevenly, so the chord's phases at the hats vary: the two takes' cancelling
         // depends on them)
@@ -285,8 +291,10 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
                     if start + 441 < o { before = max(before, off) } else { through = max(through, off) }
                 }
             }
-            #expect(through < 3, "the \(f) Hz tone at \(cents) cents, tempo \(tempo): \(through) dB off its level through the hats")
-            #expect(before < 9, "the \(f) Hz tone at \(cents) cents, tempo \(tempo): \(before) dB off its level before the hats")
+            #expect(through < 3, "the \(f) Hz tone (\(chordDB) dB) at \(cents) cents, tempo \(tempo): \(through) dB off its level through the hats")
+            if chordDB == 0 {
+                #expect(before < 9, "the \(f) Hz tone at \(cents) cents, tempo \(tempo): \(before) dB off its level before the hats")
+            }
         }
     }
 

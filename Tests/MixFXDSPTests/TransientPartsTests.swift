@@ -256,10 +256,10 @@ import TestSupport
         }
     }
     /// Lowering the pitch, a splice over other sound starts above what sounded before the hit:
-    /// the lowest crossover (1.5, 3, 6 kHz) above whose half the hit is 20 dB over that sound.
-    /// The 6 kHz hit at ratio 1/1.5, the vocoder's output silent: over a 2 kHz tone 12 dB under
-    /// it the splice starts at 6 kHz, so the tone read by the splice (at 1333 Hz) is more than
-    /// 20 dB down in the output (at 1.5 kHz it would be about 4 dB down); with a tone at 8 kHz
+    /// the lowest crossover (1.5, 3, 6 kHz) above whose half the hit is 40 dB over that sound.
+    /// The 6 kHz hit at ratio 1/1.5, the vocoder's output silent: over a 1.2 kHz tone 20 dB under
+    /// it the splice starts at 6 kHz, so the tone read by the splice (at 800 Hz) is more than
+    /// 25 dB down in the output (at 1.5 kHz it would be about 11 dB down); with a tone at 8 kHz
     /// too no crossover is clear and nothing is spliced.
     @Test
     func aSpliceOverSoundStartsAboveWhatSoundedBefore() {
@@ -271,7 +271,7 @@ import TestSupport
                                          latencyFrames: 12_000, halfTaps: table.taps / 2)
             let gate = TransientGate(sampleRate: rate, reachFrames: 16_384)
             let history = InputHistory(channelCount: 1, frames: 16_384, slack: table.taps)
-            let bedAmplitude = 0.8 * pow(10, -12.0 / 20)
+            let bedAmplitude = 0.8 * pow(10, -20.0 / 20)
             var x = (0..<8192).map { i in Float(bed.reduce(0) { $0 + bedAmplitude * sin(2 * Double.pi * $1 * Double(i) / rate) }) }
             for i in 0..<3000 { x[4000 + i] += Float(0.8 * sin(2 * Double.pi * 6000 * Double(i) / rate) * exp(-Double(i) / 1500)) }
             x.withUnsafeBufferPointer { xp in
@@ -298,12 +298,12 @@ import TestSupport
             }
             return 2 * hypot(c, s) / sum
         }
-        let low = run(bed: [2000])
-        let toneDB = 20 * log10(amplitude(low, 2000 * ratio) / (0.8 * pow(10, -12.0 / 20)))
-        #expect(toneDB < -20, "the 2 kHz tone before the hit, read by the splice: \(toneDB) dB in the output")
+        let low = run(bed: [1200])
+        let toneDB = 20 * log10(amplitude(low, 1200 * ratio) / (0.8 * pow(10, -20.0 / 20)))
+        #expect(toneDB < -25, "the 1.2 kHz tone before the hit, read by the splice: \(toneDB) dB in the output")
         #expect(Signals.rms(low[hold]) > 0.05, "the hit over the 2 kHz tone: \(Signals.rms(low[hold]))")
-        let both = run(bed: [2000, 8000])
+        let both = run(bed: [1200, 8000])
         // (from the hit on: the tones' own start from silence at 0 is spliced, whole)
-        #expect(both[3900...].allSatisfy { $0 == 0 }, "over tones at 2 and 8 kHz the splice wrote something")
+        #expect(both[3900...].allSatisfy { $0 == 0 }, "over tones at 1.2 and 8 kHz the splice wrote something")
     }
 }
