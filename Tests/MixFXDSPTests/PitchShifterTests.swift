@@ -400,5 +400,11 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
         let reference = shift(hits, cents: -700, block: 512).out
         #expect(shift(hits, cents: -700, block: 37).out == reference)
         #expect(shift(hits, cents: -700, block: 1001).out == reference)
+        // hits over low tones and a 2 kHz one: splices over sound whose crossover is chosen per hit
+        var bed = Signals.hitsOverBed(rate: 44_100).signal
+        for (i, v) in Signals.sine(frequencyHz: 2000, sampleRate: 44_100, frames: bed.count, amplitude: 0.02).enumerated() { bed[i] += v }
+        let overBed = shift(bed, cents: -500, block: 512).out
+        #expect(shift(bed, cents: -500, block: 37).out == overBed)
+        #expect(shift(bed, cents: -500, block: 1001).out == overBed)
     }
 }
