@@ -60,8 +60,8 @@ final class TransientSplice {
     /// splice's can cancel (a held tone at 2.1 kHz dipped 26 dB through every hit at −300
     /// cents). With none clear the hit is not spliced.
     static let crossoversHz = [1500.0, 3000.0, 6000.0]
-    /// How far the hit must top the sound before it above c/2: 10⁴ in power (40 dB, as
-    /// `quietPowerRatio`). The two takes of that sound cancel by as much however loud it is, so
+    /// How far the hit (its loudest channel) must top the sound before it above c/2, in every
+    /// channel: 10⁴ in power (40 dB, as `quietPowerRatio`). The two takes of that sound cancel by as much however loud it is, so
     /// the margin is the hit's over it, not the hit's loudness: at 20 dB a chord 6 dB quieter
     /// than the one that passed still dipped 16 dB.
     static let bandMarginPowerRatio: Float = 1e4
@@ -133,6 +133,7 @@ final class TransientSplice {
         tailFrames = Int(Self.tailSeconds * sampleRate)
         bandSettleFrames = Int(Self.bandSettleSeconds * sampleRate)
         let usable = Self.crossoversHz.filter { $0 < 0.4 * sampleRate }
+        precondition(Self.crossoversHz.count <= 4, "the band detectors hold four crossovers, one a lane")
         crossoverCount = max(1, usable.count)
         crossovers = .allocate(capacity: 10 * crossoverCount)
         for (i, c) in (usable.isEmpty ? [0.4 * sampleRate] : usable).enumerated() {
@@ -207,10 +208,13 @@ final class TransientSplice {
 
     /// The lowest crossover from `first` through `last` whose band (its detector, from c/2 up)
     /// the hit tops by `bandMarginPowerRatio` in mean power in every channel: the hit from
-    /// `probe` to a look-ahead on, against the input from `quietBackFrames` to
-    /// `quietBackFrames − quietSpanFrames` before it; −1: none. The detectors run in the lanes
-    /// of a vector, from `bandSettleFrames` earlier, on the input less its first sample there
-    /// (so a DC offset or a loud bass starts them settled, not ringing).
+    /// `probe` to a look-ahead on, in its loudest channel, against each channel's input from
+    /// `quietBackFrames` − `bandSettleFrames` (8 ms at 44.1 kHz) to `quietBackFrames` −
+    /// `quietSpanFrames` (5 ms) before it; −1: none. (Against the loudest channel's hit: a
+    /// channel with no hit of its own, only hiss, would otherwise bar every splice of a
+    /// hard-panned hit.) The detectors run in the lanes of a vector, from `quietBackFrames`
+    /// back, on the input less its first sample there (so a DC offset or a loud bass starts
+    /// them settled, not ringing).
     @inline(__always)
     private func firstClearBand(first: Int, last: Int, probe: Int, channels: Int, input: InputHistory.View) -> Int {
         let b0 = detectors[0], b1 = detectors[1], b2 = detectors[2], a1 = detectors[3], a2 = detectors[4]
@@ -218,11 +222,11 @@ final class TransientSplice {
         let from = probe - quietBackFrames + bandSettleFrames, to = probe - quietBackFrames + quietSpanFrames
         let start = from - bandSettleFrames, hitEnd = probe + onsetLookaheadFrames
         let beforeCount = Float(to - from), hitCount = Float(hitEnd - probe)
-        var clear = SIMDMask<SIMD4<Int32>>(repeating: true)
+        var loudest = SIMD4<Float>(), before = (SIMD4<Float>(), SIMD4<Float>())
         for c in 0..<channels {
             let samples = input.base + c * input.stride
             let offset = samples[start & input.mask]
-            var z0 = SIMD4<Float>(), z1 = z0, z2 = z0, z3 = z0, before = z0, hit = z0
+            var z0 = SIMD4<Float>(), z1 = z0, z2 = z0, z3 = z0, quiet = z0, hit = z0
             for t in start..<hitEnd {
                 let x = SIMD4<Float>(repeating: samples[t & input.mask] - offset)
                 let y = b0 * x + z0
@@ -231,10 +235,13 @@ final class TransientSplice {
                 let v = b0 * y + z2
                 z2 = b1 * y - a1 * v + z3
                 z3 = b2 * y - a2 * v
-                if t >= from && t < to { before += v * v } else if t >= probe { hit += v * v }
+                if t >= from && t < to { quiet += v * v } else if t >= probe { hit += v * v }
             }
-            clear = clear .& (margin * before * hitCount .<= hit * beforeCount)
+            loudest = pointwiseMax(loudest, hit)
+            if c == 0 { before.0 = quiet } else { before.1 = quiet }
         }
+        // (`before.1` is 0 in mono)
+        let clear = margin * pointwiseMax(before.0, before.1) * hitCount .<= loudest * beforeCount
         for band in first...last where clear[band] { return band }
         return -1
     }

@@ -250,8 +250,8 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
     /// With a tempo (the splice placed in output time) the hats land at T/R. The chord 10 and 16 dB
     /// quieter (`chordDB`) cancels as deeply: through the hats the same bound holds (the margin
     /// a splice asks of the hit is 40 dB; at 20 dB the chord at −6 dB still dipped 16 dB); before
-    /// them the gates' dip grows as the chord gets quieter under the same smear, and is bounded
-    /// only at full level.
+    /// them the gates' dip grows as the chord gets quieter under the same smear: 15 dB there
+    /// (13.1 measured at −16 dB).
     @Test(arguments: [(300.0, 1.0, 0.0), (1200.0, 1.0, 0.0), (-300.0, 1.0, 0.0), (-500.0, 1.0, 0.0), (-1200.0, 1.0, 0.0),
                       (-300.0, 1.25, 0.0), (-300.0, 0.8, 0.0), (-300.0, 1.0, -10.0), (-300.0, 1.0, -16.0)])
     func aHeldChordKeepsItsLevelThroughHits(cents: Double, tempo: Double, chordDB: Double) {
@@ -292,9 +292,7 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
                 }
             }
             #expect(through < 3, "the \(f) Hz tone (\(chordDB) dB) at \(cents) cents, tempo \(tempo): \(through) dB off its level through the hats")
-            if chordDB == 0 {
-                #expect(before < 9, "the \(f) Hz tone at \(cents) cents, tempo \(tempo): \(before) dB off its level before the hats")
-            }
+            #expect(before < (chordDB == 0 ? 9 : 15), "the \(f) Hz tone (\(chordDB) dB) at \(cents) cents, tempo \(tempo): \(before) dB off its level before the hats")
         }
     }
 

@@ -266,25 +266,36 @@ import TestSupport
         let rate = 48_000.0, ratio = 1 / 1.5
         let index = SincTableCache.index(forRatio: ratio)
         let table = SincTableCache.table(index: index)
-        func run(bed: [Double]) -> [Float] {
+        /// The splice over tones at `bed` Hz, 20 dB under the hit, and the hit; in stereo
+        /// (`right`) the right channel holds `right` tones as loud and no hit.
+        func run(bed: [Double], right: [Double]? = nil) -> (left: [Float], right: [Float]) {
             let splice = TransientSplice(sampleRate: rate, tables: Array(repeating: table, count: index + 1),
                                          latencyFrames: 12_000, halfTaps: table.taps / 2)
             let gate = TransientGate(sampleRate: rate, reachFrames: 16_384)
-            let history = InputHistory(channelCount: 1, frames: 16_384, slack: table.taps)
+            let history = InputHistory(channelCount: right == nil ? 1 : 2, frames: 16_384, slack: table.taps)
             let bedAmplitude = 0.8 * pow(10, -20.0 / 20)
-            var x = (0..<8192).map { i in Float(bed.reduce(0) { $0 + bedAmplitude * sin(2 * Double.pi * $1 * Double(i) / rate) }) }
+            func tones(_ hz: [Double]) -> [Float] {
+                (0..<8192).map { i in Float(hz.reduce(0) { $0 + bedAmplitude * sin(2 * Double.pi * $1 * Double(i) / rate) }) }
+            }
+            var x = tones(bed)
+            let xr = tones(right ?? [])
             for i in 0..<3000 { x[4000 + i] += Float(0.8 * sin(2 * Double.pi * 6000 * Double(i) / rate) * exp(-Double(i) / 1500)) }
             x.withUnsafeBufferPointer { xp in
-                gate.recordInput(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
-                history.write(left: xp.baseAddress!, right: nil, frameCount: 8192, at: 0)
+                xr.withUnsafeBufferPointer { rp in
+                    let r = right == nil ? nil : rp.baseAddress!
+                    gate.recordInput(left: xp.baseAddress!, right: r, frameCount: 8192, at: 0)
+                    history.write(left: xp.baseAddress!, right: r, frameCount: 8192, at: 0)
+                }
             }
-            var wet = [Float](repeating: 0, count: 8192)
+            var wet = [Float](repeating: 0, count: 8192), wetRight = wet
             let ratios = [Double](repeating: ratio, count: 8192), indices = [Int](repeating: index, count: 8192)
             wet.withUnsafeMutableBufferPointer { w in
-                splice.process(left: w.baseAddress!, right: nil, frameCount: 8192, firstTime: 0, ratios: ratios, tableIndices: indices,
-                               gate: gate.view, input: history.view)
+                wetRight.withUnsafeMutableBufferPointer { wr in
+                    splice.process(left: w.baseAddress!, right: right == nil ? nil : wr.baseAddress!, frameCount: 8192, firstTime: 0,
+                                   ratios: ratios, tableIndices: indices, gate: gate.view, input: history.view)
+                }
             }
-            return wet
+            return (wet, wetRight)
         }
         let hold = 4200..<4900
         /// The amplitude at `hz` over `hold`, Hann-windowed.
@@ -298,12 +309,20 @@ import TestSupport
             }
             return 2 * hypot(c, s) / sum
         }
-        let low = run(bed: [1200])
+        let low = run(bed: [1200]).left
         let toneDB = 20 * log10(amplitude(low, 1200 * ratio) / (0.8 * pow(10, -20.0 / 20)))
-        #expect(toneDB < -25, "the 1.2 kHz tone before the hit, read by the splice: \(toneDB) dB in the output")
-        #expect(Signals.rms(low[hold]) > 0.05, "the hit over the 2 kHz tone: \(Signals.rms(low[hold]))")
-        let both = run(bed: [1200, 8000])
+        #expect(toneDB < -30, "the 1.2 kHz tone before the hit, read by the splice: \(toneDB) dB in the output")
+        #expect(Signals.rms(low[hold]) > 0.05, "the hit over the 1.2 kHz tone: \(Signals.rms(low[hold]))")
+        let both = run(bed: [1200, 8000]).left
         // (from the hit on: the tones' own start from silence at 0 is spliced, whole)
         #expect(both[3900...].allSatisfy { $0 == 0 }, "over tones at 1.2 and 8 kHz the splice wrote something")
+        // stereo: a 300 Hz tone 20 dB under the hit in the other channel, which has no hit (so
+        // the hit is over sound), does not bar the splice above 1.5 kHz (against that channel's
+        // own hit it would); tones above 1 kHz there do, as in the hit's own channel
+        let low300 = run(bed: [], right: [300])
+        #expect(Signals.rms(low300.left[hold]) > 0.05, "a hit with a low tone in the other channel: \(Signals.rms(low300.left[hold]))")
+        let other = run(bed: [300], right: [1200, 8000])
+        #expect(other.left[3900...].allSatisfy { $0 == 0 } && other.right[3900...].allSatisfy { $0 == 0 },
+                "over tones 20 dB under the hit in the other channel the splice wrote something")
     }
 }
