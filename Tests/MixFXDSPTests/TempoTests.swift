@@ -137,6 +137,32 @@ func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48
         }
     }
 
+    /// Hits over sound spaced so that each splice starts while the last one's high-pass still
+    /// rings (every 66 ms of input at tempo 2: 33 ms of output, where a splice lasts 30 and its
+    /// ring 5 more), so it keeps that crossover (`TransientSplice.chooseKind`; a check placed
+    /// there fired on this signal): the same samples for any blocks, and the attacks' highs
+    /// come out.
+    @Test func splicesWhileTheLastOneRingsAreTheSameForAnyBlocks() {
+        let rate = 44_100.0, n = Int(rate)
+        var x = [Float](repeating: 0, count: n)
+        for (f, a) in [(55.0, 0.08), (220.0, 0.03)] {
+            for (i, v) in Signals.sine(frequencyHz: f, sampleRate: rate, frames: n, amplitude: a).enumerated() { x[i] += v }
+        }
+        let noise = Signals.noise(frames: n, amplitude: 0.8, seed: 11)
+        for onset in stride(from: 4410, to: n - 2000, by: 2910) {
+            for i in 0..<660 { x[onset + i] += noise[onset + i] * Float(exp(-Double(i) / (0.003 * rate))) }
+        }
+        let (reference, starved) = stretch([x], tempo: 2, cents: -300, rate: rate, block: 1024, blocks: [512], pull: 512)
+        #expect(starved == 0)
+        let highs = Signals.butterworth(reference[0], highPass: true, cornerHz: 4000, rate: rate, sections: 2)
+        #expect(Signals.rms(highs[5000...]) > 0.05, "the attacks' highs: \(Signals.rms(highs[5000...]))")
+        for (blocks, pull) in [([1], 1), ([7, 1024, 13], 100)] {
+            let (y, _) = stretch([x], tempo: 2, cents: -300, rate: rate, block: 1024, blocks: blocks, pull: pull)
+            let differing = zip(y[0], reference[0]).filter { $0 != $1 }.count
+            #expect(differing == 0, "blocks \(blocks), pulls of \(pull): \(differing) samples differ")
+        }
+    }
+
     /// The grid: a stretch σ = r/R times R counts as r = 1 even when it is not 1 to the last bit;
     /// lowered and raised ratios keep their tables.
     @Test func theUnitRatioHasItsOwnTable() {
