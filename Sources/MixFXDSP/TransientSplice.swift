@@ -88,15 +88,14 @@ final class TransientSplice {
     private let highPass: UnsafeMutablePointer<Float>
     /// Whether the current splice is above the crossover only (a hit over other sound).
     private var highOnly = false
-    /// The crossovers (`crossoversHz` under 0.4 of the sample rate): per crossover c the
-    /// splice's high-pass at c, then the band detector's at c/2 (run twice, 24 dB an octave),
-    /// five coefficients each (`highPassStep`).
+    /// The splices' high-passes, one per crossover (`crossoversHz` under 0.4 of the sample
+    /// rate), five coefficients each (`highPassStep`).
     private let crossovers: UnsafeMutablePointer<Float>
     private let crossoverCount: Int
     /// The crossover the high-pass holds now.
     private var crossover = 0
-    /// The band detectors' coefficients (b0, b1, b2, a1, a2), the crossovers' in the lanes (a
-    /// lane past the last crossover repeats it).
+    /// The band detectors' coefficients (b0, b1, b2, a1, a2): in lane i the high-pass at half
+    /// crossover i (run twice, 24 dB an octave; a lane past the last crossover repeats it).
     private let detectors: UnsafeMutablePointer<SIMD4<Float>>
     /// `bandSettleSeconds` in frames.
     private let bandSettleFrames: Int
@@ -135,20 +134,17 @@ final class TransientSplice {
         let usable = Self.crossoversHz.filter { $0 < 0.4 * sampleRate }
         precondition(Self.crossoversHz.count <= 4, "the band detectors hold four crossovers, one a lane")
         crossoverCount = max(1, usable.count)
-        crossovers = .allocate(capacity: 10 * crossoverCount)
-        for (i, c) in (usable.isEmpty ? [0.4 * sampleRate] : usable).enumerated() {
-            for (j, f) in [c, c / 2].enumerated() {
-                let h = BiquadCoefficients.highPass(frequencyHz: f, q: 0.5.squareRoot(), sampleRate: sampleRate)
-                let to = crossovers + 10 * i + 5 * j
-                to[0] = Float(h.b0); to[1] = Float(h.b1); to[2] = Float(h.b2); to[3] = Float(h.a1); to[4] = Float(h.a2)
-            }
+        let hz = usable.isEmpty ? [0.4 * sampleRate] : usable
+        /// b0, b1, b2, a1, a2 of the high-pass at `f`.
+        func highPassAt(_ f: Double) -> [Float] {
+            let h = BiquadCoefficients.highPass(frequencyHz: f, q: 0.5.squareRoot(), sampleRate: sampleRate)
+            return [h.b0, h.b1, h.b2, h.a1, h.a2].map { Float($0) }
         }
+        crossovers = .allocate(capacity: 5 * crossoverCount)
+        for (i, c) in hz.enumerated() { (crossovers + 5 * i).initialize(from: highPassAt(c), count: 5) }
+        let halves = (0..<4).map { highPassAt(hz[min($0, hz.count - 1)] / 2) }
         detectors = .allocate(capacity: 5)
-        for j in 0..<5 {
-            var lanes = SIMD4<Float>()
-            for lane in 0..<4 { lanes[lane] = crossovers[10 * min(lane, crossoverCount - 1) + 5 + j] }
-            detectors[j] = lanes
-        }
+        for j in 0..<5 { detectors[j] = SIMD4(halves[0][j], halves[1][j], halves[2][j], halves[3][j]) }
         highPass = .allocate(capacity: 9)
         highPass.update(from: crossovers, count: 5)
         highPass[5] = 0; highPass[6] = 0; highPass[7] = 0; highPass[8] = 0
@@ -197,7 +193,7 @@ final class TransientSplice {
             if band < 0 { return false }
             if !keep {
                 crossover = band
-                let from = crossovers + 10 * band
+                let from = crossovers + 5 * band
                 for j in 0..<5 { highPass[j] = from[j] }
             }
         }
@@ -222,7 +218,7 @@ final class TransientSplice {
         let from = probe - quietBackFrames + bandSettleFrames, to = probe - quietBackFrames + quietSpanFrames
         let start = from - bandSettleFrames, hitEnd = probe + onsetLookaheadFrames
         let beforeCount = Float(to - from), hitCount = Float(hitEnd - probe)
-        var loudest = SIMD4<Float>(), before = (SIMD4<Float>(), SIMD4<Float>())
+        var loudest = SIMD4<Float>(), before = SIMD4<Float>()   // (over the channels: the hit's loudest, the sound's)
         for c in 0..<channels {
             let samples = input.base + c * input.stride
             let offset = samples[start & input.mask]
@@ -238,10 +234,9 @@ final class TransientSplice {
                 if t >= from && t < to { quiet += v * v } else if t >= probe { hit += v * v }
             }
             loudest = pointwiseMax(loudest, hit)
-            if c == 0 { before.0 = quiet } else { before.1 = quiet }
+            before = pointwiseMax(before, quiet)
         }
-        // (`before.1` is 0 in mono)
-        let clear = margin * pointwiseMax(before.0, before.1) * hitCount .<= loudest * beforeCount
+        let clear = margin * before * hitCount .<= loudest * beforeCount
         for band in first...last where clear[band] { return band }
         return -1
     }
