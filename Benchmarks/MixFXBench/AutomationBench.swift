@@ -22,6 +22,8 @@ enum AutomationBench {
     static func cost(band: String, runs: Int, kind: String = "volume") throws {
         let tempo = kind.hasPrefix("tempo")
         let paths = (1...4).map { "\(band)/track\($0).wav" }
+        let work = try workDirectory("mixfx-automation-bench")
+        defer { try? FileManager.default.removeItem(atPath: work) }
         func render(lanes: Bool) throws -> Double {
             guard lanes || kind != "tempo-ends" else {
                 return (try renderOnce(lanes: false, steadyTempo: 0.9) + renderOnce(lanes: false, steadyTempo: 1.1)) / 2
@@ -42,7 +44,7 @@ enum AutomationBench {
                 }
                 if lanes && kind.hasPrefix("pitch") { t.automation[.pitchCents] = AutomationLane([(0, 100), (60, 300)]) }
             }
-            var r = OfflineRenderer(outputPath: NSTemporaryDirectory() + "mixfx-automation-bench.wav", sampleFormat: .s16)
+            var r = OfflineRenderer(outputPath: work + "/out.wav", sampleFormat: .s16)
             r.overwrite = true
             let before = cpuSeconds()
             _ = try r.render(engine)

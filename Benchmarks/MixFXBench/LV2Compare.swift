@@ -36,8 +36,8 @@ enum LV2Comparison {
 
     static func run(recordings: String, plugins: [(uri: String, latency: Int)]) throws {
         let rate = 48_000
-        let work = NSTemporaryDirectory() + "mixfx-lv2-compare"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let work = try workDirectory("mixfx-lv2-compare")
+        defer { try? FileManager.default.removeItem(atPath: work) }
         let tools = plugins.map { tool(uri: $0.uri, latency: $0.latency) }
         func cell(_ s: String) -> String { s.padding(toLength: 26, withPad: " ", startingAt: 0) }
         print(cell("") + tools.map { cell($0.name) }.joined())

@@ -129,8 +129,8 @@ enum QualityBenchmark {
     /// Benchmarks/recordings.sh), `bandTimes` the band's wall times by tool name (from run.sh),
     /// `only` the tools to run by name (nil: every one installed; ViSQOL scores either way).
     static func run(recordings: String?, bandTimes: [String: Double], only: Set<String>? = nil) throws {
-        let dir = NSTemporaryDirectory() + "mixfx-quality"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try workDirectory("mixfx-quality")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let rate = 44_100
         let tools = tools().filter { only?.contains($0.name) ?? true }
         let visqol = recordings != nil ? Self.visqol() : nil

@@ -23,8 +23,8 @@ enum RoundTripBenchmark {
         -> [(lsd: Double, sc: Double, worstLevelDB: Double, mos: Double)] {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
             .filter { $0.hasSuffix(".wav") }.sorted()
-        let work = NSTemporaryDirectory() + "mixfx-roundtrip"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let work = try workDirectory("mixfx-roundtrip")
+        defer { try? FileManager.default.removeItem(atPath: work) }
         if let tempo {
             print("round trip tempo \(tempo) then \(String(format: "%.4g", 1 / tempo)): LSD (dB) / SC (dB) / level change (dB); lower LSD and SC are closer")
         } else {

@@ -1,0 +1,13 @@
+import Foundation
+
+/// A folder of this run's own under the temporary directory, made afresh (`mkdtemp`): two
+/// benchmarks running at once must not read each other's intermediate files (a round trip's
+/// second pass reading another run's first pass gives figures that belong to neither).
+func workDirectory(_ prefix: String) throws -> String {
+    let path = NSTemporaryDirectory() + prefix + "-XXXXXX"
+    var template = Array(path.utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+    }
+    return String(cString: made)
+}
