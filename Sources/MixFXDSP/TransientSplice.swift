@@ -74,7 +74,10 @@ final class TransientSplice {
     /// A hit from silence (what came before it under `onsetFloor`, or 10⁴ below it in power,
     /// 40 dB) is read without its precursor (`spliceBlend`); over other sound the kernel reads
     /// it whole, as it reads everything else (there the precursor is under that sound, and a
-    /// cut read would add an edge to it).
+    /// cut read would add an edge to it). Such a hit whose input was silence from
+    /// `quietBackSeconds` back up to its ramp (`fromSilence`) takes the output whole from the
+    /// ramp's start (w = 1): the gate opens a fraction of a millisecond ahead of the input's rise,
+    /// and a crossfade from the vocoder's output let its smear in over the ramp's last samples.
     static let cutPowerRatio: Float = 1e4
 
     let onsetLookaheadFrames: Int, onsetBackFrames: Int, attackFrames: Int
@@ -115,6 +118,9 @@ final class TransientSplice {
     private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
     /// The onset the reads before it leave out (`cutPowerRatio`), or `Int.max`: none.
     private var cutOnset = Int.max
+    /// Whether the current splice takes the output whole from its ramp's start (a hit from
+    /// silence, `cutPowerRatio`, with silence up to the ramp, `fromSilence`).
+    private var fromRampStart = false
     /// Where the current splice's last frame is, its high-pass's ring included (whole input
     /// times; output frames with a tempo).
     private var activeEnd = Int.min, activeEndOut = -Double.infinity
@@ -161,7 +167,7 @@ final class TransientSplice {
     func taps(index: Int) -> Int { tableViews[index].taps }
 
     func reset() {
-        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max; activeEnd = Int.min
+        end = Int.min; holdoffEnd = Int.min; cutOnset = Int.max; activeEnd = Int.min; fromRampStart = false
         tempoEnd = minusInfinity; activeEndOut = minusInfinity; highOnly = false
         clearHighPass()
     }
@@ -200,6 +206,14 @@ final class TransientSplice {
         highOnly = overSound
         if !highOnly || idle { clearHighPass() }
         return true
+    }
+
+    /// Whether the input from `quietBackFrames` before `probe` up to the ramp's start (a
+    /// look-ahead before it) is silence (its mean power under `onsetFloor`).
+    @inline(__always)
+    private func fromSilence(probe: Int, channels: Int, input: InputHistory.View) -> Bool {
+        let count = quietBackFrames - onsetLookaheadFrames
+        return meanPower(from: probe - quietBackFrames, count: count, channels: channels, input: input) < Self.onsetFloor
     }
 
     /// The lowest crossover from `first` through `last` whose band (its detector, from c/2 up)
@@ -386,6 +400,8 @@ final class TransientSplice {
                     ratio = clock.ratio(k)
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
+                    let silent = fromSilence(probe: probe, channels: channels, input: input)   // (no `self` right of `&&`)
+                    fromRampStart = cutOnset == probe && silent
                     table = clock.table(k)
                     rampStart = o
                     onsetOut = max(o + 1, clock.landing(k, o, probe))
@@ -401,7 +417,7 @@ final class TransientSplice {
             }
             let w: Float
             if o < onsetOut {
-                w = Float((o - rampStart) / (onsetOut - rampStart))
+                w = fromRampStart ? 1 : Float((o - rampStart) / (onsetOut - rampStart))
             } else if o < holdEndOut {
                 w = 1
             } else {
@@ -454,6 +470,8 @@ final class TransientSplice {
                 if splices {
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
+                    let silent = fromSilence(probe: probe, channels: channels, input: input)   // (no `self` right of `&&`)
+                    fromRampStart = cutOnset == probe && silent
                     ratio = ratios[k]
                     table = tableIndices[k]
                     // reading ahead of t by (t − T)·(r − 1) must stay inside the input held
@@ -473,7 +491,7 @@ final class TransientSplice {
             }
             let w: Float
             if now < onset {
-                w = Float(now - (onset - lookahead)) / Float(lookahead)
+                w = fromRampStart ? 1 : Float(now - (onset - lookahead)) / Float(lookahead)
             } else if now < holdEnd {
                 w = 1
             } else {
