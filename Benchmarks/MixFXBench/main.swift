@@ -212,7 +212,8 @@ do {
     report("mixer, 4 stereo tracks (no effects)", audioSeconds: audio, wall: t)
 }
 do {
-    let dir = NSTemporaryDirectory() + "mixfx-band"
+    let dir = try workDirectory("mixfx-band")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let paths = try makeBand(in: dir)
     let engine = AudioEngine()
     for p in paths {

@@ -67,6 +67,10 @@ final class TransientSplice {
     static let bandMarginPowerRatio: Float = 1e4
     /// The sound before the hit is measured after the detector has settled for this long.
     static let bandSettleSeconds = 0.002
+    /// A splice from silence (`fromSilence`) fades in over this from its ramp's start, not over
+    /// the whole ramp: the gate lets the smear in over the ramp's last samples only, and a step
+    /// would cut what the vocoder still holds of a sound that ended 10–50 ms before the hit.
+    static let fadeInSeconds = 0.0002
     /// How long that high-pass runs on after a splice, for its own ring to decay.
     static let tailSeconds = 0.005
     /// Below this envelope (−80 dB) there is no onset.
@@ -75,9 +79,9 @@ final class TransientSplice {
     /// 40 dB) is read without its precursor (`spliceBlend`); over other sound the kernel reads
     /// it whole, as it reads everything else (there the precursor is under that sound, and a
     /// cut read would add an edge to it). Such a hit whose input was silence from
-    /// `quietBackSeconds` back up to its ramp (`fromSilence`) takes the output whole from the
-    /// ramp's start (w = 1): the gate opens a fraction of a millisecond ahead of the input's rise,
-    /// and a crossfade from the vocoder's output let its smear in over the ramp's last samples.
+    /// `quietBackSeconds` back up to it (`fromSilence`) takes the output whole within
+    /// `fadeInSeconds` of the ramp's start: the gate opens a fraction of a millisecond ahead of
+    /// the input's rise, and a crossfade over the whole ramp let the smear in over its last samples.
     static let cutPowerRatio: Float = 1e4
 
     let onsetLookaheadFrames: Int, onsetBackFrames: Int, attackFrames: Int
@@ -85,6 +89,8 @@ final class TransientSplice {
     let quietBackFrames: Int, quietSpanFrames: Int
     /// `tailSeconds` in frames.
     private let tailFrames: Int
+    /// 1 / `fadeInSeconds` in frames.
+    private let fadeInRate: Float
     /// The high-pass of a splice over other sound (`BiquadCoefficients.highPass`, Q = 1/√2) as
     /// b0, b1, b2, a1, a2, then its state, z1 and z2 per channel (`highPassStep`). Sample by
     /// sample in `Float`, inside the splice's loop, rather than a `StereoBiquad` over a block.
@@ -118,8 +124,8 @@ final class TransientSplice {
     private var onset = 0, end = Int.min, holdEnd = 0, ratio = 1.0, table = 0, holdoffEnd = Int.min
     /// The onset the reads before it leave out (`cutPowerRatio`), or `Int.max`: none.
     private var cutOnset = Int.max
-    /// Whether the current splice takes the output whole from its ramp's start (a hit from
-    /// silence, `cutPowerRatio`, with silence up to the ramp, `fromSilence`).
+    /// Whether the current splice takes the output whole from `fadeInSeconds` after its ramp's
+    /// start (a hit from silence, `cutPowerRatio`, with silence up to it, `fromSilence`).
     private var fromRampStart = false
     /// Where the current splice's last frame is, its high-pass's ring included (whole input
     /// times; output frames with a tempo).
@@ -136,6 +142,7 @@ final class TransientSplice {
         lengthFrames = Int(Self.lengthSeconds * sampleRate)
         holdoffFrames = Int(Self.holdoffSeconds * sampleRate)
         tailFrames = Int(Self.tailSeconds * sampleRate)
+        fadeInRate = 1 / Float(max(1, Int(Self.fadeInSeconds * sampleRate)))
         bandSettleFrames = Int(Self.bandSettleSeconds * sampleRate)
         let usable = Self.crossoversHz.filter { $0 < 0.4 * sampleRate }
         precondition(Self.crossoversHz.count <= 4, "the band detectors hold four crossovers, one a lane")
@@ -208,12 +215,39 @@ final class TransientSplice {
         return true
     }
 
-    /// Whether the input from `quietBackFrames` before `probe` up to the ramp's start (a
-    /// look-ahead before it) is silence (its mean power under `onsetFloor`).
+    /// The earliest input frame at or before `probe`, at most `onsetBackFrames` before it, from
+    /// which every frame up to `probe` passes the onset test (its envelope over `onsetFloor` and
+    /// `onsetPowerRatio` over its value `onsetBackFrames` earlier).
     @inline(__always)
-    private func fromSilence(probe: Int, channels: Int, input: InputHistory.View) -> Bool {
-        let count = quietBackFrames - onsetLookaheadFrames
-        return meanPower(from: probe - quietBackFrames, count: count, channels: channels, input: input) < Self.onsetFloor
+    private func firstRisingFrame(probe: Int, env: UnsafeMutablePointer<Float>, envMask: Int) -> Int {
+        let back = onsetBackFrames, rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        var first = probe
+        while first > probe - back && first - 1 - back >= 0 {
+            let e = env[(first - 1) & envMask], before = env[(first - 1 - back) & envMask]
+            if !(e > floor && e > rise * before) { break }
+            first -= 1
+        }
+        return first
+    }
+
+    /// Whether the input from `quietBackFrames` before an onset at `first` up to it is silence:
+    /// its mean square (a DC offset counts: the gates let the wet's smear through at its level)
+    /// under `onsetFloor` in every channel. Up to the onset, not the ramp's start: a hit found
+    /// after its first frames (near the input's start, where the onset test cannot look back)
+    /// then has them in the window and is crossfaded.
+    @inline(__always)
+    private func fromSilence(first: Int, channels: Int, input: InputHistory.View) -> Bool {
+        let count = quietBackFrames, start = first - count, floor = Self.onsetFloor * Float(count)
+        for c in 0..<channels {
+            let samples = input.base + c * input.stride
+            var squares: Float = 0
+            for j in 0..<count {
+                let v = samples[(start + j) & input.mask]
+                squares += v * v
+            }
+            if !(squares < floor) { return false }
+        }
+        return true
     }
 
     /// The lowest crossover from `first` through `last` whose band (its detector, from c/2 up)
@@ -364,7 +398,7 @@ final class TransientSplice {
                                     firstOutput: Int, gate: TransientGate.View, input: InputHistory.View, clock: OutputClock) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = Double(attackFrames)
-        let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        let rise = Self.onsetPowerRatio, floor = Self.onsetFloor, fadeIn = fadeInRate
         let channels = right == nil ? 1 : 2
         var k = 0
         while k < frameCount {
@@ -398,13 +432,19 @@ final class TransientSplice {
                 }
                 if splices {
                     ratio = clock.ratio(k)
-                    onset = probe
-                    cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
-                    let silent = fromSilence(probe: probe, channels: channels, input: input)   // (no `self` right of `&&`)
-                    fromRampStart = cutOnset == probe && silent
+                    let cut = eBefore < floor || eNow > Self.cutPowerRatio * eBefore
+                    // A hit from silence starts at the first input frame of its rise: above tempo 1
+                    // the frames' probes step over input frames, and a cut after the hit's first
+                    // sample rang it into the silence through the read's kernel. (Before that
+                    // frame the envelope is silence or falling, so the onset test fails there.)
+                    let first = cut ? firstRisingFrame(probe: probe, env: env, envMask: envMask) : probe
+                    onset = first
+                    cutOnset = cut ? first : Int.max
+                    let silent = fromSilence(first: first, channels: channels, input: input)   // (no `self` right of `&&`)
+                    fromRampStart = cut && silent
                     table = clock.table(k)
                     rampStart = o
-                    onsetOut = max(o + 1, clock.landing(k, o, probe))
+                    onsetOut = max(o + 1, clock.landing(k, o, first))
                     holdEndOut = onsetOut + Double(2 * lengthFrames / 3)
                     tempoEnd = onsetOut + Double(lengthFrames)
                     activeEndOut = tempoEnd + Double(highOnly ? tailFrames : 0)
@@ -417,7 +457,7 @@ final class TransientSplice {
             }
             let w: Float
             if o < onsetOut {
-                w = fromRampStart ? 1 : Float((o - rampStart) / (onsetOut - rampStart))
+                w = fromRampStart ? min(1, Float(o - rampStart) * fadeIn) : Float((o - rampStart) / (onsetOut - rampStart))
             } else if o < holdEndOut {
                 w = 1
             } else {
@@ -439,7 +479,7 @@ final class TransientSplice {
                  ratios: UnsafePointer<Double>, tableIndices: UnsafePointer<Int>, gate: TransientGate.View, input: InputHistory.View) {
         let env = gate.envelope, envMask = gate.mask
         let lookahead = onsetLookaheadFrames, back = onsetBackFrames, attack = attackFrames
-        let rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        let rise = Self.onsetPowerRatio, floor = Self.onsetFloor, fadeIn = fadeInRate
         let channels = right == nil ? 1 : 2
         var k = min(frameCount, max(0, -firstTime))
         while k < frameCount {
@@ -470,7 +510,7 @@ final class TransientSplice {
                 if splices {
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
-                    let silent = fromSilence(probe: probe, channels: channels, input: input)   // (no `self` right of `&&`)
+                    let silent = fromSilence(first: probe, channels: channels, input: input)   // (no `self` right of `&&`)
                     fromRampStart = cutOnset == probe && silent
                     ratio = ratios[k]
                     table = tableIndices[k]
@@ -491,7 +531,7 @@ final class TransientSplice {
             }
             let w: Float
             if now < onset {
-                w = fromRampStart ? 1 : Float(now - (onset - lookahead)) / Float(lookahead)
+                w = fromRampStart ? min(1, Float(now - (onset - lookahead)) * fadeIn) : Float(now - (onset - lookahead)) / Float(lookahead)
             } else if now < holdEnd {
                 w = 1
             } else {
