@@ -6,9 +6,10 @@ import Foundation
 func workDirectory(_ prefix: String) throws -> String {
     let path = NSTemporaryDirectory() + prefix + "-XXXXXX"
     var template = Array(path.utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-    guard made else {
-        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)])
+    // (errno read inside: nothing between the call and the read may set it)
+    let failure = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) == nil ? errno : 0 }
+    guard failure == 0 else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)])
     }
     return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -215,14 +215,17 @@ final class TransientSplice {
         return true
     }
 
-    /// The earliest input frame at or before `probe`, at most `onsetBackFrames` before it, from
-    /// which every frame up to `probe` passes the onset test (its envelope over `onsetFloor` and
-    /// `onsetPowerRatio` over its value `onsetBackFrames` earlier).
+    /// The earliest input frame at or before `probe`, at most `onsetBackFrames` before it and
+    /// after `now` (the frame's own input time: an onset found late, after a hold-off, still
+    /// lands ahead of the frame), from which every frame up to `probe` passes the onset test
+    /// (its envelope over `onsetFloor` and `onsetPowerRatio` over its value `onsetBackFrames`
+    /// earlier).
     @inline(__always)
-    private func firstRisingFrame(probe: Int, env: UnsafeMutablePointer<Float>, envMask: Int) -> Int {
+    private func firstRisingFrame(probe: Int, after now: Int, env: UnsafeMutablePointer<Float>, envMask: Int) -> Int {
         let back = onsetBackFrames, rise = Self.onsetPowerRatio, floor = Self.onsetFloor
+        let lowest = max(probe - back, now + 1)
         var first = probe
-        while first > probe - back && first - 1 - back >= 0 {
+        while first > lowest && first - 1 - back >= 0 {
             let e = env[(first - 1) & envMask], before = env[(first - 1 - back) & envMask]
             if !(e > floor && e > rise * before) { break }
             first -= 1
@@ -437,11 +440,10 @@ final class TransientSplice {
                     // the frames' probes step over input frames, and a cut after the hit's first
                     // sample rang it into the silence through the read's kernel. (Before that
                     // frame the envelope is silence or falling, so the onset test fails there.)
-                    let first = cut ? firstRisingFrame(probe: probe, env: env, envMask: envMask) : probe
+                    let first = cut ? firstRisingFrame(probe: probe, after: now, env: env, envMask: envMask) : probe
                     onset = first
                     cutOnset = cut ? first : Int.max
-                    let silent = fromSilence(first: first, channels: channels, input: input)   // (no `self` right of `&&`)
-                    fromRampStart = cut && silent
+                    fromRampStart = cut ? fromSilence(first: first, channels: channels, input: input) : false
                     table = clock.table(k)
                     rampStart = o
                     onsetOut = max(o + 1, clock.landing(k, o, first))
@@ -457,7 +459,8 @@ final class TransientSplice {
             }
             let w: Float
             if o < onsetOut {
-                w = fromRampStart ? min(1, Float(o - rampStart) * fadeIn) : Float((o - rampStart) / (onsetOut - rampStart))
+                let linear = Float((o - rampStart) / (onsetOut - rampStart))
+                w = fromRampStart ? min(1, max(Float(o - rampStart) * fadeIn, linear)) : linear
             } else if o < holdEndOut {
                 w = 1
             } else {
@@ -510,8 +513,7 @@ final class TransientSplice {
                 if splices {
                     onset = probe
                     cutOnset = eBefore < floor || eNow > Self.cutPowerRatio * eBefore ? probe : Int.max
-                    let silent = fromSilence(first: probe, channels: channels, input: input)   // (no `self` right of `&&`)
-                    fromRampStart = cutOnset == probe && silent
+                    fromRampStart = cutOnset == probe ? fromSilence(first: probe, channels: channels, input: input) : false
                     ratio = ratios[k]
                     table = tableIndices[k]
                     // reading ahead of t by (t − T)·(r − 1) must stay inside the input held
@@ -531,7 +533,8 @@ final class TransientSplice {
             }
             let w: Float
             if now < onset {
-                w = fromRampStart ? min(1, Float(now - (onset - lookahead)) * fadeIn) : Float(now - (onset - lookahead)) / Float(lookahead)
+                let linear = Float(now - (onset - lookahead)) / Float(lookahead)
+                w = fromRampStart ? min(1, max(Float(now - (onset - lookahead)) * fadeIn, linear)) : linear
             } else if now < holdEnd {
                 w = 1
             } else {

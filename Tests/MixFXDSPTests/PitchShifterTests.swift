@@ -210,8 +210,8 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
     /// Attacks: the vocoder must not smear a hit into the silence before it, move it, or repeat it.
     /// Pre-echo below −76 dB: the gate closes on the smear within 1 ms, and the splice reads a
     /// hit from silence without its interpolator's precursor (−53 dB before either) and takes
-    /// the output whole from its ramp's start, where the gate's look-ahead lets the smear's last
-    /// samples in (−72.4 dB at +1200 cents with the ramp's crossfade).
+    /// the output whole 0.2 ms into its ramp, where the gate's look-ahead lets the smear's last
+    /// samples in (−72.4 dB at +1200 cents with a crossfade over the whole ramp).
     @Test(arguments: [-1200.0, -500.0, 200.0, 1200.0])
     func hitsStayCleanAndInPlace(cents: Double) {
         let rate = 44_100
