@@ -12,6 +12,14 @@ import Glibc
 /// millisecond, so the smear's rise does not get through while the gain comes down). On steady
 /// material the two envelopes agree and the gain stays exactly 1.
 ///
+/// The release keeps the input's envelope from dipping between the peaks of a low tone, so it
+/// also runs on through silence: 250 ms after a sound stops it still allows −93 dBFS where a hit's
+/// smear, 50 ms before the hit, is −87 to −92 dBFS. So where the input has been quiet (every
+/// frame's power under `quietPower`, −100 dBFS) for `quietSeconds` up to the look-ahead, the gate
+/// takes the input's envelope as at most `quietPower` instead: the wet signal there is the
+/// vocoder's smear of sound before or after, and is let through at most 6 dB above it. The
+/// input's quiet runs (from their `quietSeconds`-th frame on) are recorded with its envelope.
+///
 /// It also keeps the input's envelope by input time, which the transient splice reads to find
 /// onsets. Made by `PitchShifter.prepare` (control side); `reset`, `recordInput` and `process` on
 /// the render side. One thread at a time.
@@ -28,6 +36,13 @@ final class TransientGate {
     static let silencePower: Float = 1e-12
     /// A gain this close to 1 on steady material is 1 again.
     static let settledGain: Float = 0.99999
+    /// An input frame whose power is under this (−100 dBFS) is quiet: a dithered 16-bit file's
+    /// floor is not (its samples that are not 0 are at least 1 LSB, −90.3 dBFS).
+    static let quietPower: Float = 1e-10
+    /// How long the input must have been quiet for its envelope to count as `quietPower`: as
+    /// long as the release, so a tone whose power dips between peaks for that long (under 25 Hz)
+    /// is quiet only if all of it is under `quietPower`.
+    static let quietSeconds = 0.02
 
     let lookaheadFrames: Int
     /// The input's power envelope by input time, a ring of `capacity` (a power of two).
@@ -39,6 +54,10 @@ final class TransientGate {
     /// the input was pulled).
     private var inputEnvelope: PeakEnvelope
     private var outputLevel: Float = 0, gain: Float = 1
+    /// The input's quiet runs (`QuietRuns`) as recorded, and this gate's read position in the
+    /// runs it gates against (its own or another gate's).
+    private var quietRuns: QuietRuns
+    private var quietRead = 0
 
     /// A gate at `sampleRate` whose envelope ring reaches `reachFrames` frames back from the
     /// newest input (plus its own look-ahead); the times other than the shifter's own for
@@ -53,21 +72,24 @@ final class TransientGate {
         inputEnvelope = PeakEnvelope(release: release)
         openCoefficient = Float(1 - exp(-1 / (openSeconds * sampleRate)))
         closeCoefficient = Float(1 - exp(-1 / (closeSeconds * sampleRate)))
+        quietRuns = QuietRuns(quietFrames: Int(Self.quietSeconds * sampleRate), spanFrames: capacity)
         reset()
     }
 
-    deinit { envelope.deallocate() }
+    deinit { envelope.deallocate(); quietRuns.deallocate() }
 
-    /// The input's envelope as values, for the splice (see `Owned`).
+    /// The input's envelope and quiet runs as values, for the splice and another gate (see `Owned`).
     struct View {
         let envelope: UnsafeMutablePointer<Float>, mask: Int
+        let quiet: QuietRuns.View
     }
-    var view: View { View(envelope: envelope, mask: mask) }
+    var view: View { View(envelope: envelope, mask: mask, quiet: quietRuns.view) }
 
     @_noLocks
     func reset() {
         envelope.update(repeating: 0, count: capacity)
         inputEnvelope.reset(); outputLevel = 0; gain = 1
+        quietRuns.reset(); quietRead = 0
     }
 
     /// Follows the input (`right` nil for mono) as input times `time`, `time + 1`, ..., each
@@ -81,6 +103,7 @@ final class TransientGate {
             inputEnvelope.follow(left + done, right.map { $0 + done }, count: n, into: envelope + slot)
             done += n
         }
+        quietRuns.record(left: left, right: right, frameCount: frameCount, at: time)
     }
 
     /// Gates the wet block in place; its frame k is input time `firstTime + k` (before 0:
@@ -96,15 +119,19 @@ final class TransientGate {
         let rho = release, up = openCoefficient, down = closeCoefficient
         let ahead = lookaheadFrames
         let excess = Self.excessPowerRatio, allowed = Self.allowedAmplitudeRatio
-        let silence = Self.silencePower, settled = Self.settledGain
-        var envOut = outputLevel, g0 = gain
-        defer { outputLevel = envOut; gain = g0 }
-        @inline(__always) func gate(_ k: Int, inputTime: Int, _ envOut: inout Float, _ g0: inout Float) {
+        let silence = Self.silencePower, settled = Self.settledGain, quietPower = Self.quietPower
+        let runs = from.quiet
+        var envOut = outputLevel, g0 = gain, runRead = quietRead
+        defer { outputLevel = envOut; gain = g0; quietRead = runRead }
+        @inline(__always) func gate(_ k: Int, inputTime: Int, _ envOut: inout Float, _ g0: inout Float, _ runRead: inout Int) {
             let wetL = left[k], wetR = right?[k] ?? wetL
             let pOut = right != nil ? 0.5 * (wetL * wetL + wetR * wetR) : wetL * wetL
             let decayed = envOut * rho
             envOut = pOut > decayed ? pOut : decayed
-            let eIn = env[(inputTime + ahead) & mask]
+            let u = inputTime + ahead
+            let run = runs.run(at: u, read: &runRead)
+            let released = env[u & mask]
+            let eIn = u >= run.from ? min(released, quietPower) : released
             var g: Float = 1
             if envOut > silence && excess * eIn < envOut { g = allowed * Libm.squareRoot(eIn / envOut) }
             if g != 1 || g0 != 1 {   // (steady, the gain stays 1 without a dependent chain)
@@ -150,6 +177,17 @@ final class TransientGate {
                 }
             }
             if readable {
+                // where the input has been quiet long enough, at most `quietPower`
+                let firstU = inputTime(k) &+ ahead, lastU = inputTime(k &+ 7) &+ ahead
+                let run = runs.run(at: firstU, read: &runRead)
+                if run.from <= lastU {
+                    var u = SIMD8<Int32>()
+                    for j in 0..<8 { u[j] = Int32(truncatingIfNeeded: inputTime(k &+ j) &+ ahead &- firstU) }
+                    let start = SIMD8<Int32>(repeating: Int32(clamping: run.from &- firstU))
+                    let end = SIMD8<Int32>(repeating: Int32(clamping: run.end &- firstU))
+                    let capped = (u .>= start) .& (u .< end) .& (envIn .> SIMD8(repeating: quietPower))
+                    envIn = envIn.replacing(with: quietPower, where: capped)
+                }
                 let l = UnsafeRawPointer(left + k).loadUnaligned(as: SIMD8<Float>.self)
                 var p = l * l
                 if let right {
@@ -172,9 +210,9 @@ final class TransientGate {
                     continue
                 }
             }
-            for j in k..<(k + 8) { gate(j, inputTime: inputTime(j), &envOut, &g0) }
+            for j in k..<(k + 8) { gate(j, inputTime: inputTime(j), &envOut, &g0, &runRead) }
             k += 8
         }
-        while k < frameCount { gate(k, inputTime: inputTime(k), &envOut, &g0); k += 1 }
+        while k < frameCount { gate(k, inputTime: inputTime(k), &envOut, &g0, &runRead); k += 1 }
     }
 }

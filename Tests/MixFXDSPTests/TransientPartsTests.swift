@@ -129,6 +129,105 @@ import TestSupport
         #expect(Signals.db(after / before) < -60, "pre-echo in silence: \(Signals.db(after / before)) dB")
     }
 
+    /// `QuietRuns` against its definition, frame by frame: u is quiet where it and the W − 1
+    /// frames before it (from time 0 on) have a power under `quietPower` (a NaN is not quiet),
+    /// stereo by the channels' mean. Runs of every length around W (and one channel loud),
+    /// recorded in pulls of odd sizes; readers going forward by 1 and by uneven steps (a tempo's)
+    /// see the same, reading up to the whole span behind the newest input.
+    @Test func quietRunsFollowTheirDefinitionForAnyPulls() {
+        let w = 50, frames = 30_000, quiet = TransientGate.quietPower
+        var l = [Float](repeating: 0, count: frames), r = l
+        var rng = SeededGenerator(seed: 7)
+        var t = 0, kind = 0
+        while t < frames {
+            let length = [1, 7, w - 1, w, w + 1, 2 * w, 3, 300][Int.random(in: 0..<8, using: &rng)]
+            for i in t..<min(frames, t + length) {
+                switch kind % 5 {
+                case 0: l[i] = 0; r[i] = 0                                   // silence
+                case 1: l[i] = 5e-6; r[i] = -5e-6                           // −106 dBFS: quiet
+                case 2: l[i] = 0.3; r[i] = 0                                 // loud on the left
+                case 3: l[i] = 2e-5; r[i] = 2e-5                            // −94 dBFS: not quiet
+                default: l[i] = i % 97 == 0 ? .nan : 0; r[i] = 0             // a NaN now and then
+                }
+            }
+            t += length; kind += Int.random(in: 1...4, using: &rng)
+        }
+        let isQuiet = zip(l, r).map { 0.5 * ($0 * $0 + $1 * $1) < quiet }
+        var expected = [Bool](repeating: false, count: frames), run = 0
+        for u in 0..<frames {
+            run = isQuiet[u] ? run + 1 : 0
+            expected[u] = run >= w
+        }
+        #expect(expected.filter { $0 }.count > 2000 && expected.filter { !$0 }.count > 2000)
+        let span = 4096
+        var runs = QuietRuns(quietFrames: w, spanFrames: span)
+        defer { runs.deallocate() }
+        // two readers: one frame after another, and in uneven steps of 1 to 5 (a tempo's); each
+        // reads 2000 frames behind the newest input, so up to a pull more (2048) within the span
+        var steady = 0, steadyRead = 0, jumpAt = 0, jumpRead = 0, jumps = 0
+        var seen = [Bool](repeating: false, count: frames), jumpSeen = [Int: Bool]()
+        var done = 0, n = 0
+        let sizes = [1, 13, 8, 333, 2048, 7, 1000, 64]
+        l.withUnsafeBufferPointer { lp in r.withUnsafeBufferPointer { rp in
+            while done < frames {
+                let size = min(sizes[n % sizes.count], frames - done)
+                n += 1
+                runs.record(left: lp.baseAddress! + done, right: rp.baseAddress! + done, frameCount: size, at: done)
+                done += size
+                let upTo = done == frames ? frames : done - 2000
+                let view = runs.view
+                while steady < upTo {
+                    let run = view.run(at: steady, read: &steadyRead)
+                    seen[steady] = steady >= run.from && steady < run.end
+                    steady += 1
+                }
+                while jumpAt < upTo {
+                    let run = view.run(at: jumpAt, read: &jumpRead)
+                    jumpSeen[jumpAt] = jumpAt >= run.from && jumpAt < run.end
+                    jumps += 1
+                    jumpAt += 1 + (jumps * 7919) % 5
+                }
+            }
+        } }
+        let same = seen == expected   // (outside #expect: no array diff)
+        #expect(same)
+        #expect(jumpSeen.allSatisfy { expected[$0.key] == $0.value }, "a reader going forward unevenly")
+    }
+
+    /// Where the input has been quiet for `quietSeconds` (a sound that stopped), the wet signal
+    /// (the vocoder's smear of it, here noise 30 dB under the sound) is let through at most 6 dB
+    /// over `quietPower`: −94 dBFS, though the input's released envelope still allows −11 dB there.
+    /// A dithered 16-bit floor is not quiet: the same smear over it is left alone.
+    @Test(arguments: [false, true])
+    func theGateClosesWhereTheInputHasBeenQuiet(dithered: Bool) {
+        let rate = 48_000.0, frames = 9600, end = 4800
+        let gate = TransientGate(sampleRate: rate, reachFrames: 8192)
+        var input = Signals.noise(frames: frames, amplitude: 0.5, seed: 11)
+        let lsb: Float = 1.0 / 32_768
+        var rng = SeededGenerator(seed: 13)
+        for i in end..<frames { input[i] = dithered ? lsb * Float(Int.random(in: -1...1, using: &rng)) : 0 }
+        let smear = Signals.noise(frames: frames, amplitude: 0.5 * 0.0316, seed: 12)
+        var wet = smear
+        input.withUnsafeBufferPointer { s in gate.recordInput(left: s.baseAddress!, right: nil, frameCount: frames, at: 0) }
+        wet.withUnsafeMutableBufferPointer { w in gate.process(left: w.baseAddress!, right: nil, frameCount: frames, firstTime: 0) }
+        let quietFrames = Int(TransientGate.quietSeconds * rate)
+        // up to the input's end and a run's length after it: as it came
+        // (the gate reads the input `lookaheadFrames` ahead)
+        let quietFrom = end + quietFrames - 1 - gate.lookaheadFrames
+        let before = Array(wet[..<quietFrom]) == Array(smear[..<quietFrom])
+        #expect(before)
+        // from 10 ms (10 time constants) on
+        let after = Signals.db(Signals.rms(wet[(end + quietFrames + 480)..<(frames - gate.lookaheadFrames)]))
+        if dithered {
+            // (up to the look-ahead before the input's end: past it the gate reads no input)
+            let last = frames - gate.lookaheadFrames
+            let same = Array(wet[end..<last]) == Array(smear[end..<last])
+            #expect(same, "over a dithered floor the smear passes (\(after) dBFS)")
+        } else {
+            #expect(after < -94, "the smear \(after) dBFS where the input has been silent")
+        }
+    }
+
     /// An onset in the input makes the splice take over: the output is the input itself during
     /// the attack (`attackSeconds` after the onset), wherever the vocoder put the hit.
     @Test func theSpliceBringsTheAttackBackInPlace() throws {
