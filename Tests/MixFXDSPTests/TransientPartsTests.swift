@@ -194,13 +194,15 @@ import TestSupport
         #expect(jumpSeen.allSatisfy { expected[$0.key] == $0.value }, "a reader going forward unevenly")
     }
 
-    /// Where the input has been quiet for `quietSeconds` (a sound that stopped), the wet signal
-    /// (the vocoder's smear of it, here noise 30 dB under the sound) is let through at most 6 dB
-    /// over `quietPower`: −94 dBFS, though the input's released envelope still allows −11 dB there.
+    /// Where the input has been quiet for `quietSeconds` (a sound that stopped), the input's
+    /// envelope falls to `quietPower` (by `quietReleaseSeconds`: 41 ms from the released −10 dB),
+    /// and the wet signal (the vocoder's smear of the sound, here noise 30 dB under it) is let
+    /// through at most 6 dB over it: −94 dBFS, where the released envelope alone still allows
+    /// −13 dB.
     /// A dithered 16-bit floor is not quiet: the same smear over it is left alone.
     @Test(arguments: [false, true])
     func theGateClosesWhereTheInputHasBeenQuiet(dithered: Bool) {
-        let rate = 48_000.0, frames = 9600, end = 4800
+        let rate = 48_000.0, frames = 14_400, end = 4800
         let gate = TransientGate(sampleRate: rate, reachFrames: 8192)
         var input = Signals.noise(frames: frames, amplitude: 0.5, seed: 11)
         let lsb: Float = 1.0 / 32_768
@@ -216,11 +218,11 @@ import TestSupport
         let quietFrom = end + quietFrames - 1 - gate.lookaheadFrames
         let before = Array(wet[..<quietFrom]) == Array(smear[..<quietFrom])
         #expect(before)
-        // from 10 ms (10 time constants) on
-        let after = Signals.db(Signals.rms(wet[(end + quietFrames + 480)..<(frames - gate.lookaheadFrames)]))
+        // from 60 ms on (the release's 41 ms, and 10 of the close's time constants)
+        let after = Signals.db(Signals.rms(wet[(end + quietFrames + 2880)..<(frames - gate.lookaheadFrames)]))
         if dithered {
-            // (up to the look-ahead before the input's end: past it the gate reads no input)
-            let last = frames - gate.lookaheadFrames
+            // (for 100 ms after the end, where the released envelope allows the smear)
+            let last = end + 4800
             let same = Array(wet[end..<last]) == Array(smear[end..<last])
             #expect(same, "over a dithered floor the smear passes (\(after) dBFS)")
         } else {
