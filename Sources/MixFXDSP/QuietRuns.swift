@@ -8,7 +8,7 @@
 /// input was pulled. The runs are kept in a ring long enough for every run that can end after
 /// the oldest time a gate reads: within `spanFrames` of the newest input at most
 /// spanFrames / (quietFrames + 1) + 2 runs can (each holds `quietFrames` frames and the next
-/// starts after a frame that is not quiet). A gate reads forward from its own position
+/// starts after a frame that is not quiet); the ring holds one more. A gate reads forward from its own position
 /// (`View.run(at:read:)`; input times never go back). Allocated by `init` (control side),
 /// freed by its owner's `deinit`; `reset` and `record` on the render side.
 struct QuietRuns {

@@ -39,9 +39,10 @@ final class TransientGate {
     /// An input frame whose power is under this (−100 dBFS) is quiet: a dithered 16-bit file's
     /// floor is not (its samples that are not 0 are at least 1 LSB, −90.3 dBFS).
     static let quietPower: Float = 1e-10
-    /// How long the input must have been quiet for its envelope to count as `quietPower`: as
-    /// long as the release, so a tone whose power dips between peaks for that long (under 25 Hz)
-    /// is quiet only if all of it is under `quietPower`.
+    /// How long the input must have been quiet for its envelope to fall to `quietPower`: as
+    /// long as the release. A sound that is not all under `quietPower` is never quiet for that
+    /// long unless its power stays under it for 20 ms on end (a tone's power peaks every half
+    /// period: under 25 Hz, only if its peaks are within a few dB of `quietPower`).
     static let quietSeconds = 0.02
     /// How fast the input's envelope falls to `quietPower` once the input counts as quiet (a
     /// release of its power, time constant): there the gate cuts what the vocoder still holds
