@@ -63,7 +63,10 @@ final class TransientGate {
     /// The input's envelope as it arrives (in groups of 8 input frames: the same values however
     /// the input was pulled).
     private var inputEnvelope: PeakEnvelope
-    private var outputLevel: Float = 0, gain: Float = 1
+    /// The wet envelope and the gain (NaN after `reset`: the first frame gated takes its gain at
+    /// once, where moving from 1 let the first millisecond through: a hit 5–25 ms into a file
+    /// had −27 dB of its smear at the file's start).
+    private var outputLevel: Float = 0, gain: Float = .nan
     /// The input's quiet runs (`QuietRuns`) as recorded, and this gate's read position in the
     /// runs it gates against (its own or another gate's).
     private var quietRuns: QuietRuns
@@ -99,7 +102,7 @@ final class TransientGate {
     @_noLocks
     func reset() {
         envelope.update(repeating: 0, count: capacity)
-        inputEnvelope.reset(); outputLevel = 0; gain = 1
+        inputEnvelope.reset(); outputLevel = 0; gain = .nan
         quietRuns.reset(); quietRead = 0
     }
 
@@ -151,7 +154,13 @@ final class TransientGate {
             let eIn = u >= run.from ? quietEnvelope(released, u, run.from) : released
             var g: Float = 1
             if envOut > silence && excess * eIn < envOut { g = allowed * Libm.squareRoot(eIn / envOut) }
-            if g != 1 || g0 != 1 {   // (steady, the gain stays 1 without a dependent chain)
+            if g0.isNaN {   // the first frame since `reset`: nothing before it to move from
+                g0 = g
+                if g0 != 1 {
+                    left[k] = wetL * g0
+                    right?[k] = wetR * g0
+                }
+            } else if g != 1 || g0 != 1 {   // (steady, the gain stays 1 without a dependent chain)
                 g0 += (g - g0) * (g > g0 ? up : down)
                 if g == 1 && g0 > settled { g0 = 1 }
                 if g0 != 1 {

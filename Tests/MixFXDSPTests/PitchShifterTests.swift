@@ -225,6 +225,23 @@ func harmonics(f0: Double, below topHz: Double, frames n: Int, rate: Double, amp
         #expect(a.doubledDB < 3, "level after the attack \(a.doubledDB) dB above the input's at \(cents) cents")
     }
 
+    /// A hit a few milliseconds into the input: nothing of it before, though the vocoder's first
+    /// frames hold its smear from the output's first sample (the gate's gain moving from 1 over
+    /// its close time let −25 to −56 dB of it through there).
+    @Test(arguments: [(5.0, -1200.0), (12.0, 1200.0), (25.0, 200.0)])
+    func aHitJustAfterTheStartHasNothingBeforeIt(leadMS: Double, cents: Double) {
+        let rate = 44_100, lead = Int(leadMS / 1000 * Double(rate)), n = rate / 5
+        let noise = Signals.noise(frames: n, amplitude: 0.8, seed: 17)
+        var x = [Float](repeating: 0, count: lead + n + rate / 2)
+        for i in 0..<n {
+            let t = Double(i) / Double(rate)
+            x[lead + i] = noise[i] * Float(min(1, t / 0.002) * exp(-t / 0.06))
+        }
+        let (y, _) = shift(x, cents: cents, rate: Double(rate))
+        let before = Signals.rms(y[..<lead]), after = Signals.rms(y[lead..<(lead + rate * 3 / 100)])
+        #expect(Signals.db(before / after) < -90, "\(Signals.db(before / after)) dB before a hit \(leadMS) ms in at \(cents) cents")
+    }
+
     /// The same hits over a bed of low tones: the bed holds the whole band's envelope up, so only
     /// the gate on the highs keeps the smear of each hit's highs out of the 30 ms before it
     /// (−13 to −20 dB without it: Benchmarks/RESULTS.md, 2026-12-06 13:10).
