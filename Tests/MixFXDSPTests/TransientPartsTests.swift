@@ -58,9 +58,12 @@ import TestSupport
     }
 
     /// The gate's eight-frame path (a vector bound on the output's envelope, the frames run one
-    /// by one only where it might close) gives the values of the frame-by-frame path (`times`)
-    /// bit for bit: bursts against a steady wet signal at levels around the closing threshold,
-    /// stereo and mono, blocks of odd sizes, across the envelope ring's wrap.
+    /// by one only where it might close) gives the values of the frame-by-frame path bit for
+    /// bit: against a gate given its input times (`times`, whose blocks of eight or more gather
+    /// the envelope and take the same vector path) and against one called a frame at a time
+    /// (every frame through the scalar step alone); bursts against a steady wet signal at levels
+    /// around the closing threshold, with silent gaps between some (the quiet runs), stereo and
+    /// mono, blocks of odd sizes, across the envelope ring's wrap.
     @Test func theGatesEightFramePathMatchesFrameByFrame() {
         let rate = 44_100.0
         let frames = 40_000
@@ -79,14 +82,16 @@ import TestSupport
             for stereo in [true, false] {
                 let fast = TransientGate(sampleRate: rate, reachFrames: 900)   // a ring of 1024: it wraps
                 let plain = TransientGate(sampleRate: rate, reachFrames: 900)
+                let single = TransientGate(sampleRate: rate, reachFrames: 900)
                 var a = Signals.noise(frames: frames, amplitude: level, seed: 23)
                 var b = Signals.noise(frames: frames, amplitude: level, seed: 24)
-                var c = a, d = b
+                var c = a, d = b, e = a, f = b
                 let original = a
                 var done = 0, n = 0
                 inL.withUnsafeBufferPointer { l in inR.withUnsafeBufferPointer { r in
                     a.withUnsafeMutableBufferPointer { a in b.withUnsafeMutableBufferPointer { b in
                         c.withUnsafeMutableBufferPointer { c in d.withUnsafeMutableBufferPointer { d in
+                        e.withUnsafeMutableBufferPointer { e in f.withUnsafeMutableBufferPointer { f in
                             var times = [Int](repeating: 0, count: 2048)
                             while done < frames {
                                 let size = min(sizes[n % sizes.count], frames - done)
@@ -94,6 +99,7 @@ import TestSupport
                                 let right = stereo ? r.baseAddress! + done : nil
                                 fast.recordInput(left: l.baseAddress! + done, right: right, frameCount: size, at: done)
                                 plain.recordInput(left: l.baseAddress! + done, right: right, frameCount: size, at: done)
+                                single.recordInput(left: l.baseAddress! + done, right: right, frameCount: size, at: done)
                                 for k in 0..<size { times[k] = done + k }
                                 fast.process(left: a.baseAddress! + done, right: stereo ? b.baseAddress! + done : nil,
                                              frameCount: size, firstTime: done)
@@ -101,13 +107,20 @@ import TestSupport
                                     plain.process(left: c.baseAddress! + done, right: stereo ? d.baseAddress! + done : nil,
                                                   frameCount: size, firstTime: 0, times: t.baseAddress!)
                                 }
+                                for k in done..<(done + size) {
+                                    single.process(left: e.baseAddress! + k, right: stereo ? f.baseAddress! + k : nil,
+                                                   frameCount: 1, firstTime: k)
+                                }
                                 done += size
                             }
+                        } }
                         } }
                     } }
                 } }
                 let same = a == c && (!stereo || b == d)
                 #expect(same, "level \(level), \(stereo ? "stereo" : "mono")")
+                let sameAsScalar = a == e && (!stereo || b == f)
+                #expect(sameAsScalar, "level \(level), \(stereo ? "stereo" : "mono"), frame by frame")
                 gatedFrames += zip(a, original).filter { $0 != $1 }.count
             }
         }
