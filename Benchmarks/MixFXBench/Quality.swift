@@ -201,7 +201,7 @@ enum QualityBenchmark {
         }
 
         print()
-        print("attacks: noise hits every 0.5 s: pre-echo in the 30 ms before each onset (dB re the hit) / onset shift vs the input (ms) / worst 5 ms level 3–60 ms after the onset vs the input's (dB; a doubled attack shows as several dB)")
+        print("attacks: noise hits every 0.5 s: pre-echo in the 30 ms before each onset (dB re the hit) / onset shift vs the input (ms) / worst 5 ms level 3–60 ms after the onset vs the input's (dB; a doubled attack shows as several dB; 5 ms of noise varies, so the hits' envelope exactly with other noise reads about +1)")
         header("shift")
         let hits = Signals.hits(rate: rate)
         let input = "\(dir)/hits.wav"
