@@ -8,6 +8,8 @@
 /// - `StretchReader`: the position mapping p(t) and the sinc reads: the resample;
 /// - `TransientGate`: keeps the vocoder's pre-echo out of the silence before a hit;
 /// - `TransientSplice`: puts a shifted hit's attack back in place;
+/// - `LevelMatch` (offline with a tempo, stretch below 1): brings the output back to the
+///   input's level, the output held back by its look-ahead;
 /// - `InputHistory`: the input by time, which the vocoder's analysis, the splice and the
 ///   streaming dry path read;
 /// - streaming only: `PitchSwitch` (a second vocoder state for a large pitch change, crossfaded
@@ -94,9 +96,12 @@ public final class PitchShifter: @unchecked Sendable {
         let highGate: Owned<HighBandGate>
         let splice: Owned<TransientSplice>
         let history: Owned<InputHistory>
+        /// Offline with a tempo whose stretch is below 1 (nil otherwise).
+        let levelMatch: Owned<LevelMatch>?
 
         func release() {
             vocoder.release(); reader.release(); gate.release(); highGate.release(); splice.release(); history.release()
+            levelMatch?.release()
         }
     }
     private var parts: Parts?
@@ -109,6 +114,13 @@ public final class PitchShifter: @unchecked Sendable {
     private var vocoderAhead = 0
     /// Streaming: the switch to a new pitch.
     private var pitchSwitch: Owned<PitchSwitch>?
+    /// Whether `prepare` may make a `LevelMatch` (tests turn it off to compare).
+    var allowsLevelMatch = true
+    /// Whether the last `prepare` made a `LevelMatch` (offline, a tempo, σ = r/R below 1).
+    public var matchesLevel: Bool { parts?.levelMatch != nil }
+    /// With a `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
+    /// `LevelMatch.delayFrames` ahead of it).
+    private var emitIndex = 0
 
     /// The tables of one block, from the workspace: per output frame the segment's ratio and its
     /// grid index; its input time rounded down (for the gate, with a tempo); streaming, its input
@@ -267,7 +279,11 @@ public final class PitchShifter: @unchecked Sendable {
             highGate: Owned(HighBandGate(sampleRate: spec.sampleRate)),
             splice: Owned(TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
                                           halfTaps: plan.maxHalfTaps)),
-            history: Owned(history))
+            history: Owned(history),
+            levelMatch: plan.kind == .tempo && settings.ratio < settings.tempo && allowsLevelMatch
+                ? Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                   maximumFrameCount: max(1, spec.maximumFrameCount), inputAheadFrames: plan.inputAheadFrames))
+                : nil)
     }
 
     /// Takes its scratch memory from `workspace` from now on (render side: no allocation). A
@@ -299,6 +315,7 @@ public final class PitchShifter: @unchecked Sendable {
         let neutral = settings.isNeutral, mapped = heldTempoMap != nil   // (no `self` right of `&&`: see `Owned`)
         wet = !isOffline && neutral && !mapped ? 0 : 1
         outIndex = 0
+        emitIndex = 0
         // output frame 0 at input time −L·R, so that input time 0 is heard after L frames
         inputTime = -Double(latencyFrames) * settings.tempo
         inputPulled = 0
@@ -316,6 +333,7 @@ public final class PitchShifter: @unchecked Sendable {
         parts.highGate { $0.reset() }
         parts.splice { $0.reset() }
         parts.history { $0.reset() }
+        parts.levelMatch?({ $0.reset() })
     }
 
     /// Turns formant preservation on or off while running (render side, once per block;
@@ -502,8 +520,32 @@ public final class PitchShifter: @unchecked Sendable {
     public func shift(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int,
                maximumPull: Int, pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         guard let parts else { return }
-        let bound = boundWorkspace != nil
+        let bound = boundWorkspace != nil, most = maximumFrameCount
         precondition(bound, "a shifter prepared with sharesWorkspace needs use(_:) before it processes")
+        precondition(frameCount <= most)
+        guard let levelMatch = parts.levelMatch else {
+            try shiftBlock(parts, into: left, right, frameCount: frameCount, maximumPull: maximumPull, pull: pull)
+            return
+        }
+        // the output made `delayFrames` ahead of what is handed out, in blocks of at most the
+        // spec's, into the level match's own buffers
+        let (staging, delay) = levelMatch { ($0.staging, $0.delayFrames) }
+        let target = emitIndex + frameCount + delay
+        while outIndex < target {
+            let n = min(most, target - outIndex)
+            try shiftBlock(parts, into: staging.left, right == nil ? nil : staging.right, frameCount: n, maximumPull: maximumPull,
+                           pull: pull)
+            levelMatch { $0.push(left: staging.left, right: right == nil ? nil : staging.right, frameCount: n) }
+        }
+        levelMatch { $0.pop(into: left, right, frameCount: frameCount) }
+        emitIndex += frameCount
+    }
+
+    /// The tempo path's next `frameCount` output frames, output frame n at input time n·R.
+    @inline(__always)
+    private func shiftBlock(_ parts: Parts, into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?,
+                            frameCount: Int, maximumPull: Int,
+                            pull: (Int) throws -> (UnsafePointer<Float>, UnsafePointer<Float>?)) rethrows {
         // frame n at input time n·R, from its absolute index (the same times in any blocks); the
         // input pulled as far as a splice reads, the vocoder taking it as far as its own bound
         let last = Int(Libm.roundedUp(Double(outIndex + frameCount - 1) * settings.tempo))
@@ -676,6 +718,7 @@ public final class PitchShifter: @unchecked Sendable {
             let at = inputPulled
             parts.gate { $0.recordInput(left: l, right: r, frameCount: n, at: at) }
             parts.history { $0.write(left: l, right: r, frameCount: n, at: at) }
+            parts.levelMatch?({ $0.recordInput(left: l, right: r, frameCount: n, at: at) })
             let inStep = parts.vocoder { $0.inputEnd } == at && at + n <= ownNeed
             inputPulled += n
             if inStep {

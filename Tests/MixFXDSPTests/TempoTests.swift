@@ -6,10 +6,12 @@ import TestSupport
 /// Tempo (`PitchShifterSettings.tempo`): the output lasts 1/R of the input, the pitch kept or
 /// moved by the cents, the time map exact (input time n·R at output frame n).
 /// `blocks`: the output blocks' sizes, repeated (default: `block`); `pull`: the most input asked
-/// for at a time (default: `block`). The shifter is prepared for blocks of `block`.
+/// for at a time (default: `block`). The shifter is prepared for blocks of `block`;
+/// `levelMatch` false: without a `LevelMatch` even where the stretch is below 1.
 func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48_000, block: Int = 512, blocks: [Int]? = nil,
-             pull: Int? = nil) -> (out: [[Float]], starved: Int) {
+             pull: Int? = nil, levelMatch: Bool = true) -> (out: [[Float]], starved: Int) {
     let ps = PitchShifter()
+    ps.allowsLevelMatch = levelMatch
     let channels = x.count
     ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: channels),
                settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))

@@ -33,7 +33,7 @@ import TestSupport
     @Test func tempoOutputIsTheSameForAnyBlockSize() throws {
         func make() -> AudioEngine {
             let engine = AudioEngine()
-            for (k, (tempo, cents)) in [(0.8, -200.0), (1.25, 700.0), (0.5, 0.0)].enumerated() {
+            for (k, (tempo, cents)) in [(0.8, -200.0), (1.25, 700.0), (0.5, 0.0), (1.6, -300.0)].enumerated() {
                 let t = engine.addTrack(source: MemorySource(channels: [Signals.noise(frames: 30_000, amplitude: 0.3, seed: 40 + UInt64(k)),
                                                                         Signals.noise(frames: 30_000, amplitude: 0.3, seed: 50 + UInt64(k))],
                                                              sampleRate: 48_000))

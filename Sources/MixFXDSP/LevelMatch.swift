@@ -1,0 +1,200 @@
+/// Brings a compressing shift's output back to the level of the input it came from.
+///
+/// Where the vocoder's stretch σ = r/R is below 1 (a faster tempo, a lowered pitch at a tempo),
+/// its frames come from input further apart than they overlap in the output; on material that
+/// is not a steady tone they add with less than full coherence, so noise comes out quieter
+/// (white noise 1.6 dB at tempo 2) while the smear fills the gaps and decays after a sound.
+/// This part scales the output by
+///
+///     g(n) = √(P_in / P_out),
+///
+/// P_out the mean instantaneous power (`HilbertPair`, the channels' mean) of the output over
+/// `windowSeconds` centred on output frame n, P_in the input's over the input times that window
+/// maps to, [⌊(n − h)·R⌋, ⌊(n + h)·R⌋) (output frame n is at input time n·R). g is kept within
+/// `lowestGain`…`highestGain`, moved toward 1 by `deadZone` (g = 1 exactly within it: a steady
+/// tone, whose level the vocoder keeps, passes unchanged, to the bit), and smoothed by a
+/// triangle of half-width S = `smoothingSeconds` (two running means of S frames, on gains
+/// fixed at 2⁻³⁰ so that every sum is exact and the same whatever the blocks). The window and
+/// the smoothing look ahead, so the output is delayed by `delayFrames` D = S + h − 2: `push`
+/// takes the shifter's output as it is made, `pop` gives it back D frames later, scaled.
+///
+/// Input side: `recordInput` follows the input as it is pulled, by input time; both sides keep
+/// prefix sums of the power in rings long enough for the windows still to come. Made by
+/// `PitchShifter.prepare` (control side); `reset`, `recordInput`, `push`, `pop` on the render
+/// side (no allocation). One thread at a time.
+final class LevelMatch {
+    /// The power window, centred on the output frame (10 ms).
+    static let windowSeconds = 0.010
+    /// The half-width of the gain's triangular smoothing (15 ms).
+    static let smoothingSeconds = 0.015
+    /// g within this of 1 is 1; beyond it, g is moved this much toward 1.
+    static let deadZone = 0.005
+    /// The gain's range: −6 dB to +3 dB.
+    static let lowestGain = 0.501187233627272, highestGain = 1.41253754462275
+    /// Added to both powers (mean square per frame): silence against silence is g = 1.
+    static let powerFloor = 1e-10
+    /// The fixed point of the gains: 2³⁰ is 1.
+    static let unit: Int64 = 1 << 30
+
+    /// How far `pop` lags `push`, frames.
+    let delayFrames: Int
+    /// Where the owner may make a block before `push`: `maximumFrameCount` frames a channel.
+    let staging: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>)
+    private let half: Int, smoothing: Int, tempo: Double, channels: Int
+    private let maximumFrameCount: Int
+    // power prefix sums: C[t] = Σ_{u<t} p[u], by input time and by output index
+    private let inputSums: UnsafeMutablePointer<Double>, inputMask: Int
+    private let outputSums: UnsafeMutablePointer<Double>, outputMask: Int
+    // the raw gains (fixed point), the first running means, the smoothed gains: rings by frame
+    private let rawGains: UnsafeMutablePointer<Int64>, firstMeans: UnsafeMutablePointer<Int64>, gainMask: Int
+    private let gains: UnsafeMutablePointer<Int64>
+    // the output held back, left then right, a ring of `delayMask + 1` frames each
+    private let held: UnsafeMutablePointer<Float>, delayMask: Int
+    private var inputPair = (HilbertPair(), HilbertPair()), outputPair = (HilbertPair(), HilbertPair())
+    private var inputRecorded = 0, inputTotal = 0.0
+    private var pushed = 0, outputTotal = 0.0, popped = 0
+    private var firstSum: Int64 = 0, secondSum: Int64 = 0
+
+    /// A level match for a shifter at `tempo` R with `channels` channels, given blocks of at
+    /// most `maximumFrameCount`, whose input is pulled at most `inputAheadFrames` past the
+    /// input time of the last output frame made.
+    init(sampleRate: Double, channels: Int, tempo: Double, maximumFrameCount: Int, inputAheadFrames: Int) {
+        precondition(channels == 1 || channels == 2)
+        self.channels = channels
+        self.tempo = tempo
+        self.maximumFrameCount = max(1, maximumFrameCount)
+        half = max(1, Int((Self.windowSeconds * sampleRate / 2).rounded(.down)))
+        smoothing = max(2, 2 * Int((Self.smoothingSeconds * sampleRate / 2).rounded()))
+        delayFrames = smoothing + half - 2
+        // a gain needs the output 2h back and the input from there (R times as far) up to
+        // what the shifter has pulled ahead of its newest output
+        let outputSpan = 2 * half + self.maximumFrameCount + delayFrames + 2
+        let inputSpan = Int((Double(outputSpan) * tempo).rounded(.up)) + inputAheadFrames + self.maximumFrameCount + 2
+        inputMask = powerOfTwo(atLeast: inputSpan) - 1
+        outputMask = powerOfTwo(atLeast: outputSpan) - 1
+        gainMask = powerOfTwo(atLeast: max(2 * smoothing + 2, delayFrames + self.maximumFrameCount + 2)) - 1
+        delayMask = powerOfTwo(atLeast: delayFrames + self.maximumFrameCount + 1) - 1
+        inputSums = .allocate(capacity: inputMask + 1)
+        outputSums = .allocate(capacity: outputMask + 1)
+        rawGains = .allocate(capacity: gainMask + 1)
+        firstMeans = .allocate(capacity: gainMask + 1)
+        gains = .allocate(capacity: gainMask + 1)
+        held = .allocate(capacity: 2 * (delayMask + 1))
+        staging = (.allocate(capacity: self.maximumFrameCount), .allocate(capacity: self.maximumFrameCount))
+        staging.left.initialize(repeating: 0, count: self.maximumFrameCount)
+        staging.right.initialize(repeating: 0, count: self.maximumFrameCount)
+        reset()
+    }
+
+    deinit {
+        inputSums.deallocate(); outputSums.deallocate(); rawGains.deallocate(); firstMeans.deallocate(); gains.deallocate()
+        held.deallocate(); staging.left.deallocate(); staging.right.deallocate()
+    }
+
+    /// Nothing recorded; every gain before frame 0 counts as 1.
+    @_noLocks
+    func reset() {
+        inputSums[0] = 0; outputSums[0] = 0
+        rawGains.update(repeating: Self.unit, count: gainMask + 1)
+        let s = Int64(smoothing)
+        firstMeans.update(repeating: s * Self.unit, count: gainMask + 1)
+        gains.update(repeating: s * s * Self.unit, count: gainMask + 1)
+        held.update(repeating: 0, count: 2 * (delayMask + 1))
+        inputPair.0.reset(); inputPair.1.reset(); outputPair.0.reset(); outputPair.1.reset()
+        inputRecorded = 0; inputTotal = 0; pushed = 0; outputTotal = 0; popped = 0
+        firstSum = s * Self.unit; secondSum = s * s * Self.unit
+    }
+
+    /// Follows the input's next `frameCount` frames, input times `time` on (each call's `time`
+    /// where the last one ended).
+    @_noLocks
+    func recordInput(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, at time: Int) {
+        var total = inputTotal
+        let sums = inputSums, mask = inputMask
+        var pairs = inputPair
+        defer { inputPair = pairs; inputTotal = total; inputRecorded = time + frameCount }
+        for k in 0..<frameCount {
+            var p = pairs.0.power(left[k])
+            if let right { p = 0.5 * (p + pairs.1.power(right[k])) }
+            total += p
+            sums[(time + k + 1) & mask] = total
+        }
+    }
+
+    /// Takes the shifter's next `frameCount` output frames (after the ones pushed before) and
+    /// works out the gains they complete.
+    @_noLocks
+    func push(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int) {
+        let first = pushed, hold = held, dMask = delayMask, stride = delayMask + 1
+        var total = outputTotal
+        var pairs = outputPair
+        let sums = outputSums, oMask = outputMask
+        for k in 0..<frameCount {
+            let slot = (first + k) & dMask
+            hold[slot] = left[k]
+            var p = pairs.0.power(left[k])
+            if let right {
+                hold[stride + slot] = right[k]
+                p = 0.5 * (p + pairs.1.power(right[k]))
+            }
+            total += p
+            sums[(first + k + 1) & oMask] = total
+        }
+        outputPair = pairs; outputTotal = total; pushed = first + frameCount
+        // raw gain j needs the output up to j + h − 1
+        let h = half, firstGain = first - h + 1, endGain = pushed - h + 1
+        for j in max(0, firstGain)..<max(0, endGain) { addGain(j, rawGain(j)) }
+    }
+
+    /// g(j), fixed point: the input's mean power over the window against the output's.
+    @inline(__always)
+    private func rawGain(_ j: Int) -> Int64 {
+        let h = half, r = tempo
+        let a = max(0, j - h), b = j + h
+        let outputPower = (outputSums[b & outputMask] - outputSums[a & outputMask]) / Double(b - a)
+        let ia = max(0, floorToInt(Double(j - h) * r))
+        let ib = min(max(ia, floorToInt(Double(j + h) * r)), inputRecorded)
+        let inputPower = ib > ia ? (inputSums[ib & inputMask] - inputSums[ia & inputMask]) / Double(ib - ia) : 0
+        let floor = Self.powerFloor
+        var g = Libm.sqrt((max(0, inputPower) + floor) / (max(0, outputPower) + floor))
+        g = min(max(g, Self.lowestGain), Self.highestGain)
+        let dead = Self.deadZone
+        if g > 1 + dead { g -= dead } else if g < 1 - dead { g += dead } else { return Self.unit }
+        return Int64(Libm.rounded(g * Double(Self.unit)))
+    }
+
+    /// Records raw gain j and the smoothed gain it completes, i = j − S + 1: the second running
+    /// mean of S of the first, B₁(k) = Σ g(k − S/2 … k + S/2 − 1), B₂(i) = Σ B₁(i − S/2 + 1 … i + S/2).
+    @inline(__always)
+    private func addGain(_ j: Int, _ g: Int64) {
+        let s = smoothing, mask = gainMask
+        firstSum += g - rawGains[(j - s) & mask]
+        rawGains[j & mask] = g
+        let k = j - s / 2 + 1
+        secondSum += firstSum - firstMeans[(k - s) & mask]
+        firstMeans[k & mask] = firstSum
+        let i = k - s / 2
+        if i >= 0 { gains[i & mask] = secondSum }
+    }
+
+    /// Writes the next `frameCount` frames of the held output, scaled by their gains (frame i
+    /// is what `push` was given as frame i; `delayFrames` more must have been pushed).
+    @_noLocks
+    func pop(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int) {
+        let first = popped, hold = held, dMask = delayMask, stride = delayMask + 1, gMask = gainMask
+        let one = Int64(smoothing) * Int64(smoothing) * Self.unit, scale = 1 / Double(one)
+        for k in 0..<frameCount {
+            let slot = (first + k) & dMask
+            let g = gains[(first + k) & gMask]
+            if g == one {
+                left[k] = hold[slot]
+                right?[k] = hold[stride + slot]
+            } else {
+                let gain = Float(Double(g) * scale)
+                left[k] = gain * hold[slot]
+                right?[k] = gain * hold[stride + slot]
+            }
+        }
+        popped = first + frameCount
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+@testable import MixFXDSP
+import TestSupport
+
+/// `LevelMatch`: on its own (the gain it works out, its delay, its limits, any blocks), and in
+/// the offline tempo path where the stretch is below 1 (noise keeps its level, a steady tone
+/// passes to the bit, the gaps between sounds are not filled).
+@Suite struct LevelMatchTests {
+    /// Runs `input` (recorded at input times n·`tempo`) and `output` through a level match in
+    /// blocks of `blocks` (repeated), stereo when given two channels; what `pop` hands out.
+    static func matched(input: [[Float]], output: [[Float]], tempo: Double, blocks: [Int], rate: Double = 48_000) -> [[Float]] {
+        let most = blocks.max()!, channels = output.count
+        let match = LevelMatch(sampleRate: rate, channels: channels, tempo: tempo, maximumFrameCount: most, inputAheadFrames: 64)
+        let frames = output[0].count - match.delayFrames
+        var out = [[Float]](repeating: [], count: channels)
+        var recorded = 0, pushed = 0, popped = 0, b = 0
+        func record(upTo t: Int) {
+            while recorded < min(t, input[0].count) {
+                let n = min(most, min(t, input[0].count) - recorded)
+                input[0].withUnsafeBufferPointer { l in
+                    input[channels - 1].withUnsafeBufferPointer { r in
+                        match.recordInput(left: l.baseAddress! + recorded, right: channels > 1 ? r.baseAddress! + recorded : nil,
+                                          frameCount: n, at: recorded)
+                    }
+                }
+                recorded += n
+            }
+        }
+        while popped < frames {
+            let n = min(blocks[b % blocks.count], frames - popped)
+            b += 1
+            while pushed < popped + n + match.delayFrames {
+                let k = min(most, popped + n + match.delayFrames - pushed)
+                record(upTo: Int(Double(pushed + k) * tempo) + 64)
+                output[0].withUnsafeBufferPointer { l in
+                    output[channels - 1].withUnsafeBufferPointer { r in
+                        match.push(left: l.baseAddress! + pushed, right: channels > 1 ? r.baseAddress! + pushed : nil, frameCount: k)
+                    }
+                }
+                pushed += k
+            }
+            var l = [Float](repeating: 0, count: n), r = [Float](repeating: 0, count: n)
+            l.withUnsafeMutableBufferPointer { lp in
+                r.withUnsafeMutableBufferPointer { rp in match.pop(into: lp.baseAddress!, channels > 1 ? rp.baseAddress! : nil, frameCount: n) }
+            }
+            out[0] += l
+            if channels > 1 { out[1] += r }
+            popped += n
+        }
+        return out
+    }
+
+    /// An output at a steady fraction a of the input's level (the input itself, scaled: the
+    /// same instantaneous power, a² of it) is scaled by 1/a less the dead zone, within the
+    /// range, frame for frame in place (so the delay is right), the same for mono and stereo:
+    /// a = 0.8 gives 1.25 − 0.005; a = 0.6, beyond +3 dB, gives 1.41254 − 0.005; a = 1.1 gives
+    /// 1/1.1 + 0.005; a = 0.998, within the dead zone, is left exactly as it was.
+    @Test(arguments: [(0.8, 1.245), (0.6, LevelMatch.highestGain - 0.005), (1.1, 1 / 1.1 + 0.005), (0.998, 1.0)])
+    func aSteadyLevelIsBroughtBackWithinItsLimits(a: Double, expected: Double) {
+        let n = 24_000
+        let x = [Signals.noise(frames: n, amplitude: 0.3, seed: 7), Signals.noise(frames: n, amplitude: 0.3, seed: 8)]
+        for channels in [1, 2] {
+            let input = Array(x.prefix(channels))
+            let output = input.map { $0.map { Float(a) * $0 } }
+            let z = Self.matched(input: input, output: output, tempo: 1, blocks: [512])
+            // (past the first window and smoothing, where the gains before frame 0 count as 1)
+            var worst = 0.0
+            for c in 0..<channels {
+                for i in 2_000..<z[c].count where abs(output[c][i]) > 1e-3 {
+                    worst = max(worst, abs(Double(z[c][i]) / Double(output[c][i]) - expected))
+                }
+            }
+            #expect(worst < 2e-6, "a \(a), \(channels) channel(s): the gain is off \(expected) by up to \(worst)")
+            if a == 0.998 { #expect(z[0][2_000...] == output[0][2_000..<z[0].count], "within the dead zone the samples are untouched") }
+        }
+    }
+
+    /// At a tempo R the input's window is the output window's input times, R times as long:
+    /// an output that holds every R-th input sample at half level (R = 2, white noise: the
+    /// same power per sample, a quarter of it) is brought back to the input's level, and an
+    /// input that falls silent halfway turns the output down as far as the range allows.
+    @Test func theInputWindowIsTheOutputWindowsInputTimes() {
+        let n = 48_000
+        var x = Signals.noise(frames: 2 * n, amplitude: 0.3, seed: 3)
+        for i in n..<(2 * n) { x[i] = 0 }   // the input silent from input time n: output frame n/2
+        let all = Signals.noise(frames: 2 * n, amplitude: 0.3, seed: 3)
+        let decimated = (0..<n).map { 0.5 * all[2 * $0] }
+        let z = Self.matched(input: [x], output: [decimated], tempo: 2, blocks: [700])[0]
+        let early = Signals.db(Signals.rms(z[4_000..<20_000]) / Signals.rms(decimated[4_000..<20_000]))
+        let late = Signals.db(Signals.rms(z[26_000..<z.count]) / Signals.rms(decimated[26_000..<z.count]))
+        // (white noise decimated by 2 keeps its power: the gain wanted is 2, beyond the range)
+        #expect(abs(early - Signals.db(LevelMatch.highestGain - 0.005)) < 0.05, "\(early) dB while the input sounds")
+        #expect(abs(late - Signals.db(LevelMatch.lowestGain + 0.005)) < 0.01, "\(late) dB once it is silent")
+    }
+
+    /// The same output whatever the blocks pushed and popped (every sum is per frame; the
+    /// gains' are exact).
+    @Test func theSameForAnyBlocks() {
+        let n = 30_000
+        let x = [Signals.noise(frames: 2 * n, amplitude: 0.3, seed: 11), Signals.noise(frames: 2 * n, amplitude: 0.3, seed: 12)]
+        // an output whose level moves: noise under a slow swell
+        func swell(_ i: Int) -> Float { Float(0.2 + 0.8 * abs(sin(Double(i) / 3000))) }
+        let y: [[Float]] = (0..<2).map { c in (0..<n).map { i in swell(i) * x[c][2 * i + 1] } }
+        let reference = Self.matched(input: x, output: y, tempo: 2, blocks: [4096])
+        for blocks in [[1], [333, 17, 1024], [4096, 5]] {
+            let z = Self.matched(input: x, output: y, tempo: 2, blocks: blocks)
+            #expect(z == reference, "blocks \(blocks)")
+        }
+        #expect(reference[0] != Array(y[0].prefix(reference[0].count)), "the gains moved")
+    }
+
+    /// Only an offline shifter with a tempo whose stretch σ = r/R is below 1 has one.
+    @Test(arguments: [(2.0, 0.0, true), (1.25, 0.0, true), (1.5, -400.0, true), (0.8, 0.0, false), (1.25, 700.0, false),
+                      (1.0, -400.0, false)])
+    func onlyACompressingTempoMatchesTheLevel(tempo: Double, cents: Double, matches: Bool) {
+        let ps = PitchShifter()
+        ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 512, channelCount: 2),
+                   settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))
+        #expect(ps.matchesLevel == matches)
+        if tempo <= PitchShifterSettings.liveTempoRange.upperBound && tempo >= PitchShifterSettings.liveTempoRange.lowerBound {
+            ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 512, channelCount: 2),
+                       settings: PitchShifterSettings(pitchCents: cents, tempo: tempo), mode: .streaming)
+            #expect(!ps.matchesLevel, "streaming")
+        }
+    }
+
+    /// White noise keeps its level at a faster tempo (the middle two thirds within 0.15 dB),
+    /// where without the level match it loses 0.5 dB or more.
+    @Test(arguments: [(1.25, 0.0), (2.0, 0.0), (3.0, 0.0), (1.5, -400.0)])
+    func whiteNoiseKeepsItsLevel(tempo: Double, cents: Double) {
+        let x = [Signals.noise(frames: 96_000, amplitude: 0.3, seed: 21), Signals.noise(frames: 96_000, amplitude: 0.3, seed: 22)]
+        func level(_ on: Bool) -> Double {
+            let y = stretch(x, tempo: tempo, cents: cents, block: 1024, levelMatch: on).out
+            let m = y[0].count
+            return Signals.db(Signals.rms(y[0][(m / 6)..<(5 * m / 6)] + y[1][(m / 6)..<(5 * m / 6)])
+                              / Signals.rms(x[0][...] + x[1][...]))
+        }
+        let matched = level(true), unmatched = level(false)
+        #expect(abs(matched) < 0.15, "tempo \(tempo), \(cents) ct: \(matched) dB")
+        #expect(unmatched < -0.5, "tempo \(tempo), \(cents) ct: \(unmatched) dB without the level match")
+    }
+
+    /// A steady tone, whose level the vocoder keeps, comes out the same to the bit past its first
+    /// and last 0.1 s (where the input starts and stops at full level).
+    @Test(arguments: [1.25, 2.0, 3.0])
+    func aSteadyToneIsUntouched(tempo: Double) {
+        let x = Signals.sine(frequencyHz: 440, sampleRate: 48_000, frames: 96_000, amplitude: 0.5)
+        let matched = stretch([x, x], tempo: tempo, block: 1024).out[0]
+        let plain = stretch([x, x], tempo: tempo, block: 1024, levelMatch: false).out[0]
+        let body = 4_800..<(matched.count - 4_800)
+        let differing = body.filter { matched[$0] != plain[$0] }.count
+        #expect(differing == 0, "tempo \(tempo): \(differing) samples differ")
+    }
+
+    /// Loud and quiet in turn (noise bursts of 0.2 s over a bed 40 dB under, 0.2 s apart) at
+    /// tempo 2: the bursts keep their level (within 0.3 dB; without the match they lose over
+    /// 1 dB), and the bed between them is not lifted above the input's (the middle halves).
+    @Test func burstsKeepTheirLevelAndTheBedBetweenIsNotFilled() {
+        let rate = 48_000, period = 19_200, burst = 9_600
+        let noise = Signals.noise(frames: 8 * period, amplitude: 0.3, seed: 31)
+        let x = (0..<(8 * period)).map { $0 % period < burst ? noise[$0] : 0.01 * noise[$0] }
+        let quarter = burst / 4
+        var inputBed: [Float] = []
+        for p in 1..<7 { inputBed += x[(p * period + burst + quarter)..<(p * period + burst + 3 * quarter)] }
+        func levels(_ on: Bool) -> (bed: Double, burst: Double) {
+            let y = stretch([x], tempo: 2, rate: Double(rate), block: 1024, levelMatch: on).out[0]
+            var beds: [Float] = [], bursts: [Float] = []
+            for p in 1..<7 {
+                let start: Int = p * period / 2
+                let burstStart: Int = start + quarter / 2, bedStart: Int = start + burst / 2 + quarter / 2
+                bursts += y[burstStart..<(burstStart + quarter)]
+                beds += y[bedStart..<(bedStart + quarter)]
+            }
+            return (Signals.db(Signals.rms(beds[...]) / Signals.rms(inputBed[...])),
+                    Signals.db(Signals.rms(bursts[...]) / Signals.rms(noise[0..<burst])))
+        }
+        let matched = levels(true), plain = levels(false)
+        #expect(abs(matched.burst) < 0.3, "the bursts: \(matched.burst) dB against the input's")
+        #expect(plain.burst < -1, "without the match the bursts: \(plain.burst) dB")
+        #expect(matched.bed < 0, "the bed between them: \(matched.bed) dB against the input's")
+    }
+}
