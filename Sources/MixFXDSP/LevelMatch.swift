@@ -1,10 +1,10 @@
-/// Brings a compressing shift's output back to the level of the input it came from.
+/// Brings a compressing tempo change's output back to the level of the input it came from.
 ///
-/// Where the vocoder's stretch σ = r/R is below 1 (a faster tempo, a lowered pitch at a tempo),
-/// its frames come from input further apart than they overlap in the output; on material that
-/// is not a steady tone they add with less than full coherence, so noise comes out quieter
-/// (white noise 1.6 dB at tempo 2) while the smear fills the gaps and decays after a sound.
-/// This part scales the output by
+/// Where the vocoder's stretch σ = r/R is below 1 (a faster tempo, unless the pitch rises as
+/// much), its frames come from input frames further apart than they overlap in the output; on
+/// material that is not a steady tone they add with less than full coherence, so noise comes out
+/// quieter (the more, the faster), while the smear fills the dips and decays after a sound. This
+/// part scales the output by
 ///
 ///     g(n) = √(P_in / P_out),
 ///
@@ -19,7 +19,11 @@
 /// takes the shifter's output as it is made, `pop` gives it back D frames later, scaled.
 ///
 /// Input side: `recordInput` follows the input as it is pulled, by input time; both sides keep
-/// prefix sums of the power in rings long enough for the windows still to come. Made by
+/// prefix sums of the power in rings long enough for the windows still to come. (The detectors
+/// settle on their own clocks, input and output time: after a step of a DC offset or of content
+/// under about 20 Hz the two disagree for a few of the slowest section's time constants (800
+/// samples, 17 ms at 48 kHz), and the gain follows. Slower tempos, where that lasts longer in
+/// the output, are left without a match: there the level loss is also smaller.) Made by
 /// `PitchShifter.prepare` (control side); `reset`, `recordInput`, `push`, `pop` on the render
 /// side (no allocation). One thread at a time.
 final class LevelMatch {
