@@ -46,17 +46,19 @@ final class LevelMatch {
     let staging: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>)
     private let half: Int, smoothing: Int, tempo: Double, channels: Int
     private let maximumFrameCount: Int
-    // power prefix sums: C[t] = Σ_{u<t} p[u], by input time and by output index
-    private let inputSums: UnsafeMutablePointer<Double>, inputMask: Int
-    private let outputSums: UnsafeMutablePointer<Double>, outputMask: Int
+    // power prefix sums C[t] = Σ_{u<t} p[u], by input time and by output index, each as a sum
+    // and its rounding error (compensated: a window's difference keeps its precision however
+    // long the file before it)
+    private let inputSums: UnsafeMutablePointer<CompensatedSum>, inputMask: Int
+    private let outputSums: UnsafeMutablePointer<CompensatedSum>, outputMask: Int
     // the raw gains (fixed point), the first running means, the smoothed gains: rings by frame
     private let rawGains: UnsafeMutablePointer<Int64>, firstMeans: UnsafeMutablePointer<Int64>, gainMask: Int
     private let gains: UnsafeMutablePointer<Int64>
     // the output held back, left then right, a ring of `delayMask + 1` frames each
     private let held: UnsafeMutablePointer<Float>, delayMask: Int
     private var inputPair = (HilbertPair(), HilbertPair()), outputPair = (HilbertPair(), HilbertPair())
-    private var inputRecorded = 0, inputTotal = 0.0
-    private var pushed = 0, outputTotal = 0.0, popped = 0
+    private var inputRecorded = 0, inputTotal = CompensatedSum()
+    private var pushed = 0, outputTotal = CompensatedSum(), popped = 0
     private var firstSum: Int64 = 0, secondSum: Int64 = 0
 
     /// A level match for a shifter at `tempo` R with `channels` channels, given blocks of at
@@ -70,9 +72,9 @@ final class LevelMatch {
         half = max(1, Int((Self.windowSeconds * sampleRate / 2).rounded(.down)))
         smoothing = max(2, 2 * Int((Self.smoothingSeconds * sampleRate / 2).rounded()))
         delayFrames = smoothing + half - 2
-        // a gain needs the output 2h back and the input from there (R times as far) up to
-        // what the shifter has pulled ahead of its newest output
-        let outputSpan = 2 * half + self.maximumFrameCount + delayFrames + 2
+        // a block's gains need the output from 2h before it, and the input from there (R times
+        // as far) up to what the shifter has pulled ahead of the block's last frame
+        let outputSpan = 2 * half + self.maximumFrameCount + 2
         let inputSpan = Int((Double(outputSpan) * tempo).rounded(.up)) + inputAheadFrames + self.maximumFrameCount + 2
         inputMask = powerOfTwo(atLeast: inputSpan) - 1
         outputMask = powerOfTwo(atLeast: outputSpan) - 1
@@ -98,14 +100,14 @@ final class LevelMatch {
     /// Nothing recorded; every gain before frame 0 counts as 1.
     @_noLocks
     func reset() {
-        inputSums[0] = 0; outputSums[0] = 0
+        inputSums[0] = CompensatedSum(); outputSums[0] = CompensatedSum()
         rawGains.update(repeating: Self.unit, count: gainMask + 1)
         let s = Int64(smoothing)
         firstMeans.update(repeating: s * Self.unit, count: gainMask + 1)
         gains.update(repeating: s * s * Self.unit, count: gainMask + 1)
         held.update(repeating: 0, count: 2 * (delayMask + 1))
         inputPair.0.reset(); inputPair.1.reset(); outputPair.0.reset(); outputPair.1.reset()
-        inputRecorded = 0; inputTotal = 0; pushed = 0; outputTotal = 0; popped = 0
+        inputRecorded = 0; inputTotal = CompensatedSum(); pushed = 0; outputTotal = CompensatedSum(); popped = 0
         firstSum = s * Self.unit; secondSum = s * s * Self.unit
     }
 
@@ -120,7 +122,7 @@ final class LevelMatch {
         for k in 0..<frameCount {
             var p = pairs.0.power(left[k])
             if let right { p = 0.5 * (p + pairs.1.power(right[k])) }
-            total += p
+            total.add(p)
             sums[(time + k + 1) & mask] = total
         }
     }
@@ -141,7 +143,7 @@ final class LevelMatch {
                 hold[stride + slot] = right[k]
                 p = 0.5 * (p + pairs.1.power(right[k]))
             }
-            total += p
+            total.add(p)
             sums[(first + k + 1) & oMask] = total
         }
         outputPair = pairs; outputTotal = total; pushed = first + frameCount
@@ -155,10 +157,10 @@ final class LevelMatch {
     private func rawGain(_ j: Int) -> Int64 {
         let h = half, r = tempo
         let a = max(0, j - h), b = j + h
-        let outputPower = (outputSums[b & outputMask] - outputSums[a & outputMask]) / Double(b - a)
+        let outputPower = outputSums[b & outputMask].minus(outputSums[a & outputMask]) / Double(b - a)
         let ia = max(0, floorToInt(Double(j - h) * r))
         let ib = min(max(ia, floorToInt(Double(j + h) * r)), inputRecorded)
-        let inputPower = ib > ia ? (inputSums[ib & inputMask] - inputSums[ia & inputMask]) / Double(ib - ia) : 0
+        let inputPower = ib > ia ? inputSums[ib & inputMask].minus(inputSums[ia & inputMask]) / Double(ib - ia) : 0
         let floor = Self.powerFloor
         var g = Libm.sqrt((max(0, inputPower) + floor) / (max(0, outputPower) + floor))
         g = min(max(g, Self.lowestGain), Self.highestGain)
@@ -201,4 +203,23 @@ final class LevelMatch {
         }
         popped = first + frameCount
     }
+}
+
+/// A running sum and the rounding error of its additions (Neumaier's compensated summation), so
+/// that the difference of two running sums far into a long file is as precise as a sum of the
+/// values between them.
+struct CompensatedSum {
+    private(set) var sum = 0.0, error = 0.0
+
+    @inline(__always)
+    mutating func add(_ x: Double) {
+        let t = sum + x
+        // (the exact error of the rounded addition, whichever operand is larger)
+        error += abs(sum) >= abs(x) ? (sum - t) + x : (x - t) + sum
+        sum = t
+    }
+
+    /// This sum less an earlier one.
+    @inline(__always)
+    func minus(_ earlier: CompensatedSum) -> Double { (sum - earlier.sum) + (error - earlier.error) }
 }

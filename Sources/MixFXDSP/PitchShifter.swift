@@ -8,8 +8,8 @@
 /// - `StretchReader`: the position mapping p(t) and the sinc reads: the resample;
 /// - `TransientGate`: keeps the vocoder's pre-echo out of the silence before a hit;
 /// - `TransientSplice`: puts a shifted hit's attack back in place;
-/// - `LevelMatch` (offline with a tempo, stretch below 1): brings the output back to the
-///   input's level, the output held back by its look-ahead;
+/// - `LevelMatch` (offline, a tempo above 1 and a stretch r/R below 1): brings the output back
+///   to the input's level, the output made ahead inside the shifter by its look-ahead;
 /// - `InputHistory`: the input by time, which the vocoder's analysis, the splice and the
 ///   streaming dry path read;
 /// - streaming only: `PitchSwitch` (a second vocoder state for a large pitch change, crossfaded
@@ -69,8 +69,12 @@ public final class PitchShifter: @unchecked Sendable {
     public private(set) var liveLatencyFrames = 0
     /// With a tempo: how far ahead of an output frame's input time the input is taken, so that
     /// the stretched signal is final where it is read (the latency bound, with the stretch
-    /// σ = r/R for r). The output itself has no latency: input comes on demand.
+    /// σ = r/R for r), and, with a `LevelMatch`, its output made `delayFrames` ahead. The
+    /// output itself has no latency: input comes on demand.
     public private(set) var inputAheadFrames = 0
+    /// The plan's part of `inputAheadFrames`: how far past the last output frame made the
+    /// input is pulled.
+    private var pullAheadFrames = 0
     /// How far past the input time of a block's first output frame the input may be pulled
     /// (`PitchShifterPlan.lookAheadFrames`; 0 when skipped).
     public var lookAheadFrames: Int { plan?.lookAheadFrames ?? 0 }
@@ -96,7 +100,7 @@ public final class PitchShifter: @unchecked Sendable {
         let highGate: Owned<HighBandGate>
         let splice: Owned<TransientSplice>
         let history: Owned<InputHistory>
-        /// Offline with a tempo whose stretch is below 1 (nil otherwise).
+        /// Offline with a tempo above 1 and a stretch r/R below 1 (nil otherwise).
         let levelMatch: Owned<LevelMatch>?
 
         func release() {
@@ -116,7 +120,7 @@ public final class PitchShifter: @unchecked Sendable {
     private var pitchSwitch: Owned<PitchSwitch>?
     /// Whether `prepare` may make a `LevelMatch` (tests turn it off to compare).
     var allowsLevelMatch = true
-    /// Whether the last `prepare` made a `LevelMatch` (offline, a tempo, σ = r/R below 1).
+    /// Whether the last `prepare` made a `LevelMatch` (offline, a tempo above 1, σ = r/R below 1).
     public var matchesLevel: Bool { parts?.levelMatch != nil }
     /// With a `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
     /// `LevelMatch.delayFrames` ahead of it).
@@ -240,7 +244,7 @@ public final class PitchShifter: @unchecked Sendable {
         shiftLatency = plan.latencyFrames
         vocoderAhead = plan.vocoderAheadFrames
         latencyFrames = plan.latencyFrames + (tonality?.object.delayFrames ?? 0)
-        inputAheadFrames = plan.inputAheadFrames
+        pullAheadFrames = plan.inputAheadFrames
         spliceReadAhead = plan.spliceReadAheadFrames
         liveLatencyFrames = plan.kind == .streaming ? plan.spliceLatencyFrames : 0
         parts?.release()
@@ -248,6 +252,9 @@ public final class PitchShifter: @unchecked Sendable {
         pitchSwitch?.release()
         pitchSwitch = nil
         if plan.kind != .skipped { makeParts(plan, spec) }
+        // (the level match's output made ahead is input pulled ahead, ⌈D·R⌉ more at most)
+        let madeAhead = parts?.levelMatch.map { Int((Double($0.object.delayFrames) * settings.tempo).rounded(.up)) + 1 } ?? 0
+        inputAheadFrames = plan.inputAheadFrames + madeAhead
         reset()
         maximumFrameCount = max(1, spec.maximumFrameCount)
         ownWorkspace = nil
@@ -280,7 +287,7 @@ public final class PitchShifter: @unchecked Sendable {
             splice: Owned(TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
                                           halfTaps: plan.maxHalfTaps)),
             history: Owned(history),
-            levelMatch: plan.kind == .tempo && settings.ratio < settings.tempo && allowsLevelMatch
+            levelMatch: plan.kind == .tempo && settings.tempo > 1 && settings.ratio < settings.tempo && allowsLevelMatch
                 ? Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
                                    maximumFrameCount: max(1, spec.maximumFrameCount), inputAheadFrames: plan.inputAheadFrames))
                 : nil)
@@ -549,7 +556,7 @@ public final class PitchShifter: @unchecked Sendable {
         // frame n at input time n·R, from its absolute index (the same times in any blocks); the
         // input pulled as far as a splice reads, the vocoder taking it as far as its own bound
         let last = Int(Libm.roundedUp(Double(outIndex + frameCount - 1) * settings.tempo))
-        let needed = last + inputAheadFrames, ownNeed = last + vocoderAhead
+        let needed = last + pullAheadFrames, ownNeed = last + vocoderAhead
         try pullInput(parts, upTo: needed, ownNeed: ownNeed, maximumPull: maximumPull, pull: pull)
         let pulled = inputPulled, readPosition = parts.reader { $0.lastReadPosition }
         parts.vocoder { $0.advance(to: min(pulled, ownNeed), readPosition: readPosition) }

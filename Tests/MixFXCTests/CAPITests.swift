@@ -67,7 +67,8 @@ import TestSupport
 
     /// Offline, fed the whole file with the latency dropped, the processor gives exactly the
     /// samples `mixfx render --pitch` writes (float output: nothing after the mixer changes them).
-    @Test(arguments: [["--pitch", "300"], ["--pitch", "-700", "--formant"], ["--tempo", "1.25"], ["--tempo", "0.8", "--pitch", "200"]])
+    @Test(arguments: [["--pitch", "300"], ["--pitch", "-700", "--formant"], ["--tempo", "1.25"], ["--tempo", "0.8", "--pitch", "200"],
+                      ["--tempo", "2", "--pitch", "-300"]])
     func offlineIsTheRendersSamples(_ flags: [String]) throws {
         defer { dir.remove() }
         let input = dir.file("in.wav"), rendered = dir.file("out.wav")

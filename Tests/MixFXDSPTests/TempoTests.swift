@@ -7,14 +7,19 @@ import TestSupport
 /// moved by the cents, the time map exact (input time n·R at output frame n).
 /// `blocks`: the output blocks' sizes, repeated (default: `block`); `pull`: the most input asked
 /// for at a time (default: `block`). The shifter is prepared for blocks of `block`;
-/// `levelMatch` false: without a `LevelMatch` even where the stretch is below 1.
+/// `levelMatch` false: without a `LevelMatch` even where the stretch is below 1; `shifter`:
+/// one already prepared for these settings, reset and used again.
 func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48_000, block: Int = 512, blocks: [Int]? = nil,
-             pull: Int? = nil, levelMatch: Bool = true) -> (out: [[Float]], starved: Int) {
-    let ps = PitchShifter()
+             pull: Int? = nil, levelMatch: Bool = true, shifter: PitchShifter? = nil) -> (out: [[Float]], starved: Int) {
+    let ps = shifter ?? PitchShifter()
     ps.allowsLevelMatch = levelMatch
     let channels = x.count
-    ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: channels),
-               settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))
+    if shifter == nil {
+        ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: channels),
+                   settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))
+    } else {
+        ps.reset()
+    }
     let frames = Int((Double(x[0].count) / tempo).rounded())
     let sizes = blocks ?? [block], most = pull ?? block
     var out = [[Float]](repeating: [Float](repeating: 0, count: frames), count: channels)
