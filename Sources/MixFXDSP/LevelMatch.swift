@@ -10,7 +10,8 @@
 ///
 /// P_out the mean instantaneous power (`HilbertPair`, the channels' mean) of the output over
 /// `windowSeconds` centred on output frame n, P_in the input's over the input times that window
-/// maps to, [⌊(n − h)·R⌋, ⌊(n + h)·R⌋) (output frame n is at input time n·R). g is kept within
+/// maps to, [⌊(n − h)·R⌋, ⌊(n + h)·R⌋) (output frame n is at input time n·R), worked out at every
+/// `rawGainStride`-th frame and held between. g is kept within
 /// `lowestGain`…`highestGain`, moved toward 1 by `deadZone` (g = 1 exactly within it: a steady
 /// tone, whose level the vocoder keeps, passes unchanged, to the bit), and smoothed by a
 /// triangle of half-width S = `smoothingSeconds` (two running means of S frames, on gains
@@ -39,6 +40,9 @@ final class LevelMatch {
     static let powerFloor = 1e-10
     /// The fixed point of the gains: 2³⁰ is 1.
     static let unit: Int64 = 1 << 30
+    /// The raw gain is worked out at every this many output frames (the window moved on by 8
+    /// frames: a square root and a division saved on 7 frames of 8).
+    static let rawGainStride = 8
 
     /// How far `pop` lags `push`, frames.
     let delayFrames: Int
@@ -56,10 +60,10 @@ final class LevelMatch {
     private let gains: UnsafeMutablePointer<Int64>
     // the output held back, left then right, a ring of `delayMask + 1` frames each
     private let held: UnsafeMutablePointer<Float>, delayMask: Int
-    private var inputPair = (HilbertPair(), HilbertPair()), outputPair = (HilbertPair(), HilbertPair())
+    private var inputPair = HilbertPair(), outputPair = HilbertPair()
     private var inputRecorded = 0, inputTotal = CompensatedSum()
     private var pushed = 0, outputTotal = CompensatedSum(), popped = 0
-    private var firstSum: Int64 = 0, secondSum: Int64 = 0
+    private var firstSum: Int64 = 0, secondSum: Int64 = 0, lastRawGain = LevelMatch.unit
 
     /// A level match for a shifter at `tempo` R with `channels` channels, given blocks of at
     /// most `maximumFrameCount`, whose input is pulled at most `inputAheadFrames` past the
@@ -106,9 +110,9 @@ final class LevelMatch {
         firstMeans.update(repeating: s * Self.unit, count: gainMask + 1)
         gains.update(repeating: s * s * Self.unit, count: gainMask + 1)
         held.update(repeating: 0, count: 2 * (delayMask + 1))
-        inputPair.0.reset(); inputPair.1.reset(); outputPair.0.reset(); outputPair.1.reset()
+        inputPair.reset(); outputPair.reset()
         inputRecorded = 0; inputTotal = CompensatedSum(); pushed = 0; outputTotal = CompensatedSum(); popped = 0
-        firstSum = s * Self.unit; secondSum = s * s * Self.unit
+        firstSum = s * Self.unit; secondSum = s * s * Self.unit; lastRawGain = Self.unit
     }
 
     /// Follows the input's next `frameCount` frames, input times `time` on (each call's `time`
@@ -120,9 +124,7 @@ final class LevelMatch {
         var pairs = inputPair
         defer { inputPair = pairs; inputTotal = total; inputRecorded = time + frameCount }
         for k in 0..<frameCount {
-            var p = pairs.0.power(left[k])
-            if let right { p = 0.5 * (p + pairs.1.power(right[k])) }
-            total.add(p)
+            total.add(pairs.power(left[k], right?[k]))
             sums[(time + k + 1) & mask] = total
         }
     }
@@ -138,18 +140,20 @@ final class LevelMatch {
         for k in 0..<frameCount {
             let slot = (first + k) & dMask
             hold[slot] = left[k]
-            var p = pairs.0.power(left[k])
-            if let right {
-                hold[stride + slot] = right[k]
-                p = 0.5 * (p + pairs.1.power(right[k]))
-            }
-            total.add(p)
+            if let right { hold[stride + slot] = right[k] }
+            total.add(pairs.power(left[k], right?[k]))
             sums[(first + k + 1) & oMask] = total
         }
         outputPair = pairs; outputTotal = total; pushed = first + frameCount
-        // raw gain j needs the output up to j + h − 1
+        // raw gain j needs the output up to j + h − 1; it is worked out at every
+        // `rawGainStride`-th frame and held between (the smoothing is 90 times as wide)
         let h = half, firstGain = first - h + 1, endGain = pushed - h + 1
-        for j in max(0, firstGain)..<max(0, endGain) { addGain(j, rawGain(j)) }
+        var raw = lastRawGain
+        for j in max(0, firstGain)..<max(0, endGain) {
+            if j % Self.rawGainStride == 0 { raw = rawGain(j) }
+            addGain(j, raw)
+        }
+        lastRawGain = raw
     }
 
     /// g(j), fixed point: the input's mean power over the window against the output's.
