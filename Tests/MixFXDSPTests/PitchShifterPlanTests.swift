@@ -162,14 +162,18 @@ import TestSupport
         }
     }
 
-    /// A prepared shifter reports the plan's latency and look-ahead.
+    /// A prepared shifter reports the plan's latency and look-ahead (the input look-ahead with
+    /// what a `LevelMatch`'s output made ahead pulls: ⌈D·R⌉ + 1 more).
     @Test func theShifterReportsThePlan() {
         for (spec, settings, mode) in Self.cases where spec.sampleRate != 96_000 {
             let plan = PitchShifterPlan(spec, settings: settings, mode: mode)
             let ps = PitchShifter()
             ps.prepare(spec, settings: settings, mode: mode)
             #expect(ps.plan == plan)
-            #expect(ps.latencyFrames == plan.latencyFrames && ps.inputAheadFrames == plan.inputAheadFrames)
+            let madeAhead = LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                       maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0).delayFrames
+            let matchAhead = ps.matchesLevel ? Int((Double(madeAhead) * settings.tempo).rounded(.up)) + 1 : 0
+            #expect(ps.latencyFrames == plan.latencyFrames && ps.inputAheadFrames == plan.inputAheadFrames + matchAhead)
             #expect(ps.fftSize == (plan.kind == .skipped ? 0 : plan.fftSize))
         }
     }
