@@ -8,8 +8,9 @@
 /// - `StretchReader`: the position mapping p(t) and the sinc reads: the resample;
 /// - `TransientGate`: keeps the vocoder's pre-echo out of the silence before a hit;
 /// - `TransientSplice`: puts a shifted hit's attack back in place;
-/// - `LevelMatch` (offline, a tempo above 1 and a stretch r/R below 1): brings the output back
-///   to the input's level, the output made ahead inside the shifter by its look-ahead;
+/// - `LevelMatch` (offline, a stretch r/R below 1: a lowered pitch, or a tempo above 1): brings
+///   the output back to the input's level; with a tempo, the output made ahead inside the shifter
+///   by the match's look-ahead, without one, that look-ahead added to the latency;
 /// - `InputHistory`: the input by time, which the vocoder's analysis, the splice and the
 ///   streaming dry path read;
 /// - streaming only: `PitchSwitch` (a second vocoder state for a large pitch change, crossfaded
@@ -100,7 +101,7 @@ public final class PitchShifter: @unchecked Sendable {
         let highGate: Owned<HighBandGate>
         let splice: Owned<TransientSplice>
         let history: Owned<InputHistory>
-        /// Offline with a tempo above 1 and a stretch r/R below 1 (nil otherwise).
+        /// Offline with a stretch r/R below 1: a lowered pitch, or a tempo above 1 (nil otherwise).
         let levelMatch: Owned<LevelMatch>?
 
         func release() {
@@ -120,7 +121,8 @@ public final class PitchShifter: @unchecked Sendable {
     private var pitchSwitch: Owned<PitchSwitch>?
     /// Whether `prepare` may make a `LevelMatch` (tests turn it off to compare).
     var allowsLevelMatch = true
-    /// Whether the last `prepare` made a `LevelMatch` (offline, a tempo above 1, σ = r/R below 1).
+    /// Whether the last `prepare` made a `LevelMatch` (offline, σ = r/R below 1: a lowered pitch,
+    /// or a tempo above 1).
     public var matchesLevel: Bool { parts?.levelMatch != nil }
     /// With a `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
     /// `LevelMatch.delayFrames` ahead of it).
@@ -233,17 +235,18 @@ public final class PitchShifter: @unchecked Sendable {
         sampleRate = spec.sampleRate
         precondition(settings.tonalityLimitHz == 0 || (mode == .offline && !settings.changesTempo),
                      "a tonality limit is for an offline shifter at a fixed pitch and tempo 1")
+        // (the fixed-latency path's level match delays the lows: the highs wait as long)
+        let pitchMatchDelay = plan.kind == .pitch && matchesLevel(plan) ? LevelMatch.delayFrames(.pitch, sampleRate: spec.sampleRate) : 0
         tonality?.release()
         tonality = nil
         if plan.kind == .pitch && TonalityLimit.crossover(limitHz: settings.tonalityLimitHz, ratio: settings.ratio,
                                                           sampleRate: spec.sampleRate) != nil {
             tonality = Owned(TonalityLimit(limitHz: settings.tonalityLimitHz, ratio: settings.ratio, sampleRate: spec.sampleRate,
-                                           channels: spec.channelCount, latencyFrames: plan.latencyFrames,
+                                           channels: spec.channelCount, latencyFrames: plan.latencyFrames + pitchMatchDelay,
                                            maximumFrameCount: max(1, spec.maximumFrameCount)))
         }
         shiftLatency = plan.latencyFrames
         vocoderAhead = plan.vocoderAheadFrames
-        latencyFrames = plan.latencyFrames + (tonality?.object.delayFrames ?? 0)
         pullAheadFrames = plan.inputAheadFrames
         spliceReadAhead = plan.spliceReadAheadFrames
         liveLatencyFrames = plan.kind == .streaming ? plan.spliceLatencyFrames : 0
@@ -252,9 +255,13 @@ public final class PitchShifter: @unchecked Sendable {
         pitchSwitch?.release()
         pitchSwitch = nil
         if plan.kind != .skipped { makeParts(plan, spec) }
-        // (the level match's output made ahead is input pulled ahead, ⌈D·R⌉ more at most)
-        let madeAhead = parts?.levelMatch.map { Int((Double($0.object.delayFrames) * settings.tempo).rounded(.up)) + 1 } ?? 0
+        // (with a tempo, the level match's output made ahead is input pulled ahead, ⌈D·R⌉ more at
+        // most; without one, its look-ahead is latency)
+        let matchDelay = parts?.levelMatch?.object.delayFrames ?? 0
+        let madeAhead = plan.kind == .tempo && matchDelay > 0 ? Int((Double(matchDelay) * settings.tempo).rounded(.up)) + 1 : 0
         inputAheadFrames = plan.inputAheadFrames + madeAhead
+        precondition(plan.kind != .pitch || matchDelay == pitchMatchDelay)
+        latencyFrames = plan.latencyFrames + pitchMatchDelay + (tonality?.object.delayFrames ?? 0)
         reset()
         maximumFrameCount = max(1, spec.maximumFrameCount)
         ownWorkspace = nil
@@ -287,10 +294,32 @@ public final class PitchShifter: @unchecked Sendable {
             splice: Owned(TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
                                           halfTaps: plan.maxHalfTaps)),
             history: Owned(history),
-            levelMatch: plan.kind == .tempo && settings.tempo > 1 && settings.ratio < settings.tempo && allowsLevelMatch
-                ? Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
-                                   maximumFrameCount: max(1, spec.maximumFrameCount), inputAheadFrames: plan.inputAheadFrames))
-                : nil)
+            levelMatch: levelMatch(plan, spec))
+    }
+
+    /// The level match `plan` calls for: offline, where the stretch σ = r/R is below 1, with a
+    /// tempo above 1 (a slower tempo is left without: see `LevelMatch`) or a lowered pitch (the
+    /// fixed-latency path: its output frame 0 at input time −L, and the match's delay added to
+    /// the latency). None streaming: its look-ahead would delay every live change.
+    private func levelMatch(_ plan: PitchShifterPlan, _ spec: ProcessSpec) -> Owned<LevelMatch>? {
+        guard matchesLevel(plan) else { return nil }
+        let most = max(1, spec.maximumFrameCount)
+        if plan.kind == .tempo {
+            return Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                    maximumFrameCount: most, inputAheadFrames: plan.inputAheadFrames))
+        }
+        return Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: 1, maximumFrameCount: most,
+                                inputAheadFrames: plan.latencyFrames, shape: .pitch, inputOrigin: -plan.latencyFrames, leadsBySilence: true))
+    }
+
+    /// Whether `plan` (with `settings`) calls for a level match (`levelMatch(_:_:)`).
+    private func matchesLevel(_ plan: PitchShifterPlan) -> Bool {
+        guard allowsLevelMatch && settings.ratio < settings.tempo else { return false }
+        switch plan.kind {
+        case .tempo: return settings.tempo > 1
+        case .pitch: return true
+        case .skipped, .streaming: return false
+        }
     }
 
     /// Takes its scratch memory from `workspace` from now on (render side: no allocation). A
@@ -501,7 +530,12 @@ public final class PitchShifter: @unchecked Sendable {
                     from: source)
         }
         gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: t0))
-        let highsTime = t0 - latencyFrames + shiftLatency
+        // (with a level match, the block goes in and the block `delayFrames` before it comes out)
+        parts.levelMatch?({ m in
+            m.push(left: left, right: right, frameCount: frameCount)
+            m.pop(into: left, right, frameCount: frameCount)
+        })
+        let highsTime = outIndex - latencyFrames
         tonality?({ $0.addHighs(left, right, frameCount: frameCount, firstTime: highsTime) })
         outIndex += frameCount
     }

@@ -3,9 +3,10 @@ import Testing
 @testable import MixFXDSP
 import TestSupport
 
-/// `LevelMatch`: on its own (the gain it works out, its delay, its limits, any blocks), and in
-/// the offline tempo path where the stretch is below 1 (noise keeps its level, a steady tone
-/// passes to the bit, the gaps between sounds are not filled).
+/// `LevelMatch`: on its own (the gain it works out, its delay, its limits, any blocks), in the
+/// offline tempo path where the stretch is below 1 (noise keeps its level, a steady tone passes
+/// to the bit, the gaps between sounds are not filled), and in the fixed-latency path of a
+/// lowered pitch (the same, its delay in the latency).
 @Suite struct LevelMatchTests {
     /// Runs `input` (recorded at input times n·`tempo`) and `output` through a level match in
     /// blocks of `blocks` (repeated), stereo when given two channels; what `pop` hands out.
@@ -91,7 +92,7 @@ import TestSupport
         let decimated = (0..<n).map { 0.5 * all[2 * $0] }
         let z = Self.matched(input: [x], output: [decimated], tempo: 2, blocks: [700])[0]
         let rate = 48_000.0
-        let h = Int(LevelMatch.windowSeconds * rate / 2), s = Int(LevelMatch.smoothingSeconds * rate)
+        let h = Int(LevelMatch.Shape.tempo.windowSeconds * rate / 2), s = Int(LevelMatch.Shape.tempo.smoothingSeconds * rate)
         func gain(_ i: Int) -> Double { Double(z[i]) / Double(decimated[i]) }
         #expect(abs(gain(n / 2 - s - 60) - (LevelMatch.highestGain - 0.005)) < 1e-6, "\(gain(n / 2 - s - 60))")
         #expect(abs(gain(n / 2 + h + s + 60) - (LevelMatch.lowestGain + 0.005)) < 1e-6, "\(gain(n / 2 + h + s + 60))")
@@ -118,12 +119,13 @@ import TestSupport
         #expect(reference[0] != Array(y[0].prefix(reference[0].count)), "the gains moved")
     }
 
-    /// Only an offline shifter with a tempo above 1 whose stretch σ = r/R is below 1 has one.
-    /// (A tempo of 1 or below keeps its level within 0.5 dB, and there the detectors' own
-    /// settling, see `LevelMatch`, would show: none at 0.5 and −1400 cents either.)
+    /// Only an offline shifter whose stretch σ = r/R is below 1 has one: with a tempo above 1, or
+    /// a lowered pitch without a tempo. (A tempo below 1 keeps its level within 0.5 dB, and there
+    /// the detectors' own settling, see `LevelMatch`, would show: none at 0.5 and −1400 cents
+    /// either.) Never streaming.
     @Test(arguments: [(2.0, 0.0, true), (1.25, 0.0, true), (1.5, -400.0, true), (0.8, 0.0, false), (1.25, 700.0, false),
-                      (1.0, -400.0, false), (0.5, -1400.0, false)])
-    func onlyACompressingTempoMatchesTheLevel(tempo: Double, cents: Double, matches: Bool) {
+                      (1.0, -400.0, true), (1.0, -1.0, true), (1.0, 300.0, false), (0.5, -1400.0, false)])
+    func onlyACompressingStretchMatchesTheLevel(tempo: Double, cents: Double, matches: Bool) {
         let ps = PitchShifter()
         ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 512, channelCount: 2),
                    settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))
@@ -217,5 +219,113 @@ import TestSupport
         var worst = 0.0
         for i in 20_000..<z.count where abs(y[i]) > 1e-3 { worst = max(worst, abs(Double(z[i]) / Double(y[i]) - 1.245)) }
         #expect(worst < 2e-6, "the gain is off 1.245 by up to \(worst) after the NaN")
+    }
+
+    // MARK: - A lowered pitch (the fixed-latency path)
+
+    /// White noise lowered keeps its level (the middle two thirds within 0.15 dB), where without
+    /// the match it loses 0.5 dB or more; stereo, mono, and with a tonality limit (its highs
+    /// moved outside the vocoder, so lost less: 0.2 dB or more without; the match is on the lows,
+    /// the split's crossover as it was: within 0.25 dB).
+    @Test(arguments: [(-400.0, 2, 0.0, -0.5, 0.15), (-100.0, 2, 0.0, -0.5, 0.15), (-1200.0, 1, 0.0, -0.5, 0.15),
+                      (-300.0, 1, 8_000.0, -0.2, 0.25)])
+    func loweredWhiteNoiseKeepsItsLevel(cents: Double, channels: Int, limitHz: Double, unmatchedBelow: Double, within: Double) {
+        let x = (0..<channels).map { Signals.noise(frames: 96_000, amplitude: 0.3, seed: 61 + UInt64($0)) }
+        func level(_ on: Bool) -> Double {
+            let y = Self.lowered(x, cents: cents, limitHz: limitHz, levelMatch: on)
+            let m = y[0].count, mid = (m / 6)..<(5 * m / 6)
+            return Signals.db(Signals.rms(ArraySlice(y.flatMap { $0[mid] })) / Signals.rms(ArraySlice(x.flatMap { $0[mid] })))
+        }
+        let matched = level(true), unmatched = level(false)
+        #expect(abs(matched) < within, "\(cents) ct, \(channels) channels, limit \(limitHz): \(matched) dB")
+        #expect(unmatched < unmatchedBelow, "\(cents) ct: \(unmatched) dB without the level match")
+    }
+
+    /// A steady tone lowered comes out the same to the bit as without the match (past the first
+    /// and last 0.1 s), D frames later inside the shifter: the latency removed, at the same
+    /// frames. Any blocks give the same output.
+    @Test func aLoweredSteadyToneIsUntouchedAndAligned() {
+        let x = [Signals.sine(frequencyHz: 330, sampleRate: 48_000, frames: 72_000, amplitude: 0.5)]
+        let matched = Self.lowered(x, cents: -500, levelMatch: true)[0]
+        let plain = Self.lowered(x, cents: -500, levelMatch: false)[0]
+        #expect(matched.count == plain.count)
+        let body = 4_800..<(matched.count - 4_800)
+        let differing = body.filter { matched[$0] != plain[$0] }.count
+        #expect(differing == 0, "\(differing) samples differ")
+        let odd = Self.lowered(x, cents: -500, levelMatch: true, blocks: [1, 333, 4_096, 17])[0]
+        #expect(odd == matched)
+    }
+
+    /// Noise bursts lowered by 700 cents keep their place and level: the match's delay is in the
+    /// latency, so each burst's onset is where the unmatched shifter's is (its envelope's 50 %
+    /// point within 1 ms), and its level within 0.3 dB of the input's.
+    @Test func loweredBurstsKeepTheirPlaceAndLevel() {
+        let period = 24_000, burst = 9_600
+        let noise = Signals.noise(frames: 4 * period, amplitude: 0.3, seed: 71)
+        let x = [(0..<(4 * period)).map { $0 % period < burst && $0 >= period ? noise[$0] : 0 }]
+        let matched = Self.lowered(x, cents: -700, levelMatch: true)[0]
+        let plain = Self.lowered(x, cents: -700, levelMatch: false)[0]
+        func onset(_ y: [Float], after start: Int) -> Int {
+            var e = 0.0
+            let level = Signals.rms(y[(start + 2_400)..<(start + burst - 2_400)])
+            for i in (start - 2_400)..<(start + 2_400) {
+                e = 0.99 * e + 0.01 * Double(y[i] * y[i])
+                if e.squareRoot() > 0.5 * Double(level) { return i }
+            }
+            return -1
+        }
+        for p in 1..<4 {
+            let start = p * period
+            #expect(abs(onset(matched, after: start) - onset(plain, after: start)) <= 48, "burst \(p)")
+            let level = Signals.db(Signals.rms(matched[(start + 2_400)..<(start + burst - 2_400)])
+                                   / Signals.rms(noise[(start + 2_400)..<(start + burst - 2_400)]))
+            #expect(abs(level) < 0.3, "burst \(p): \(level) dB")
+        }
+    }
+
+    /// What live playback relies on for `mixfx play` to be `mixfx render` less the match: a
+    /// streaming shifter at a lowered pitch gives the offline shifter's samples without its level
+    /// match, to the bit (the offline latency removed), and with it they differ. (Up to the last
+    /// 10 000 frames: there this harness's streaming shifter, asked for no more output than the
+    /// input's length, differs from the offline drain; `PlayTests` compare whole sessions.)
+    @Test func aStreamingShifterIsTheOfflineShifterWithoutTheMatch() {
+        let x = Signals.noise(frames: 60_000, amplitude: 0.3, seed: 81)
+        let offline = Self.lowered([x], cents: -300, levelMatch: false)[0]
+        let matched = Self.lowered([x], cents: -300, levelMatch: true)[0]
+        let ps = PitchShifter()
+        ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 1_024, channelCount: 1),
+                   settings: PitchShifterSettings(pitchCents: -300), mode: .streaming)
+        #expect(!ps.matchesLevel)
+        let live = ps.streamed(x, frames: x.count, blocks: [256])
+        let differing = live.indices.dropLast(10_000).filter { live[$0] != offline[$0] }
+        #expect(differing.isEmpty, "\(differing.count) differ, the first at \(differing.first ?? -1), the last at \(differing.last ?? -1) of \(live.count)")
+        #expect(live[..<50_000] != matched[..<50_000])
+    }
+
+    /// `x` lowered through an offline shifter at 48 kHz, blocks of `blocks` (repeated), its
+    /// latency pre-rolled and drained: as long as `x`.
+    static func lowered(_ x: [[Float]], cents: Double, limitHz: Double = 0, levelMatch: Bool, blocks: [Int] = [1_024]) -> [[Float]] {
+        let ps = PitchShifter()
+        ps.allowsLevelMatch = levelMatch
+        ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: blocks.max()!, channelCount: x.count),
+                   settings: PitchShifterSettings(pitchCents: cents, tonalityLimitHz: limitHz))
+        #expect(ps.matchesLevel == levelMatch)
+        let l = ps.latencyFrames
+        let zeros = [Float](repeating: 0, count: l)
+        var left = x[0] + zeros, right = x.count > 1 ? x[1] + zeros : []
+        let total = left.count
+        var i = 0, b = 0
+        while i < total {
+            let n = min(blocks[b % blocks.count], total - i)
+            b += 1
+            left.withUnsafeMutableBufferPointer { lp in
+                right.withUnsafeMutableBufferPointer { rp in
+                    ps.process(left: lp.baseAddress! + i, right: x.count > 1 ? rp.baseAddress! + i : nil, frameCount: n)
+                }
+            }
+            i += n
+        }
+        #expect(ps.starvedFrames == 0)
+        return (x.count > 1 ? [left, right] : [left]).map { Array($0[l...]) }
     }
 }

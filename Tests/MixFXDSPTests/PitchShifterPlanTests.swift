@@ -162,24 +162,31 @@ import TestSupport
         }
     }
 
-    /// A prepared shifter reports the plan's latency and look-ahead (the input look-ahead with
-    /// what a `LevelMatch`'s output made ahead pulls: ⌈D·R⌉ + 1 more).
+    /// A prepared shifter reports the plan's latency and look-ahead: with a `LevelMatch`, a tempo's
+    /// input look-ahead with what its output made ahead pulls (⌈D·R⌉ + 1 more), a lowered pitch's
+    /// latency with the match's delay D.
     @Test func theShifterReportsThePlan() {
         for (spec, settings, mode) in Self.cases where spec.sampleRate != 96_000 {
             let plan = PitchShifterPlan(spec, settings: settings, mode: mode)
             let ps = PitchShifter()
             ps.prepare(spec, settings: settings, mode: mode)
             #expect(ps.plan == plan)
-            let madeAhead = LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
-                                       maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0).delayFrames
-            let matchAhead = ps.matchesLevel ? Int((Double(madeAhead) * settings.tempo).rounded(.up)) + 1 : 0
-            #expect(ps.latencyFrames == plan.latencyFrames && ps.inputAheadFrames == plan.inputAheadFrames + matchAhead)
+            let tempoMatch = ps.matchesLevel && plan.kind == .tempo, pitchMatch = ps.matchesLevel && plan.kind == .pitch
+            let shape: LevelMatch.Shape = plan.kind == .pitch ? .pitch : .tempo
+            let delay = LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                   maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0, shape: shape).delayFrames
+            #expect(delay == LevelMatch.delayFrames(shape, sampleRate: spec.sampleRate))
+            #expect(pitchMatch == (plan.kind == .pitch && settings.pitchCents < 0), "\(settings)")
+            let matchAhead = tempoMatch ? Int((Double(delay) * settings.tempo).rounded(.up)) + 1 : 0
+            #expect(ps.latencyFrames == plan.latencyFrames + (pitchMatch ? delay : 0))
+            #expect(ps.inputAheadFrames == plan.inputAheadFrames + matchAhead)
             #expect(ps.fftSize == (plan.kind == .skipped ? 0 : plan.fftSize))
         }
     }
 
     /// The latency is the delay: an impulse into an offline shifter comes out (its attack put
-    /// back in place by the transient splice) exactly `latencyFrames` later, at any ratio; a
+    /// back in place by the transient splice) exactly `latencyFrames` later, at any ratio (a
+    /// lowered pitch's with its `LevelMatch`'s delay); a
     /// streaming shifter at 0 cents gives the impulse back at its own time.
     @Test(arguments: [-1200.0, -500.0, 200.0, 1200.0])
     func anImpulseComesOutAfterTheLatency(cents: Double) {
@@ -190,8 +197,10 @@ import TestSupport
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
                    settings: PitchShifterSettings(pitchCents: cents))
         let latency = ps.latencyFrames
+        let match = cents < 0 ? LevelMatch.delayFrames(.pitch, sampleRate: rate) : 0
+        #expect(ps.matchesLevel == (cents < 0))
         #expect(latency == PitchShifterPlan(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
-                                            settings: PitchShifterSettings(pitchCents: cents), mode: .offline).latencyFrames)
+                                            settings: PitchShifterSettings(pitchCents: cents), mode: .offline).latencyFrames + match)
         var y = x
         y.withUnsafeMutableBufferPointer { p in
             var i = 0
