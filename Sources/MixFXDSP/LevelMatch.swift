@@ -25,8 +25,8 @@
 /// - a lowered pitch (`Shape.pitch`): x², 40 ms windows, ±40 ms smoothing. The output's
 ///   frequencies are the input's times r: the pair's delay would differ between them (a tone
 ///   burst lowered an octave moved 13 samples), and a harmonic tone's beats, at its fundamental,
-///   differ too: windows of 10 ms left a 55 Hz tone's partials 0.5 dB off at −500 cents, 40 ms
-///   0.04 dB (x²'s ripple at twice a tone's frequency is as far down).
+///   differ too: windows of 10 ms left a 55 Hz tone's partials 0.5 dB off at −500 cents; with
+///   40 ms, and the dead zone on the smoothed gain (`Shape.deadZoneLast`), they are untouched.
 ///
 /// The window and
 /// the smoothing look ahead, so the output is delayed by `delayFrames` D = S + h − 2: `push`
@@ -42,6 +42,14 @@
 /// the output, are left without a match: there the level loss is also smaller.) Made by
 /// `PitchShifter.prepare` (control side); `reset`, `recordInput`, `push`, `pop` on the render
 /// side (no allocation). One thread at a time.
+///
+/// Only an offline shifter at a fixed pitch and tempo has one: a pitch lane or map, or a tempo
+/// lane, runs the streaming shifter (live playback's), which has none, so a render whose lane
+/// holds a lowered pitch keeps the vocoder's loss. Near a file's start and end (the first and
+/// last 0.1 s) the windows reach past the signal, and the vocoder's onset and tail, which differ
+/// from the input's edges, take a gain too (a steady tone up to +1 dB in the last 30 ms at −1200
+/// cents). A steady tone whose output is near 20 Hz ripples x² by more than the smoothing takes
+/// out: its gain moves by up to 0.05 dB.
 final class LevelMatch {
     /// How the power is measured: the window centred on the output frame, the half-width of the
     /// gain's triangular smoothing, and whether it is the analytic signal's (else x²).
@@ -147,8 +155,6 @@ final class LevelMatch {
         let (h, s) = widths(shape, sampleRate: sampleRate)
         return s + h - 2
     }
-
-
 
     /// Nothing recorded; every gain before frame 0 counts as 1.
     @_noLocks

@@ -124,7 +124,7 @@ public final class PitchShifter: @unchecked Sendable {
     /// Whether the last `prepare` made a `LevelMatch` (offline, σ = r/R below 1: a lowered pitch,
     /// or a tempo above 1).
     public var matchesLevel: Bool { parts?.levelMatch != nil }
-    /// With a `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
+    /// With a tempo's `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
     /// `LevelMatch.delayFrames` ahead of it).
     private var emitIndex = 0
 
