@@ -134,7 +134,7 @@ struct RenderCommand {
             let spec = id.spec
             let left = "  --\(spec.key) \(spec.isBoolean ? "on|off" : spec.isTime ? "T" : "X")"
             return left.padding(toLength: 26, withPad: " ", startingAt: 0)
-                + "\(spec.summary) (\(spec.allowedText); default \(spec.isBoolean ? "off" : fmt(spec.defaultValue)))"
+                + "\(spec.summary) (\(spec.allowedText); default \(spec.isBoolean ? (spec.defaultValue != 0 ? "on" : "off") : fmt(spec.defaultValue)))"
         }.joined(separator: "\n")
     }
 

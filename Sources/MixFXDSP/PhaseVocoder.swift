@@ -137,6 +137,10 @@ final class PhaseVocoder {
     let historyS: UnsafeMutablePointer<Int>
     /// Frame m's tempo R_m (its stretch is r_m/R_m), by m & historyMask.
     let historyT: UnsafeMutablePointer<Double>
+    /// Frame m's share of its analysis power below the band edge it is cut at (raising the
+    /// pitch, with `measuresBand`: what `PitchLevelMatch` expects to keep; 1 otherwise), by
+    /// m & historyMask.
+    let historyBand: UnsafeMutablePointer<Double>
     /// Whether what frame m is read with is the input itself: at 0 cents and tempo 1, every
     /// phasor at its target (`PhaseLocking.advance(align:)`) in it and in the frames before it
     /// that overlap it (`alignedRun`), by m & historyMask: only then may the shifter cross to
@@ -168,6 +172,9 @@ final class PhaseVocoder {
     var targetTempo: Double
     /// Keep the spectral envelope where it was (`FormantCorrection`).
     var preserveFormants = false
+    /// Whether each frame's band share goes into `historyBand` (for a `PitchLevelMatch`; else
+    /// it holds 1).
+    var measuresBand = false
 
     /// A vocoder for `channelCount` channels at `sampleRate`, taking blocks of up to
     /// `maximumFrameCount`, for stretches σ up to `maxRatio`, read `latencyFrames` behind its
@@ -228,13 +235,14 @@ final class PhaseVocoder {
         historyR = .allocate(capacity: frames)
         historyS = .allocate(capacity: frames)
         historyT = .allocate(capacity: frames)
+        historyBand = .allocate(capacity: frames)
         historyAligned = .allocate(capacity: frames)
     }
 
     deinit {
         for p in [stretched, norm, re, im, prevRe, prevIm, mixedNarrowing] { p.deallocate() }
         historyA.deallocate(); historyR.deallocate(); historyS.deallocate(); historyT.deallocate()
-        historyAligned.deallocate()
+        historyBand.deallocate(); historyAligned.deallocate()
         fft.release(); inputHistory.release(); locking.release(); formant?.release(); windowing.release()
         heldPitchMap?.release()
         heldTempoMap?.release()
@@ -314,6 +322,7 @@ final class PhaseVocoder {
         let tempo: Double
         let historyA: UnsafeMutablePointer<Double>, historyR: UnsafeMutablePointer<Double>
         let historyS: UnsafeMutablePointer<Int>, historyT: UnsafeMutablePointer<Double>
+        let historyBand: UnsafeMutablePointer<Double>
         let historyAligned: UnsafeMutablePointer<Bool>
         let historyMask: Int, historyCapacity: Int
         let framesRun: Int, nextAnalysisCentre: Double
@@ -321,7 +330,7 @@ final class PhaseVocoder {
         let stretched: UnsafeMutablePointer<Float>, stretchedCapacity: Int
     }
     var readView: ReadView {
-        ReadView(tempo: tempo, historyA: historyA, historyR: historyR, historyS: historyS, historyT: historyT,
+        ReadView(tempo: tempo, historyA: historyA, historyR: historyR, historyS: historyS, historyT: historyT, historyBand: historyBand,
                  historyAligned: historyAligned, historyMask: historyMask, historyCapacity: historyCapacity, framesRun: framesRun,
                  nextAnalysisCentre: nextAnalysisCentre, finalStretchedEnd: finalStretchedEnd,
                  stretchedStart: stretchedStart, stretched: stretched, stretchedCapacity: stretchedCapacity)
@@ -535,9 +544,22 @@ final class PhaseVocoder {
         // (the formant envelope reads the frame's own spectrum: the narrowed bins count a noise
         // floor through another window, a step at the crossover)
         let formantPower = formants && narrowing.analysis.powers > 0 ? plainPower : power
+        // raising: the power of the frame and of what the cut above the edge takes (before the
+        // highs' narrowing, which weighs their bins otherwise), all channels
+        var totalPower: Float = 0, cutPower: Float = 0
+        let taperBins = taperCount, taper = taper, measures = measuresBand && edge < bins
         for c in 0..<ch {
             let src = inputHistory { $0.samples(channel: c, from: a - n / 2, count: n) }
             fft { $0.forward(src, window: window, re: frameRe + c * bins, im: frameIm + c * bins) }
+            if measures {
+                let xr = frameRe + c * bins, xi = frameIm + c * bins
+                totalPower += vsumPower(xr, xi, bins)
+                cutPower += vsumPower(xr + edge, xi + edge, bins - edge)
+                for k in max(0, edge - taperBins)..<edge {
+                    let g = taper[k - (edge - taperBins)]
+                    cutPower += (1 - g * g) * (xr[k] * xr[k] + xi[k] * xi[k])
+                }
+            }
             if formantPower != power { vaddPower(frameRe + c * bins, frameIm + c * bins, formantPower, bins, accumulating: c > 0) }
             if narrowing.analysis.powers > 0 {
                 narrowSpectrum(frameRe + c * bins, frameIm + c * bins, bins: bins, from: narrowedFrom, to: activeBins,
@@ -547,6 +569,8 @@ final class PhaseVocoder {
         for c in 0..<ch {
             vaddPower(re + c * bins, im + c * bins, power, activeBins, accumulating: c > 0)
         }
+        // (the share of the power the cut keeps, `historyBand`: 1 where nothing is cut or the frame is silent)
+        historyBand[framesRun & historyMask] = cutPower > 0 && totalPower.isFinite ? max(0, 1 - Double(cutPower) / Double(totalPower)) : 1
         (power + activeBins).update(repeating: 0, count: bins + 8 - activeBins)   // the slack reads as silence
         let power = power, lastRe = prevRe, lastIm = prevIm
         formant?({ $0.update(power: formantPower, ratio: ratio, keptBins: edge) })
@@ -568,7 +592,6 @@ final class PhaseVocoder {
         let formantGains = formant?({ $0.gains })
         // Synthesis: turn every bin by its phasor, cut above the edge, inverse FFT, window,
         // overlap-add. This frame's spectra then become the previous ones.
-        let taperBins = taperCount
         for c in 0..<ch {
             let xr = re + c * bins, xi = im + c * bins
             if narrowing.analysis.powers > 0 && edge > narrowedFrom {

@@ -8,9 +8,10 @@
 /// - `StretchReader`: the position mapping p(t) and the sinc reads: the resample;
 /// - `TransientGate`: keeps the vocoder's pre-echo out of the silence before a hit;
 /// - `TransientSplice`: puts a shifted hit's attack back in place;
-/// - `LevelMatch` (offline, a stretch r/R below 1: a lowered pitch, or a tempo above 1): brings
-///   the output back to the input's level; with a tempo, the output made ahead inside the shifter
-///   by the match's look-ahead, without one, that look-ahead added to the latency;
+/// - `LevelMatch` (offline with a tempo above 1, a stretch r/R below 1) and `PitchLevelMatch`
+///   (offline at a fixed pitch, tempo 1): bring the output back to the input's level; with a
+///   tempo, the output made ahead inside the shifter by the match's look-ahead, without one, that
+///   look-ahead added to the latency;
 /// - `InputHistory`: the input by time, which the vocoder's analysis, the splice and the
 ///   streaming dry path read;
 /// - streaming only: `PitchSwitch` (a second vocoder state for a large pitch change, crossfaded
@@ -101,12 +102,14 @@ public final class PitchShifter: @unchecked Sendable {
         let highGate: Owned<HighBandGate>
         let splice: Owned<TransientSplice>
         let history: Owned<InputHistory>
-        /// Offline with a stretch r/R below 1: a lowered pitch, or a tempo above 1 (nil otherwise).
+        /// Offline with a tempo above 1 and a stretch r/R below 1 (nil otherwise).
         let levelMatch: Owned<LevelMatch>?
+        /// Offline at a fixed pitch and tempo 1 (the fixed-latency path; nil otherwise).
+        let pitchMatch: Owned<PitchLevelMatch>?
 
         func release() {
             vocoder.release(); reader.release(); gate.release(); highGate.release(); splice.release(); history.release()
-            levelMatch?.release()
+            levelMatch?.release(); pitchMatch?.release()
         }
     }
     private var parts: Parts?
@@ -119,11 +122,11 @@ public final class PitchShifter: @unchecked Sendable {
     private var vocoderAhead = 0
     /// Streaming: the switch to a new pitch.
     private var pitchSwitch: Owned<PitchSwitch>?
-    /// Whether `prepare` may make a `LevelMatch` (tests turn it off to compare).
-    var allowsLevelMatch = true
-    /// Whether the last `prepare` made a `LevelMatch` (offline, σ = r/R below 1: a lowered pitch,
-    /// or a tempo above 1).
-    public var matchesLevel: Bool { parts?.levelMatch != nil }
+    /// Whether the last `prepare` made a `LevelMatch` (offline, a tempo above 1 and σ = r/R below
+    /// 1) or a `PitchLevelMatch` (offline at a fixed pitch, tempo 1).
+    public var matchesLevel: Bool { parts?.levelMatch != nil || parts?.pitchMatch != nil }
+    /// With a `PitchLevelMatch`: the vocoder's frames whose band share it has been given.
+    private var bandFramesRecorded = 0
     /// With a tempo's `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
     /// `LevelMatch.delayFrames` ahead of it).
     private var emitIndex = 0
@@ -236,7 +239,7 @@ public final class PitchShifter: @unchecked Sendable {
         precondition(settings.tonalityLimitHz == 0 || (mode == .offline && !settings.changesTempo),
                      "a tonality limit is for an offline shifter at a fixed pitch and tempo 1")
         // (the fixed-latency path's level match delays the lows: the highs wait as long)
-        let pitchMatchDelay = plan.kind == .pitch && matchesLevel(plan) ? LevelMatch.delayFrames(.pitch, sampleRate: spec.sampleRate) : 0
+        let pitchMatchDelay = plan.kind == .pitch && matchesLevel(plan) ? PitchLevelMatch.delayFrames(sampleRate: spec.sampleRate) : 0
         tonality?.release()
         tonality = nil
         if plan.kind == .pitch && TonalityLimit.crossover(limitHz: settings.tonalityLimitHz, ratio: settings.ratio,
@@ -260,7 +263,7 @@ public final class PitchShifter: @unchecked Sendable {
         let matchDelay = parts?.levelMatch?.object.delayFrames ?? 0
         let madeAhead = plan.kind == .tempo && matchDelay > 0 ? Int((Double(matchDelay) * settings.tempo).rounded(.up)) + 1 : 0
         inputAheadFrames = plan.inputAheadFrames + madeAhead
-        precondition(plan.kind != .pitch || matchDelay == pitchMatchDelay)
+        precondition((parts?.pitchMatch?.object.delayFrames ?? 0) == pitchMatchDelay)
         latencyFrames = plan.latencyFrames + pitchMatchDelay + (tonality?.object.delayFrames ?? 0)
         reset()
         maximumFrameCount = max(1, spec.maximumFrameCount)
@@ -294,30 +297,36 @@ public final class PitchShifter: @unchecked Sendable {
             splice: Owned(TransientSplice(sampleRate: spec.sampleRate, tables: spliceTables, latencyFrames: plan.spliceLatencyFrames,
                                           halfTaps: plan.maxHalfTaps)),
             history: Owned(history),
-            levelMatch: levelMatch(plan, spec))
+            levelMatch: levelMatch(plan, spec),
+            pitchMatch: pitchMatch(plan, spec))
+        if parts?.pitchMatch != nil { parts?.vocoder { $0.measuresBand = true } }
     }
 
-    /// The level match `plan` calls for: offline, where the stretch σ = r/R is below 1, with a
-    /// tempo above 1 (a slower tempo is left without: see `LevelMatch`) or a lowered pitch (the
-    /// fixed-latency path: its output frame 0 at input time −L, and the match's delay added to
-    /// the latency). None streaming: its look-ahead would delay every live change.
+    /// The tempo's level match: offline, where the stretch σ = r/R is below 1 with a tempo above
+    /// 1 (a slower tempo is left without: see `LevelMatch`). None streaming: its look-ahead would
+    /// delay every live change.
     private func levelMatch(_ plan: PitchShifterPlan, _ spec: ProcessSpec) -> Owned<LevelMatch>? {
-        guard matchesLevel(plan) else { return nil }
-        let most = max(1, spec.maximumFrameCount)
-        if plan.kind == .tempo {
-            return Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
-                                    maximumFrameCount: most, inputAheadFrames: plan.inputAheadFrames))
-        }
-        return Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: 1, maximumFrameCount: most,
-                                inputAheadFrames: plan.latencyFrames, shape: .pitch, inputOrigin: -plan.latencyFrames, leadsBySilence: true))
+        guard plan.kind == .tempo && matchesLevel(plan) else { return nil }
+        return Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                maximumFrameCount: max(1, spec.maximumFrameCount), inputAheadFrames: plan.inputAheadFrames))
     }
 
-    /// Whether `plan` (with `settings`) calls for a level match (`levelMatch(_:_:)`).
+    /// The fixed pitch's level match (the fixed-latency path: its delay added to the latency).
+    private func pitchMatch(_ plan: PitchShifterPlan, _ spec: ProcessSpec) -> Owned<PitchLevelMatch>? {
+        guard plan.kind == .pitch && matchesLevel(plan) else { return nil }
+        // (the synthesis hop is never shorter than N/overlap, the analysis hop that over r)
+        let shortHop = PhaseVocoder.fftSize(sampleRate: spec.sampleRate) / max(1, settings.overlap)
+        return Owned(PitchLevelMatch(sampleRate: spec.sampleRate, latencyFrames: plan.latencyFrames,
+                                     maximumFrameCount: spec.maximumFrameCount,
+                                     analysisHopFrames: max(1, Int(Double(shortHop) / max(1, settings.ratio)))))
+    }
+
+    /// Whether `plan` (with `settings`) calls for a level match (`levelMatch(_:_:)`, `pitchMatch(_:_:)`).
     private func matchesLevel(_ plan: PitchShifterPlan) -> Bool {
-        guard allowsLevelMatch && settings.ratio < settings.tempo else { return false }
+        guard settings.levelMatch else { return false }
         switch plan.kind {
-        case .tempo: return settings.tempo > 1
-        case .pitch: return true
+        case .tempo: return settings.tempo > 1 && settings.ratio < settings.tempo
+        case .pitch: return settings.ratio != 1
         case .skipped, .streaming: return false
         }
     }
@@ -370,6 +379,8 @@ public final class PitchShifter: @unchecked Sendable {
         parts.splice { $0.reset() }
         parts.history { $0.reset() }
         parts.levelMatch?({ $0.reset() })
+        parts.pitchMatch?({ $0.reset() })
+        bandFramesRecorded = 0
     }
 
     /// Turns formant preservation on or off while running (render side, once per block;
@@ -523,6 +534,19 @@ public final class PitchShifter: @unchecked Sendable {
         let input = (UnsafePointer(left), right.map { UnsafePointer($0) })
         let end = inputPulled + frameCount
         pullInput(parts, upTo: end, ownNeed: end, maximumPull: frameCount) { _ in input }
+        if let pitchMatch = parts.pitchMatch {
+            // the frames just run: where each was centred, and its band share
+            let view = parts.vocoder { $0.readView }
+            var m = bandFramesRecorded
+            let run = view.framesRun, mask = view.historyMask
+            pitchMatch { p in
+                while m < run {
+                    p.recordBand(view.historyBand[m & mask], at: view.historyA[m & mask])
+                    m += 1
+                }
+            }
+            bandFramesRecorded = m
+        }
         let t0 = outIndex - shiftLatency
         let source = parts.vocoder { $0.readView }, b = blockTables
         _ = parts.reader {
@@ -531,7 +555,7 @@ public final class PitchShifter: @unchecked Sendable {
         }
         gateAndSplice(parts, left, right, frameCount: frameCount, at: .whole(firstTime: t0))
         // (with a level match, the block goes in and the block `delayFrames` before it comes out)
-        parts.levelMatch?({ m in
+        parts.pitchMatch?({ m in
             m.push(left: left, right: right, frameCount: frameCount)
             m.pop(into: left, right, frameCount: frameCount)
         })
@@ -760,6 +784,7 @@ public final class PitchShifter: @unchecked Sendable {
             parts.gate { $0.recordInput(left: l, right: r, frameCount: n, at: at) }
             parts.history { $0.write(left: l, right: r, frameCount: n, at: at) }
             parts.levelMatch?({ $0.recordInput(left: l, right: r, frameCount: n, at: at) })
+            parts.pitchMatch?({ $0.recordInput(left: l, right: r, frameCount: n, at: at) })
             let inStep = parts.vocoder { $0.inputEnd } == at && at + n <= ownNeed
             inputPulled += n
             if inStep {

@@ -41,6 +41,23 @@ func vaddPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ power: 
     while i < count { power[i] = (accumulating ? power[i] : 0) + re[i] * re[i] + im[i] * im[i]; i += 1 }
 }
 
+/// Σ re[i]² + im[i]² over `count` bins (eight lanes, then their sum: the same order every time).
+@inline(__always) @_noAllocation @_noLocks
+func vsumPower(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, _ count: Int) -> Float {
+    let rr = UnsafeRawPointer(re), ri = UnsafeRawPointer(im)
+    var sum = SIMD8<Float>()
+    var i = 0
+    while i + 8 <= count {
+        let r = rr.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        let m = ri.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        sum += r * r + m * m
+        i &+= 8
+    }
+    var total = sum.sum()
+    while i < count { total += re[i] * re[i] + im[i] * im[i]; i += 1 }
+    return total
+}
+
 /// out[i] = (re, im)[i]·(ur, ui)[i]·gain, complex; `outRe`/`outIm` must not alias the inputs.
 /// (A gain of 1 leaves every product as it is: x·1 is x.)
 @inline(__always) @_noAllocation @_noLocks

@@ -20,14 +20,21 @@ public struct PitchShifterSettings: Sendable, Equatable {
     /// (`TonalityLimit`). Offline, at a fixed pitch and tempo 1.
     public var tonalityLimitHz: Double
 
+    /// Keep the output at the input's level where the vocoder's frames lose some (noise, music
+    /// more than steady tones): offline at a fixed pitch and tempo 1 (`PitchLevelMatch`), or at
+    /// a fixed tempo above 1 whose stretch r/R is below 1 (`LevelMatch`). Streaming shifters
+    /// (live playback, a render's moving lanes) never match; off, a render is what they give.
+    public var levelMatch: Bool
+
     /// Settings for `PitchShifter.prepare`.
     public init(pitchCents: Double = 0, overlap: Int = 8, preserveFormants: Bool = false, tempo: Double = 1,
-                tonalityLimitHz: Double = 0) {
+                tonalityLimitHz: Double = 0, levelMatch: Bool = true) {
         self.pitchCents = pitchCents
         self.overlap = overlap
         self.preserveFormants = preserveFormants
         self.tempo = tempo
         self.tonalityLimitHz = tonalityLimitHz
+        self.levelMatch = levelMatch
     }
 
     /// The tonality limits allowed, Hz (0: off).

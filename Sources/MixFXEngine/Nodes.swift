@@ -177,6 +177,9 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     /// The tonality limit, Hz (0: off; `PitchShifterSettings.tonalityLimitHz`). Used when the
     /// engine is prepared; offline, at a fixed pitch and tempo 1.
     public let tonalityParameter = AudioParameter(.tonalityLimitHz)
+    /// The level match on (1) or off (0) (`PitchShifterSettings.levelMatch`). Used when the
+    /// engine is prepared; offline.
+    public let levelMatchParameter = AudioParameter(.levelMatch)
 
     /// A shifter at 0 cents, overlap 8. Control side.
     public init(name: String = "TimePitch") { super.init(nodeName: name) }
@@ -204,11 +207,13 @@ public final class TimePitchNode: AudioNode, @unchecked Sendable {
     public var settings: PitchShifterSettings {
         PitchShifterSettings(pitchCents: pitchParameter.clampedValue, overlap: Int(overlapParameter.clampedValue),
                              preserveFormants: formantParameter.value != 0, tempo: rateParameter.clampedValue,
-                             tonalityLimitHz: tonalityParameter.clampedValue)
+                             tonalityLimitHz: tonalityParameter.clampedValue, levelMatch: levelMatchParameter.value != 0)
     }
 
     /// This node's parameters (for validation and listing).
-    public override var parameters: [AudioParameter] { [pitchParameter, overlapParameter, formantParameter, rateParameter, tonalityParameter] }
+    public override var parameters: [AudioParameter] {
+        [pitchParameter, overlapParameter, formantParameter, rateParameter, tonalityParameter, levelMatchParameter]
+    }
 }
 
 /// Sums its inputs: out = outputVolume · Σ gains(volume, pan) · input. A plain sum: no hidden 1/N,

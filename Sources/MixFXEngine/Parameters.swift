@@ -10,7 +10,7 @@ import MixFXDSP
 public enum ParameterID: String, CaseIterable, Sendable {
     case bassGainDB, trebleGainDB, pitchCents
     case bassFrequencyHz, trebleFrequencyHz, bassSlope, trebleSlope, bassBypass, trebleBypass
-    case eqGlobalGainDB, pitchOverlap, preserveFormants, tonalityLimitHz, tempo, speed
+    case eqGlobalGainDB, pitchOverlap, preserveFormants, tonalityLimitHz, levelMatch, tempo, speed
     case volume, pan, mute, solo
     case startSeconds, trimInSeconds, trimOutSeconds, fadeInSeconds, fadeOutSeconds
     case masterVolume, limiterCeilingDBTP
@@ -137,6 +137,9 @@ extension ParameterID {
                                  PitchShifterSettings.tonalityLimitRange.lowerBound, PitchShifterSettings.tonalityLimitRange.upperBound, 0, "Hz",
                                  "above this (over √ratio) move the highs by a constant frequency, not the ratio: no smear, partials inharmonic (0: off; offline, fixed pitch, tempo 1; at least 1000·max(√ratio, 1/√ratio))",
                                  live: false)
+        case .levelMatch: s("level-match", ["pitch", "levelMatch"], \Track.timePitch.levelMatchParameter, 0, 1, 1, "",
+                            "keep the input's level through a fixed pitch or a faster tempo (render only; off: as mixfx play sounds)",
+                            bool: true, live: false)
         case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
                        PitchShifterSettings.tempoRange.upperBound, 1, "×",
                        "tempo, pitch kept (0.8 or 80%: 25 % longer; with pitch: both; live 0.25…4)", auto: .positive)

@@ -42,16 +42,17 @@ import TestSupport
 
     /// What one more track costs: 9 and then 33 two-second stereo tracks at +200 cents, the
     /// difference of their peaks over 24 (both many enough to run on the worker threads, whose
-    /// own memory then cancels). About 495 KB (380 when the bound was set at 500; since then the
-    /// gates' and the highs' narrower frames' state): the shifter's signals and state, its input
-    /// history (which the vocoder's analysis reads too) and four blocks of read-ahead; the
-    /// shifters' scratch is the worker threads' (`PitchShifterWorkspace`). The measure moves by
-    /// about ±8 KB from run to run (a loaded machine measured 502 where a quiet one measured
-    /// 494–498 for the same build), so the bound is 560. Before the scratch was shared, the frame
-    /// map sized and the vocoder's own input buffer dropped, 720 KB (which this bound refuses);
-    /// before the buffers were sized, 1160 KB.
+    /// own memory then cancels). About 580 KB (380 when the bound was set at 500; since then the
+    /// gates' and the highs' narrower frames' state, and 84 KB of the level match's held output
+    /// and rings, `PitchLevelMatch`): the shifter's signals and state, its input history (which the
+    /// vocoder's analysis reads too) and four blocks of read-ahead; the shifters' scratch is the
+    /// worker threads' (`PitchShifterWorkspace`). The measure moves by about ±8 KB from run to run
+    /// (a loaded machine measured 502 where a quiet one measured 494–498 for the same build), so
+    /// the bound is 640. Before the scratch was shared, the frame map sized and the vocoder's own
+    /// input buffer dropped, 720 KB (which this bound refuses); before the buffers were sized,
+    /// 1160 KB.
     @Test(.disabled(if: Sanitizer.name != nil, Sanitizer.reason))
-    func eachTrackCostsUnder560KB() throws {
+    func eachTrackCostsUnder640KB() throws {
         let dir = TempDir("mixfx-mem-track"); defer { dir.remove() }
         let paths = try (1...33).map { i in
             let path = dir.file("t\(i).wav")
@@ -77,7 +78,7 @@ import TestSupport
         let nine = try peakKB(Array(paths[..<9]))
         let all = try peakKB(paths)
         let perTrack = (all - nine) / 24
-        #expect(perTrack > 100 && perTrack < 560, "\(Int(perTrack)) KB per track (9 tracks: \(Int(nine)) KB, 33: \(Int(all)) KB)")
+        #expect(perTrack > 100 && perTrack < 640, "\(Int(perTrack)) KB per track (9 tracks: \(Int(nine)) KB, 33: \(Int(all)) KB)")
     }
 
     /// The reported peak is the render's own, whatever started it: with 400 MB held (and

@@ -23,8 +23,9 @@ import TestSupport
                       ["--volume", "1.5", "--limit", "0", "--automate", "limit=0@0,-14@0.6,step,-8@0.7", "--automate", "1:volume=1@0,0.5@0.5"],
                       // a lane that does not move is the ceiling, not the --limit it replaces
                       ["--volume", "1.5", "--limit", "-1", "--automate", "limit=-9@0,-9@0.5"],
-                      // a constant pitch lane is the pitch, not the --pitch it replaces
-                      ["--pitch", "100", "--automate", "1:pitch=300@0"],
+                      // a constant pitch lane is the pitch, not the --pitch it replaces (a fixed
+                      // pitch: the render without its level match, `PlayTests`)
+                      ["--pitch", "100", "--automate", "1:pitch=300@0", "--level-match", "off"],
                       // on the mix's timeline: a tempo lane, a steady tempo with pitch lanes, a time map
                       ["--automate", "1:tempo=0.8@0,1.3@0.5", "--automate", "2:volume=1@0,0.3@0.6", "--automate", "1:bass=0@0,9@0.7"],
                       ["--tempo", "1.25", "--automate", "1:pitch=0@0,300@0.5", "--automate", "2:pitch=-200@0.2,100@0.7"],

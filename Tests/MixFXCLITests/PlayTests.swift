@@ -32,14 +32,16 @@ import TestSupport
         return (a, b)
     }
 
-    /// With and without placed tracks (live, the feeder reads the placement). (Raised pitches: at
-    /// a lowered one a render also keeps the level, which live playback does not, `LevelMatch`;
-    /// `LevelMatchTests.aStreamingShifterIsTheOfflineShifterWithoutTheMatch` covers the rest.)
+    /// With and without placed tracks (live, the feeder reads the placement). (The render with
+    /// `--level-match off`: at a fixed pitch a render keeps the input's level, which live playback
+    /// does not, `PitchLevelMatch`; `LevelMatchTests.aStreamingShifterIsTheOfflineShifterWithoutTheMatch`
+    /// covers the rest. Play takes the flag and has no match either way.)
     @Test(arguments: [[], ["--track", "1:start=0.2,trim=0.05..,fade-in=0.1", "--track", "2:trim=..0.6,fade-out=0.3,start=0:00.1"]])
     func whatReachesALSAIsBitExactTheOfflineRender(placement: [String]) throws {
         defer { dir.remove() }
         let (a, b) = try noiseTracks(amplitude: 0.2, firstRate: 44_100)
-        let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=700,pan=0.4,treble=-3", "--sample-format", "s16"] + placement
+        let settings = ["--bass", "4", "--pitch", "200", "--track", "2:pitch=-700,pan=0.4,treble=-3", "--sample-format", "s16", "--level-match", "off"]
+            + placement
         let offline = dir.file("offline.wav")
         // (live output is not dithered; the render that matches it is asked not to dither)
         #expect(try MixFXBinary.run(["render", a, b, "-o", offline, "--quiet", "--dither", "none"] + settings).status == 0)
@@ -89,7 +91,7 @@ import TestSupport
     /// session through the tap are bit-exact the offline render of the session repeated (two
     /// tracks of different lengths and rates, both shifted): no gap, no restart, no click.
     /// (Paced through PulseAudio: an unpaced tap would spin a real-time render thread and starve
-    /// the paced tests running beside it. Raised pitches, as above.)
+    /// the paced tests running beside it. `--level-match off`, as above.)
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func loopRunsStraightThroughTheSeam() throws {
         defer { dir.remove() }
@@ -104,7 +106,7 @@ import TestSupport
         }
         try AudioFiles.write([tiled(a, padding: 0)], to: dir.file("a-tiled.wav"), sampleRate: 48_000)
         try AudioFiles.write(b.map { tiled($0, padding: 2_205) }, to: dir.file("b-tiled.wav"), sampleRate: 44_100)
-        let settings = ["--pitch", "300", "--track", "2:pitch=500,pan=0.5", "--sample-format", "s16"]
+        let settings = ["--pitch", "300", "--track", "2:pitch=-500,pan=0.5", "--sample-format", "s16", "--level-match", "off"]
         let offline = dir.file("offline.wav")
         let r = try MixFXBinary.run(["render", dir.file("a-tiled.wav"), dir.file("b-tiled.wav"), "-o", offline, "--quiet", "--dither", "none"] + settings)
         #expect(r.status == 0, "\(r.stderr)")
@@ -130,8 +132,8 @@ import TestSupport
 
     /// A seek while playing resumes exactly at its frame: after the fade-out and the silence
     /// while the files move and the effects start up, the tap is bit-exact what a render that
-    /// starts there gives (the input cut at the target frame; past the 10 ms fade-in; a raised
-    /// pitch, as above).
+    /// starts there gives (the input cut at the target frame; past the 10 ms fade-in; the render
+    /// with `--level-match off`, as above).
     @Test(.enabled(if: ALSARig.pulseServer != nil, Comment(rawValue: ALSARig.pulseMissingReason)))
     func aSeekResumesBitExactAtItsFrame() throws {
         defer { dir.remove() }
@@ -141,7 +143,7 @@ import TestSupport
         // from the target on, and on into the next loop (the render's last frames see what follows)
         let y0 = Array(x[target...] + x[..<24_000]), y1 = Array(x.reversed()[target...] + x.reversed()[..<24_000])
         try AudioFiles.write([y0, y1], to: dir.file("cut.wav"), sampleRate: 48_000)
-        let settings = ["--pitch", "500", "--bass", "3", "--sample-format", "s16"]
+        let settings = ["--pitch", "500", "--bass", "3", "--sample-format", "s16", "--level-match", "off"]
         let offline = dir.file("offline.wav")
         #expect(try MixFXBinary.run(["render", dir.file("cut.wav"), "-o", offline, "--quiet", "--dither", "none"] + settings).status == 0)
         let tap = dir.file("tap.raw")

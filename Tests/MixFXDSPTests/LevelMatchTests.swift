@@ -5,8 +5,9 @@ import TestSupport
 
 /// `LevelMatch`: on its own (the gain it works out, its delay, its limits, any blocks), in the
 /// offline tempo path where the stretch is below 1 (noise keeps its level, a steady tone passes
-/// to the bit, the gaps between sounds are not filled), and in the fixed-latency path of a
-/// lowered pitch (the same, its delay in the latency).
+/// to the bit, the gaps between sounds are not filled); `PitchLevelMatch` in the fixed-latency
+/// path of a fixed pitch (the same, raised noise keeping the band below the vocoder's edge, the
+/// delay in the latency).
 @Suite struct LevelMatchTests {
     /// Runs `input` (recorded at input times n·`tempo`) and `output` through a level match in
     /// blocks of `blocks` (repeated), stereo when given two channels; what `pop` hands out.
@@ -92,7 +93,7 @@ import TestSupport
         let decimated = (0..<n).map { 0.5 * all[2 * $0] }
         let z = Self.matched(input: [x], output: [decimated], tempo: 2, blocks: [700])[0]
         let rate = 48_000.0
-        let h = Int(LevelMatch.Shape.tempo.windowSeconds * rate / 2), s = Int(LevelMatch.Shape.tempo.smoothingSeconds * rate)
+        let h = Int(LevelMatch.windowSeconds * rate / 2), s = Int(LevelMatch.smoothingSeconds * rate)
         func gain(_ i: Int) -> Double { Double(z[i]) / Double(decimated[i]) }
         #expect(abs(gain(n / 2 - s - 60) - (LevelMatch.highestGain - 0.005)) < 1e-6, "\(gain(n / 2 - s - 60))")
         #expect(abs(gain(n / 2 + h + s + 60) - (LevelMatch.lowestGain + 0.005)) < 1e-6, "\(gain(n / 2 + h + s + 60))")
@@ -119,13 +120,13 @@ import TestSupport
         #expect(reference[0] != Array(y[0].prefix(reference[0].count)), "the gains moved")
     }
 
-    /// Only an offline shifter whose stretch σ = r/R is below 1 has one: with a tempo above 1, or
-    /// a lowered pitch without a tempo. (A tempo below 1 keeps its level within 0.5 dB, and there
-    /// the detectors' own settling, see `LevelMatch`, would show: none at 0.5 and −1400 cents
-    /// either.) Never streaming.
+    /// Which offline shifters have one: with a tempo above 1, those whose stretch σ = r/R is below
+    /// 1 (`LevelMatch`); without a tempo, any pitch (`PitchLevelMatch`). (A tempo below 1 keeps
+    /// its level within 0.5 dB, and there the detectors' own settling, see `LevelMatch`, would
+    /// show: none at 0.5 and −1400 cents either.) Never streaming.
     @Test(arguments: [(2.0, 0.0, true), (1.25, 0.0, true), (1.5, -400.0, true), (0.8, 0.0, false), (1.25, 700.0, false),
-                      (1.0, -400.0, true), (1.0, -1.0, true), (1.0, 300.0, false), (0.5, -1400.0, false)])
-    func onlyACompressingStretchMatchesTheLevel(tempo: Double, cents: Double, matches: Bool) {
+                      (1.0, -400.0, true), (1.0, -1.0, true), (1.0, 300.0, true), (1.0, 2400.0, true), (0.5, -1400.0, false)])
+    func whichShiftersMatchTheLevel(tempo: Double, cents: Double, matches: Bool) {
         let ps = PitchShifter()
         ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 512, channelCount: 2),
                    settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))
@@ -221,7 +222,7 @@ import TestSupport
         #expect(worst < 2e-6, "the gain is off 1.245 by up to \(worst) after the NaN")
     }
 
-    // MARK: - A lowered pitch (the fixed-latency path)
+    // MARK: - A fixed pitch (the fixed-latency path, `PitchLevelMatch`)
 
     /// White noise lowered keeps its level (the middle two thirds within 0.15 dB), where without
     /// the match it loses 0.5 dB or more; stereo, mono, and with a tonality limit (its highs
@@ -232,7 +233,7 @@ import TestSupport
     func loweredWhiteNoiseKeepsItsLevel(cents: Double, channels: Int, limitHz: Double, unmatchedBelow: Double, within: Double) {
         let x = (0..<channels).map { Signals.noise(frames: 96_000, amplitude: 0.3, seed: 61 + UInt64($0)) }
         func level(_ on: Bool) -> Double {
-            let y = Self.lowered(x, cents: cents, limitHz: limitHz, levelMatch: on)
+            let y = Self.shifted(x, cents: cents, limitHz: limitHz, levelMatch: on)
             let m = y[0].count, mid = (m / 6)..<(5 * m / 6)
             return Signals.db(Signals.rms(ArraySlice(y.flatMap { $0[mid] })) / Signals.rms(ArraySlice(x.flatMap { $0[mid] })))
         }
@@ -241,30 +242,82 @@ import TestSupport
         #expect(unmatched < unmatchedBelow, "\(cents) ct: \(unmatched) dB without the level match")
     }
 
-    /// A steady tone lowered comes out the same to the bit as without the match (past the first
+    /// White noise raised keeps the level a raised white noise has: the input's band below the
+    /// vocoder's edge (where it cuts what would alias) moved up by r, so its spectrum r times
+    /// wider and its density 1/r of the input's. Measured as the density of the output's
+    /// 1–8 kHz against the input's whole band: within 0.15 dB of −10·log₁₀ r (without the match
+    /// 0.3 dB or more under it), so the match neither keeps the vocoder's loss nor makes up for
+    /// the band the edge must take.
+    @Test(arguments: [(400.0, 2), (1200.0, 1), (100.0, 2)])
+    func raisedWhiteNoiseKeepsTheDensityOfItsBand(cents: Double, channels: Int) {
+        let x = (0..<channels).map { Signals.noise(frames: 96_000, amplitude: 0.3, seed: 91 + UInt64($0)) }
+        let ideal = -10 * log10(PitchShifterSettings.ratio(cents: cents))
+        func density(_ on: Bool) -> Double {
+            let y = Self.shifted(x, cents: cents, levelMatch: on)
+            let mid = 16_000..<(16_000 + 65_536)
+            var outBand = 0.0, inWhole = 0.0
+            for c in 0..<channels {
+                let (yp, xp) = (Self.powerSpectrum(Array(y[c][mid])), Self.powerSpectrum(Array(x[c][mid])))
+                let low = 1_000 * 65_536 / 48_000, high = 8_000 * 65_536 / 48_000
+                let band: Double = yp[low..<high].reduce(0, +), whole: Double = xp[1..<(xp.count - 1)].reduce(0, +)
+                outBand += band / Double(high - low)
+                inWhole += whole / Double(xp.count - 2)
+            }
+            return 10 * log10(outBand / inWhole)
+        }
+        let matched = density(true), unmatched = density(false)
+        #expect(abs(matched - ideal) < 0.15, "+\(cents) ct: \(matched) dB, a raised white noise's \(ideal)")
+        #expect(unmatched < ideal - 0.3, "+\(cents) ct: \(unmatched) dB without the match")
+    }
+
+    /// The largest raise at the smallest overlap with the largest blocks the C API takes: the
+    /// analysis frames then lie N/(3·4) apart and one block's input runs about 200 of them, which
+    /// the match's ring of their band shares holds (sized by N/overlap alone it held 128 and
+    /// stopped the process), and the output is on time.
+    @Test func aLargeRaiseInLargeBlocksKeepsEveryFramesBandShare() {
+        let block = 65_536, x = Signals.noise(frames: 3 * block, amplitude: 0.3, seed: 95)
+        let ps = PitchShifter()
+        ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: block, channelCount: 1),
+                   settings: PitchShifterSettings(pitchCents: 2_400, overlap: 3))
+        #expect(ps.matchesLevel)
+        var y = x
+        y.withUnsafeMutableBufferPointer { p in
+            for i in stride(from: 0, to: p.count, by: block) { ps.process(left: p.baseAddress! + i, right: nil, frameCount: block) }
+        }
+        #expect(ps.starvedFrames == 0)
+        let tail = y[(2 * block)...]
+        #expect(Signals.rms(tail) > 0.05, "the output's last block: \(Signals.rms(tail))")
+    }
+
+    /// A steady tone lowered or raised comes out the same to the bit as without the match (past the first
     /// and last 0.1 s), D frames later inside the shifter: the latency removed, at the same
     /// frames. Any blocks give the same output.
-    @Test func aLoweredSteadyToneIsUntouchedAndAligned() {
+    @Test(arguments: [-500.0, 500.0])
+    func aShiftedSteadyToneIsUntouchedAndAligned(cents: Double) {
         let x = [Signals.sine(frequencyHz: 330, sampleRate: 48_000, frames: 72_000, amplitude: 0.5)]
-        let matched = Self.lowered(x, cents: -500, levelMatch: true)[0]
-        let plain = Self.lowered(x, cents: -500, levelMatch: false)[0]
+        let matched = Self.shifted(x, cents: cents, levelMatch: true)[0]
+        let plain = Self.shifted(x, cents: cents, levelMatch: false)[0]
         #expect(matched.count == plain.count)
         let body = 4_800..<(matched.count - 4_800)
         let differing = body.filter { matched[$0] != plain[$0] }.count
         #expect(differing == 0, "\(differing) samples differ")
-        let odd = Self.lowered(x, cents: -500, levelMatch: true, blocks: [1, 333, 4_096, 17])[0]
+        let odd = Self.shifted(x, cents: cents, levelMatch: true, blocks: [1, 333, 4_096, 17])[0]
         #expect(odd == matched)
     }
 
-    /// Noise bursts lowered by 700 cents keep their place and level: the match's delay is in the
-    /// latency, so each burst's onset is where the unmatched shifter's is (its envelope's 50 %
-    /// point within 1 ms), and its level within 0.3 dB of the input's.
-    @Test func loweredBurstsKeepTheirPlaceAndLevel() {
+    /// Noise bursts lowered or raised by 700 cents keep their place and level: the match's delay
+    /// is in the latency, so each burst's onset is where the unmatched shifter's is (its
+    /// envelope's 50 % point within 1 ms), and its level within 0.3 dB of the input's (raised,
+    /// of the input's band below the edge, `raisedWhiteNoiseKeepsTheDensityOfItsBand`).
+    @Test(arguments: [-700.0, 700.0])
+    func shiftedBurstsKeepTheirPlaceAndLevel(cents: Double) {
         let period = 24_000, burst = 9_600
         let noise = Signals.noise(frames: 4 * period, amplitude: 0.3, seed: 71)
         let x = [(0..<(4 * period)).map { $0 % period < burst && $0 >= period ? noise[$0] : 0 }]
-        let matched = Self.lowered(x, cents: -700, levelMatch: true)[0]
-        let plain = Self.lowered(x, cents: -700, levelMatch: false)[0]
+        let matched = Self.shifted(x, cents: cents, levelMatch: true)[0]
+        let plain = Self.shifted(x, cents: cents, levelMatch: false)[0]
+        // (raised, the band the edge keeps: 0.92/r of the input's, white)
+        let expected = cents > 0 ? 10 * log10(0.92 / PitchShifterSettings.ratio(cents: cents)) : 0
         func onset(_ y: [Float], after start: Int) -> Int {
             var e = 0.0
             let level = Signals.rms(y[(start + 2_400)..<(start + burst - 2_400)])
@@ -279,22 +332,23 @@ import TestSupport
             #expect(abs(onset(matched, after: start) - onset(plain, after: start)) <= 48, "burst \(p)")
             let level = Signals.db(Signals.rms(matched[(start + 2_400)..<(start + burst - 2_400)])
                                    / Signals.rms(noise[(start + 2_400)..<(start + burst - 2_400)]))
-            #expect(abs(level) < 0.3, "burst \(p): \(level) dB")
+            #expect(abs(level - expected) < 0.3, "burst \(p): \(level) dB, \(expected) expected")
         }
     }
 
     /// What live playback relies on for `mixfx play` to be `mixfx render` less the match: a
-    /// streaming shifter at a lowered pitch gives the offline shifter's samples without its level
+    /// streaming shifter at a fixed pitch gives the offline shifter's samples without its level
     /// match, to the bit (the offline latency removed), and with it they differ. (Up to the last
     /// 10 000 frames: there this harness's streaming shifter, asked for no more output than the
     /// input's length, differs from the offline drain; `PlayTests` compare whole sessions.)
-    @Test func aStreamingShifterIsTheOfflineShifterWithoutTheMatch() {
+    @Test(arguments: [-300.0, 300.0])
+    func aStreamingShifterIsTheOfflineShifterWithoutTheMatch(cents: Double) {
         let x = Signals.noise(frames: 60_000, amplitude: 0.3, seed: 81)
-        let offline = Self.lowered([x], cents: -300, levelMatch: false)[0]
-        let matched = Self.lowered([x], cents: -300, levelMatch: true)[0]
+        let offline = Self.shifted([x], cents: cents, levelMatch: false)[0]
+        let matched = Self.shifted([x], cents: cents, levelMatch: true)[0]
         let ps = PitchShifter()
         ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 1_024, channelCount: 1),
-                   settings: PitchShifterSettings(pitchCents: -300), mode: .streaming)
+                   settings: PitchShifterSettings(pitchCents: cents), mode: .streaming)
         #expect(!ps.matchesLevel)
         let live = ps.streamed(x, frames: x.count, blocks: [256])
         let differing = live.indices.dropLast(10_000).filter { live[$0] != offline[$0] }
@@ -302,13 +356,22 @@ import TestSupport
         #expect(live[..<50_000] != matched[..<50_000])
     }
 
-    /// `x` lowered through an offline shifter at 48 kHz, blocks of `blocks` (repeated), its
+    /// |X_k|² of `x` (a power of two long), k = 0 … N/2.
+    static func powerSpectrum(_ x: [Float]) -> [Double] {
+        var re = [Float](repeating: 0, count: x.count / 2 + 1), im = re
+        RealFFT(size: x.count).forward(x, re: &re, im: &im)
+        return (0..<re.count).map { k -> Double in
+            let r = Double(re[k]), i = Double(im[k])
+            return r * r + i * i
+        }
+    }
+
+    /// `x` shifted through an offline shifter at 48 kHz, blocks of `blocks` (repeated), its
     /// latency pre-rolled and drained: as long as `x`.
-    static func lowered(_ x: [[Float]], cents: Double, limitHz: Double = 0, levelMatch: Bool, blocks: [Int] = [1_024]) -> [[Float]] {
+    static func shifted(_ x: [[Float]], cents: Double, limitHz: Double = 0, levelMatch: Bool, blocks: [Int] = [1_024]) -> [[Float]] {
         let ps = PitchShifter()
-        ps.allowsLevelMatch = levelMatch
         ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: blocks.max()!, channelCount: x.count),
-                   settings: PitchShifterSettings(pitchCents: cents, tonalityLimitHz: limitHz))
+                   settings: PitchShifterSettings(pitchCents: cents, tonalityLimitHz: limitHz, levelMatch: levelMatch))
         #expect(ps.matchesLevel == levelMatch)
         let l = ps.latencyFrames
         let zeros = [Float](repeating: 0, count: l)

@@ -163,8 +163,8 @@ import TestSupport
     }
 
     /// A prepared shifter reports the plan's latency and look-ahead: with a `LevelMatch`, a tempo's
-    /// input look-ahead with what its output made ahead pulls (⌈D·R⌉ + 1 more), a lowered pitch's
-    /// latency with the match's delay D.
+    /// input look-ahead with what its output made ahead pulls (⌈D·R⌉ + 1 more); with a
+    /// `PitchLevelMatch`, a fixed pitch's latency with the match's delay D.
     @Test func theShifterReportsThePlan() {
         for (spec, settings, mode) in Self.cases where spec.sampleRate != 96_000 {
             let plan = PitchShifterPlan(spec, settings: settings, mode: mode)
@@ -172,13 +172,14 @@ import TestSupport
             ps.prepare(spec, settings: settings, mode: mode)
             #expect(ps.plan == plan)
             let tempoMatch = ps.matchesLevel && plan.kind == .tempo, pitchMatch = ps.matchesLevel && plan.kind == .pitch
-            let shape: LevelMatch.Shape = plan.kind == .pitch ? .pitch : .tempo
             let delay = LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
-                                   maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0, shape: shape).delayFrames
-            #expect(delay == LevelMatch.delayFrames(shape, sampleRate: spec.sampleRate))
-            #expect(pitchMatch == (plan.kind == .pitch && settings.pitchCents < 0), "\(settings)")
+                                   maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0).delayFrames
+            let pitchDelay = PitchLevelMatch(sampleRate: spec.sampleRate, latencyFrames: plan.latencyFrames,
+                                             maximumFrameCount: spec.maximumFrameCount, analysisHopFrames: 512).delayFrames
+            #expect(pitchDelay == PitchLevelMatch.delayFrames(sampleRate: spec.sampleRate))
+            #expect(pitchMatch == (plan.kind == .pitch && settings.pitchCents != 0), "\(settings)")
             let matchAhead = tempoMatch ? Int((Double(delay) * settings.tempo).rounded(.up)) + 1 : 0
-            #expect(ps.latencyFrames == plan.latencyFrames + (pitchMatch ? delay : 0))
+            #expect(ps.latencyFrames == plan.latencyFrames + (pitchMatch ? pitchDelay : 0))
             #expect(ps.inputAheadFrames == plan.inputAheadFrames + matchAhead)
             #expect(ps.fftSize == (plan.kind == .skipped ? 0 : plan.fftSize))
         }
@@ -186,7 +187,7 @@ import TestSupport
 
     /// The latency is the delay: an impulse into an offline shifter comes out (its attack put
     /// back in place by the transient splice) exactly `latencyFrames` later, at any ratio (a
-    /// lowered pitch's with its `LevelMatch`'s delay); a
+    /// fixed pitch's with its `PitchLevelMatch`'s delay); a
     /// streaming shifter at 0 cents gives the impulse back at its own time.
     @Test(arguments: [-1200.0, -500.0, 200.0, 1200.0])
     func anImpulseComesOutAfterTheLatency(cents: Double) {
@@ -197,8 +198,8 @@ import TestSupport
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
                    settings: PitchShifterSettings(pitchCents: cents))
         let latency = ps.latencyFrames
-        let match = cents < 0 ? LevelMatch.delayFrames(.pitch, sampleRate: rate) : 0
-        #expect(ps.matchesLevel == (cents < 0))
+        let match = PitchLevelMatch.delayFrames(sampleRate: rate)
+        #expect(ps.matchesLevel)
         #expect(latency == PitchShifterPlan(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: 1),
                                             settings: PitchShifterSettings(pitchCents: cents), mode: .offline).latencyFrames + match)
         var y = x

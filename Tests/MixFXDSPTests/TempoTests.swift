@@ -12,11 +12,10 @@ import TestSupport
 func stretch(_ x: [[Float]], tempo: Double, cents: Double = 0, rate: Double = 48_000, block: Int = 512, blocks: [Int]? = nil,
              pull: Int? = nil, levelMatch: Bool = true, shifter: PitchShifter? = nil) -> (out: [[Float]], starved: Int) {
     let ps = shifter ?? PitchShifter()
-    ps.allowsLevelMatch = levelMatch
     let channels = x.count
     if shifter == nil {
         ps.prepare(ProcessSpec(sampleRate: rate, maximumFrameCount: block, channelCount: channels),
-                   settings: PitchShifterSettings(pitchCents: cents, tempo: tempo))
+                   settings: PitchShifterSettings(pitchCents: cents, tempo: tempo, levelMatch: levelMatch))
     } else {
         ps.reset()
     }
