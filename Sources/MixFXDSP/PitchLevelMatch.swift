@@ -13,7 +13,7 @@
 ///
 /// worked out at the boundaries between blocks of B = `blockFrames` output frames and linear
 /// between them. At boundary jB: P_out is the output's mean power (x², the channels' mean) over
-/// the 2h blocks either side (a window of `windowSeconds`), P_in the input's over the same frames'
+/// the h blocks either side (2h in all, a window of `windowSeconds`), P_in the input's over the same frames'
 /// input times (n − L; before time 0, silence), each input block's power times ρ, the share of the
 /// input's power below the band edge where the vocoder cuts when raising (`PhaseVocoder`: what
 /// lies above would alias). So white noise raised keeps losing that band (ρ = 0.73 at +400

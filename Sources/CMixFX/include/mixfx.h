@@ -73,7 +73,7 @@ int mixfx_api_version(void);
  *   mixfx_timepitch_latency() frames L; after mixfx_timepitch_end_input the processor
  *   drains L more frames, so feeding a whole signal of n frames gives n + L frames, and
  *   dropping the first L gives exactly what `mixfx render --pitch` writes for it, its level
- *   match included (L counts its 62 ms of look-ahead; 0 cents is a bit-exact pass-through,
+ *   match included (L counts its 61 ms of look-ahead; 0 cents is a bit-exact pass-through,
  *   L = 0). With a tempo R the latency is 0 and, after
  *   end_input, the output ends at round(n/R) frames, as a `mixfx render --tempo` track.
  *   May allocate when settings change; process allocates nothing.
