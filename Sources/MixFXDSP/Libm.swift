@@ -23,6 +23,12 @@ enum Libm {
     static func expf(_ x: Float) -> Float { Glibc.expf(x) }
 
     @_semantics("no_performance_analysis") @inline(__always)
+    static func log(_ x: Double) -> Double { Glibc.log(x) }
+
+    @_semantics("no_performance_analysis") @inline(__always)
+    static func exp(_ x: Double) -> Double { Glibc.exp(x) }
+
+    @_semantics("no_performance_analysis") @inline(__always)
     static func cos(_ x: Double) -> Double { Glibc.cos(x) }
 
     @_semantics("no_performance_analysis") @inline(__always)

@@ -102,8 +102,9 @@ public final class PitchShifter: @unchecked Sendable {
         let highGate: Owned<HighBandGate>
         let splice: Owned<TransientSplice>
         let history: Owned<InputHistory>
-        /// Offline with a tempo above 1 and a stretch r/R below 1 (nil otherwise).
-        let levelMatch: Owned<LevelMatch>?
+        /// Offline at a fixed tempo: above 1 with a stretch r/R below 1, or below 1 at pitch
+        /// ratio 1 (nil otherwise).
+        let levelMatch: TempoMatch?
         /// Offline at a fixed pitch and tempo 1 (the fixed-latency path; nil otherwise).
         let pitchMatch: Owned<PitchLevelMatch>?
 
@@ -260,7 +261,7 @@ public final class PitchShifter: @unchecked Sendable {
         if plan.kind != .skipped { makeParts(plan, spec) }
         // (with a tempo, the level match's output made ahead is input pulled ahead, ⌈D·R⌉ more at
         // most; without one, its look-ahead is latency)
-        let matchDelay = parts?.levelMatch?.object.delayFrames ?? 0
+        let matchDelay = parts?.levelMatch?.delayFrames ?? 0
         let madeAhead = plan.kind == .tempo && matchDelay > 0 ? Int((Double(matchDelay) * settings.tempo).rounded(.up)) + 1 : 0
         inputAheadFrames = plan.inputAheadFrames + madeAhead
         precondition((parts?.pitchMatch?.object.delayFrames ?? 0) == pitchMatchDelay)
@@ -303,12 +304,17 @@ public final class PitchShifter: @unchecked Sendable {
     }
 
     /// The tempo's level match: offline, where the stretch σ = r/R is below 1 with a tempo above
-    /// 1 (a slower tempo is left without: see `LevelMatch`). None streaming: its look-ahead would
-    /// delay every live change.
-    private func levelMatch(_ plan: PitchShifterPlan, _ spec: ProcessSpec) -> Owned<LevelMatch>? {
+    /// 1 (`LevelMatch`), or at a slower tempo without a pitch (`BandLevelMatch`). None
+    /// streaming: its look-ahead would delay every live change.
+    private func levelMatch(_ plan: PitchShifterPlan, _ spec: ProcessSpec) -> TempoMatch? {
         guard plan.kind == .tempo && matchesLevel(plan) else { return nil }
-        return Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
-                                maximumFrameCount: max(1, spec.maximumFrameCount), inputAheadFrames: plan.inputAheadFrames))
+        let most = max(1, spec.maximumFrameCount)
+        if settings.tempo < 1 {
+            return .slower(Owned(BandLevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                                maximumFrameCount: most, inputAheadFrames: plan.inputAheadFrames)))
+        }
+        return .faster(Owned(LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                        maximumFrameCount: most, inputAheadFrames: plan.inputAheadFrames)))
     }
 
     /// The fixed pitch's level match (the fixed-latency path: its delay added to the latency).
@@ -325,7 +331,7 @@ public final class PitchShifter: @unchecked Sendable {
     private func matchesLevel(_ plan: PitchShifterPlan) -> Bool {
         guard settings.levelMatch else { return false }
         switch plan.kind {
-        case .tempo: return settings.tempo > 1 && settings.ratio < settings.tempo
+        case .tempo: return settings.tempo > 1 ? settings.ratio < settings.tempo : settings.ratio == 1
         case .pitch: return settings.ratio != 1
         case .skipped, .streaming: return false
         }
@@ -378,7 +384,7 @@ public final class PitchShifter: @unchecked Sendable {
         parts.highGate { $0.reset() }
         parts.splice { $0.reset() }
         parts.history { $0.reset() }
-        parts.levelMatch?({ $0.reset() })
+        parts.levelMatch?.reset()
         parts.pitchMatch?({ $0.reset() })
         bandFramesRecorded = 0
     }
@@ -594,15 +600,15 @@ public final class PitchShifter: @unchecked Sendable {
         }
         // the output made `delayFrames` ahead of what is handed out, in blocks of at most the
         // spec's, into the level match's own buffers
-        let (staging, delay) = levelMatch { ($0.staging, $0.delayFrames) }
+        let (staging, delay) = (levelMatch.staging, levelMatch.delayFrames)
         let target = emitIndex + frameCount + delay
         while outIndex < target {
             let n = min(most, target - outIndex)
             try shiftBlock(parts, into: staging.left, right == nil ? nil : staging.right, frameCount: n, maximumPull: maximumPull,
                            pull: pull)
-            levelMatch { $0.push(left: staging.left, right: right == nil ? nil : staging.right, frameCount: n) }
+            levelMatch.push(left: staging.left, right: right == nil ? nil : staging.right, frameCount: n)
         }
-        levelMatch { $0.pop(into: left, right, frameCount: frameCount) }
+        levelMatch.pop(into: left, right, frameCount: frameCount)
         emitIndex += frameCount
     }
 
@@ -783,7 +789,7 @@ public final class PitchShifter: @unchecked Sendable {
             let at = inputPulled
             parts.gate { $0.recordInput(left: l, right: r, frameCount: n, at: at) }
             parts.history { $0.write(left: l, right: r, frameCount: n, at: at) }
-            parts.levelMatch?({ $0.recordInput(left: l, right: r, frameCount: n, at: at) })
+            parts.levelMatch?.recordInput(left: l, right: r, frameCount: n, at: at)
             parts.pitchMatch?({ $0.recordInput(left: l, right: r, frameCount: n, at: at) })
             let inStep = parts.vocoder { $0.inputEnd } == at && at + n <= ownNeed
             inputPulled += n
@@ -933,3 +939,57 @@ public final class PitchShifter: @unchecked Sendable {
     }
 }
 
+
+/// The offline tempo path's level match, which the shifter makes its output `delayFrames` ahead
+/// for: broadband at a faster tempo (`LevelMatch`), by band at a slower one (`BandLevelMatch`).
+enum TempoMatch {
+    case faster(Owned<LevelMatch>)
+    case slower(Owned<BandLevelMatch>)
+
+    var delayFrames: Int {
+        switch self {
+        case .faster(let m): m { $0.delayFrames }
+        case .slower(let m): m { $0.delayFrames }
+        }
+    }
+    var staging: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        switch self {
+        case .faster(let m): m { $0.staging }
+        case .slower(let m): m { $0.staging }
+        }
+    }
+    @inline(__always)
+    func reset() {
+        switch self {
+        case .faster(let m): m { $0.reset() }
+        case .slower(let m): m { $0.reset() }
+        }
+    }
+    @inline(__always)
+    func recordInput(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int, at time: Int) {
+        switch self {
+        case .faster(let m): m { $0.recordInput(left: left, right: right, frameCount: frameCount, at: time) }
+        case .slower(let m): m { $0.recordInput(left: left, right: right, frameCount: frameCount, at: time) }
+        }
+    }
+    @inline(__always)
+    func push(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int) {
+        switch self {
+        case .faster(let m): m { $0.push(left: left, right: right, frameCount: frameCount) }
+        case .slower(let m): m { $0.push(left: left, right: right, frameCount: frameCount) }
+        }
+    }
+    @inline(__always)
+    func pop(into left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount: Int) {
+        switch self {
+        case .faster(let m): m { $0.pop(into: left, right, frameCount: frameCount) }
+        case .slower(let m): m { $0.pop(into: left, right, frameCount: frameCount) }
+        }
+    }
+    func release() {
+        switch self {
+        case .faster(let m): m.release()
+        case .slower(let m): m.release()
+        }
+    }
+}

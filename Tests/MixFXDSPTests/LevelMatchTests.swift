@@ -121,10 +121,9 @@ import TestSupport
     }
 
     /// Which offline shifters have one: with a tempo above 1, those whose stretch σ = r/R is below
-    /// 1 (`LevelMatch`); without a tempo, any pitch (`PitchLevelMatch`). (A tempo below 1 keeps
-    /// its level within 0.5 dB, and there the detectors' own settling, see `LevelMatch`, would
-    /// show: none at 0.5 and −1400 cents either.) Never streaming.
-    @Test(arguments: [(2.0, 0.0, true), (1.25, 0.0, true), (1.5, -400.0, true), (0.8, 0.0, false), (1.25, 700.0, false),
+    /// 1 (`LevelMatch`); with a tempo below 1, those without a pitch (`BandLevelMatch`: none at
+    /// 0.5 and −1400 cents); without a tempo, any pitch (`PitchLevelMatch`). Never streaming.
+    @Test(arguments: [(2.0, 0.0, true), (1.25, 0.0, true), (1.5, -400.0, true), (0.8, 0.0, true), (1.25, 700.0, false),
                       (1.0, -400.0, true), (1.0, -1.0, true), (1.0, 300.0, true), (1.0, 2400.0, true), (0.5, -1400.0, false)])
     func whichShiftersMatchTheLevel(tempo: Double, cents: Double, matches: Bool) {
         let ps = PitchShifter()
