@@ -65,12 +65,17 @@ final class BandLevelMatch {
     private let outputFrames: Int, maximumFrameCount: Int
     private let fft: Owned<RealFFT>
     private let window: UnsafeMutablePointer<Float>
-    /// Per bin: the band below it (or its own) and the weight of the band above (0 in a plateau).
-    private let bandBelow: UnsafeMutablePointer<Int>, upperWeight: UnsafeMutablePointer<Float>
+    /// Band b's bins, from `bandFirst[b]`, `bandCount[b]` of them, and their weights in it
+    /// (from `bandWeights[bandOffset[b]]`; 1 in its plateau, the crossings' raised cosines at its
+    /// edges; a bin's weights sum to 1). Band 0 (below the first edge) is not kept.
+    private let bandFirst: UnsafeMutablePointer<Int>, bandCount: UnsafeMutablePointer<Int>
+    private let bandOffset: UnsafeMutablePointer<Int>, bandWeights: UnsafeMutablePointer<Float>
     /// Turns a band power of Σ|X|² into a mean square per sample (Parseval, the window's power).
     private let powerScale: Double
-    /// 1 / (Σ w²/H): the overlap-add's gain.
-    private let olaScale: Float
+    /// 1 / (Σ w²/H): the overlap-add's gain; the window times it (the synthesis window).
+    private let olaScale: Float, scaledWindow: UnsafeMutablePointer<Float>
+    /// Scratch: a frame's power by bin (the channels' sum), and its bins' gains less 1.
+    private let binPower: UnsafeMutablePointer<Float>, binGain: UnsafeMutablePointer<Float>
     // the output held back and its correction, by output index (`heldMask + 1` frames a channel)
     private let held: UnsafeMutablePointer<Float>, correction: UnsafeMutablePointer<Float>, heldMask: Int
     // the input by input time (`inputMask + 1` frames a channel)
@@ -116,20 +121,36 @@ final class BandLevelMatch {
         // Parseval: Σ_k |X_k|² over the half spectrum (k = 1 … n/2 − 1 counted twice) is
         // n·Σ(w·x)²/2, the mean square of a steady signal times n·Σw²/2
         powerScale = 2 / (Double(size) * sumSquares)
-        olaScale = Float(Double(hop) / sumSquares)
-        bandBelow = .allocate(capacity: bins)
-        upperWeight = .allocate(capacity: bins)
-        let edges = Self.edgesHz, half = Self.crossingOctaves / 2
-        for k in 0..<bins {
+        let ola = Float(Double(hop) / sumSquares)
+        olaScale = ola
+        // band b's weight at frequency f: above(b) − above(b + 1), above(e) the raised cosine
+        // from 0 to 1 over `crossingOctaves` centred on edge e (1 for band 0, 0 past the last)
+        let edges = Self.edgesHz, half = Self.crossingOctaves / 2, count = edges.count + 1
+        func above(_ e: Int, _ k: Int) -> Double {
+            if e == 0 { return 1 }
+            if e > edges.count { return 0 }
             let f = max(1e-9, Double(k) * sampleRate / Double(size))
-            var below = 0, weight = 0.0
-            for (e, edge) in edges.enumerated() {
-                let t = min(1, max(0, (log2(f / edge) + half) / Self.crossingOctaves))
-                if t >= 1 { below = e + 1 } else if t > 0 { below = e; weight = 0.5 - 0.5 * cos(Double.pi * t) }
-            }
-            bandBelow[k] = below
-            upperWeight[k] = Float(weight)
+            let t = min(1, max(0, (log2(f / edges[e - 1]) + half) / Self.crossingOctaves))
+            return 0.5 - 0.5 * cos(Double.pi * t)
         }
+        bandFirst = .allocate(capacity: count)
+        bandCount = .allocate(capacity: count)
+        bandOffset = .allocate(capacity: count)
+        var weights: [Float] = []
+        for b in 0..<count {
+            let inBand = (0..<bins).filter { above(b, $0) - above(b + 1, $0) > 0 }
+            let first = b == 0 ? 0 : inBand.first ?? bins, end = b == 0 ? 0 : (inBand.last ?? (bins - 1)) + 1
+            bandFirst[b] = first
+            bandCount[b] = max(0, end - first)
+            bandOffset[b] = weights.count
+            for k in first..<max(first, end) { weights.append(Float(above(b, k) - above(b + 1, k))) }
+        }
+        bandWeights = .allocate(capacity: max(1, weights.count))
+        bandWeights.initialize(from: weights, count: weights.count)
+        scaledWindow = .allocate(capacity: size)
+        for i in 0..<size { scaledWindow[i] = window[i] * ola }
+        binPower = .allocate(capacity: bins)
+        binGain = .allocate(capacity: bins)
         let s = Self.smoothingHops
         // frame j is final once the output reaches its window's end; its gain once the raw
         // gains up to j + S are (the output's average reaching outputFrames/2 past each); the
@@ -140,7 +161,7 @@ final class BandLevelMatch {
         correction = .allocate(capacity: channels * (heldMask + 1))
         inputMask = powerOfTwo(atLeast: size + self.maximumFrameCount + hop + 1) - 1
         input = .allocate(capacity: channels * (inputMask + 1))
-        frameMask = powerOfTwo(atLeast: delayFrames / hop + 2 * s + outputFrames + self.maximumFrameCount / hop + 8) - 1
+        frameMask = powerOfTwo(atLeast: 2 * s + outputFrames + 4) - 1
         spectra = .allocate(capacity: (frameMask + 1) * 2 * channels * bins)
         outputPowers = .allocate(capacity: (frameMask + 1) * bands)
         logGains = .allocate(capacity: (frameMask + 1) * bands)
@@ -160,8 +181,10 @@ final class BandLevelMatch {
     }
 
     deinit {
-        for p in [window, held, correction, input, spectra, frame, re, im, upperWeight, staging.left, staging.right] { p.deallocate() }
-        outputPowers.deallocate(); logGains.deallocate(); inputPowers.deallocate(); gains.deallocate(); bandBelow.deallocate()
+        for p in [window, scaledWindow, binPower, binGain, held, correction, input, spectra, frame, re, im, bandWeights,
+                  staging.left, staging.right] { p.deallocate() }
+        outputPowers.deallocate(); logGains.deallocate(); inputPowers.deallocate(); gains.deallocate()
+        bandFirst.deallocate(); bandCount.deallocate(); bandOffset.deallocate()
         fft.release()
     }
 
@@ -182,10 +205,8 @@ final class BandLevelMatch {
         let recorded = inputRecorded
         precondition(time == recorded)
         let ring = input, mask = inputMask, stride = inputMask + 1
-        for k in 0..<frameCount {
-            ring[(time + k) & mask] = left[k]
-            if let right { ring[stride + ((time + k) & mask)] = right[k] }
-        }
+        copyIntoRing(left, ring, mask: mask, at: time, frameCount)
+        if let right { copyIntoRing(right, ring + stride, mask: mask, at: time, frameCount) }
         inputRecorded = time + frameCount
         // input frame i covers [iH − n/2, iH + n/2)
         let h = hop, halfFrame = n / 2, powers = inputPowers, fMask = inputFrameMask, b = bands
@@ -202,62 +223,78 @@ final class BandLevelMatch {
     @_noLocks
     func push(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int) {
         let first = pushed, ring = held, mask = heldMask, stride = heldMask + 1
-        for k in 0..<frameCount {
-            ring[(first + k) & mask] = left[k]
-            if let right { ring[stride + ((first + k) & mask)] = right[k] }
-        }
+        copyIntoRing(left, ring, mask: mask, at: first, frameCount)
+        if let right { copyIntoRing(right, ring + stride, mask: mask, at: first, frameCount) }
         pushed = first + frameCount
         let h = hop, halfFrame = n / 2, fMask = frameMask, b = bands, perFrame = 2 * channels * bins
-        let powers = outputPowers, store = spectra
-        var j = analysed
+        let powers = outputPowers, store = spectra, f = outputFrames, s = Self.smoothingHops
+        var j = analysed, raw = rawDone, a = applied
+        // each frame as soon as it is complete, and the gains it completes (raw gain i averages
+        // the output over [i − F/2, i − F/2 + F); gain i smooths raw gains i − S … i + S), so the
+        // rings hold only the frames between the oldest gain to come and the newest frame
         while j * h + halfFrame <= pushed {
             bandPowers(of: ring, mask: mask, start: j * h - halfFrame, spectraOut: store + (j & fMask) * perFrame,
                        into: powers + (j & fMask) * b)
             j += 1
-        }
-        analysed = j
-        // raw gain j averages the output over [j − F/2, j − F/2 + F)
-        let f = outputFrames, s = Self.smoothingHops
-        var raw = rawDone
-        while raw - f / 2 + f <= analysed {
-            rawGain(raw)
-            raw += 1
+            analysed = j
+            while raw - f / 2 + f <= j {
+                rawGain(raw)
+                raw += 1
+            }
+            while a + s < raw {
+                apply(a)
+                a += 1
+            }
         }
         rawDone = raw
-        var a = applied
-        while a + s < rawDone {
-            apply(a)
-            a += 1
-        }
         applied = a
     }
 
     /// The band powers (mean square per sample, the channels' mean) of the frame of `ring` from
-    /// index `start`; with `spectraOut`, each channel's spectrum kept there.
+    /// index `start` (before 0: silence); with `spectraOut`, each channel's spectrum kept there.
     @inline(__always)
     private func bandPowers(of ring: UnsafeMutablePointer<Float>, mask: Int, start: Int,
                             spectraOut: UnsafeMutablePointer<Float>?, into powers: UnsafeMutablePointer<Double>) {
-        let size = n, nb = bins, b = bands, stride = mask + 1, ch = channels
-        let below = bandBelow, upper = upperWeight, scale = powerScale / Double(ch)
+        let nb = bins, b = bands, stride = mask + 1, ch = channels
+        let scale = powerScale / Double(ch), power = binPower
         let x = frame, w = window, spectrumRe = re, spectrumIm = im
-        for band in 0..<b { powers[band] = 0 }
+        let first = bandFirst, counts = bandCount, offsets = bandOffset, weights = bandWeights
         for c in 0..<ch {
-            let base = ring + c * stride
-            for t in 0..<size {
-                let i = start + t
-                x[t] = i < 0 ? 0 : base[i & mask]
-            }
+            copyFrame(from: ring + c * stride, mask: mask, start: start, into: x)
             fft { $0.forward(x, window: w, re: spectrumRe, im: spectrumIm) }
             if let spectraOut {
                 vcopy(spectrumRe, into: spectraOut + c * nb, nb)
                 vcopy(spectrumIm, into: spectraOut + (ch + c) * nb, nb)
             }
-            for k in 0..<nb {
-                let p = Double(spectrumRe[k] * spectrumRe[k] + spectrumIm[k] * spectrumIm[k])
-                let u = Double(upper[k]), lower = below[k]
-                powers[lower] += (1 - u) * p * scale
-                if u > 0 { powers[lower + 1] += u * p * scale }
-            }
+            vaddPower(spectrumRe, spectrumIm, power, nb, accumulating: c > 0)
+        }
+        powers[0] = 0
+        for band in 1..<b {
+            powers[band] = Double(vdot(power + first[band], weights + offsets[band], counts[band])) * scale
+        }
+    }
+
+    /// `count` samples into a ring at index `at` on, in at most two copies.
+    @inline(__always)
+    private func copyIntoRing(_ x: UnsafePointer<Float>, _ ring: UnsafeMutablePointer<Float>, mask: Int, at: Int, _ count: Int) {
+        var t = 0
+        while t < count {
+            let slot = (at + t) & mask, run = min(count - t, mask + 1 - slot)
+            vcopy(x + t, into: ring + slot, run)
+            t += run
+        }
+    }
+
+    /// The `n` samples of a ring from index `start` (silence before 0), in at most two copies.
+    @inline(__always)
+    private func copyFrame(from ring: UnsafeMutablePointer<Float>, mask: Int, start: Int, into x: UnsafeMutablePointer<Float>) {
+        let size = n, lead = min(size, max(0, -start))
+        if lead > 0 { x.update(repeating: 0, count: lead) }
+        var t = lead
+        while t < size {
+            let slot = (start + t) & mask, run = min(size - t, mask + 1 - slot)
+            vcopy(ring + slot, into: x + t, run)
+            t += run
         }
     }
 
@@ -267,8 +304,11 @@ final class BandLevelMatch {
         let f = outputFrames, fi = Self.inputFrames, b = bands, fMask = frameMask, iMask = inputFrameMask
         let outPowers = outputPowers, inPowers = inputPowers, out = logGains + (j & fMask) * b
         let lo = max(0, j - f / 2), hi = j - f / 2 + f
-        // the input hop of frame j's time, and the input frames either side of it
-        let x = Double(j) * tempo
+        // the input hop where the input's average (over [i − Fi/2, i − Fi/2 + Fi), centred on
+        // i + cIn) is centred on the output's (centred on frame j + cOut), and the input frames
+        // either side of it
+        let cOut = Double(f - 1) / 2 - Double(f / 2), cIn = Double(fi - 1) / 2 - Double(fi / 2)
+        let x = max(0, (Double(j) + cOut) * tempo - cIn)
         let i0 = Int(Libm.roundedDown(x)), fraction = x - Double(i0)
         let inputDone = inputAnalysed
         precondition(i0 + 1 - fi / 2 + fi <= inputDone, "the input a band gain reads has not been recorded")
@@ -306,22 +346,27 @@ final class BandLevelMatch {
             if gain != 1 { any = true }
         }
         guard any else { return }
-        g[0] = 1
-        let nb = bins, ch = channels, size = n, h = hop, perFrame = 2 * ch * nb
-        let below = bandBelow, upper = upperWeight, scale = olaScale, w = window
-        let stored = spectra + (j & fMask) * perFrame, spectrumRe = re, spectrumIm = im, x = frame
+        // G(k) − 1 = Σ_b (g_b − 1)·weight_b(k) (the weights sum to 1; band 0's g is 1)
+        let nb = bins, ch = channels, size = n, h = hop, perFrame = 2 * ch * nb, gain = binGain
+        let first = bandFirst, counts = bandCount, offsets = bandOffset, weights = bandWeights
+        gain.update(repeating: 0, count: nb)
+        for band in 1..<b where g[band] != 1 {
+            let step = Float(g[band] - 1), from = first[band], bandWeight = weights + offsets[band]
+            for k in 0..<counts[band] { gain[from + k] += step * bandWeight[k] }
+        }
+        let stored = spectra + (j & fMask) * perFrame, spectrumRe = re, spectrumIm = im, x = frame, w = scaledWindow
         let corr = correction, mask = heldMask, stride = heldMask + 1, start = j * h - size / 2
+        let lead = min(size, max(0, -start))
         for c in 0..<ch {
-            for k in 0..<nb {
-                let u = upper[k], lower = below[k]
-                let gk = Float(g[lower]) * (1 - u) + (u > 0 ? Float(g[lower + 1]) * u : 0) - 1
-                spectrumRe[k] = stored[c * nb + k] * gk
-                spectrumIm[k] = stored[(ch + c) * nb + k] * gk
-            }
+            vmul(stored + c * nb, gain, spectrumRe, nb)
+            vmul(stored + (ch + c) * nb, gain, spectrumIm, nb)
             fft { $0.inverse(re: spectrumRe, im: spectrumIm, output: x) }
             let base = corr + c * stride
-            for t in 0..<size where start + t >= 0 {
-                base[(start + t) & mask] += x[t] * w[t] * scale
+            var t = lead
+            while t < size {
+                let slot = (start + t) & mask, run = min(size - t, stride - slot)
+                vaddScaledProduct(x + t, w + t, 1, into: base + slot, run)
+                t += run
             }
         }
     }

@@ -32,7 +32,8 @@
 /// settle on their own clocks, input and output time: after a step of a DC offset or of content
 /// under about 20 Hz the two disagree for a few of the slowest section's time constants (800
 /// samples, 17 ms at 48 kHz), and the gain follows. Slower tempos, where that lasts longer in
-/// the output, are left without a match: there the level loss is also smaller.) Made by
+/// the output, are left without this match: there the level loss is also smaller, and with the
+/// pitch kept `BandLevelMatch` takes the highs back to the input's envelope instead.) Made by
 /// `PitchShifter.prepare` (control side); `reset`, `recordInput`, `push`, `pop` on the render
 /// side (no allocation). One thread at a time.
 ///

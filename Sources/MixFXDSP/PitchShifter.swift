@@ -8,10 +8,11 @@
 /// - `StretchReader`: the position mapping p(t) and the sinc reads: the resample;
 /// - `TransientGate`: keeps the vocoder's pre-echo out of the silence before a hit;
 /// - `TransientSplice`: puts a shifted hit's attack back in place;
-/// - `LevelMatch` (offline with a tempo above 1, a stretch r/R below 1) and `PitchLevelMatch`
-///   (offline at a fixed pitch, tempo 1): bring the output back to the input's level; with a
-///   tempo, the output made ahead inside the shifter by the match's look-ahead, without one, that
-///   look-ahead added to the latency;
+/// - `LevelMatch` (offline with a tempo above 1, a stretch r/R below 1), `BandLevelMatch`
+///   (offline with a tempo below 1, the pitch kept: the octaves from 1 kHz up) and
+///   `PitchLevelMatch` (offline at a fixed pitch, tempo 1): bring the output back to the input's
+///   level; with a tempo, the output made ahead inside the shifter by the match's look-ahead,
+///   without one, that look-ahead added to the latency;
 /// - `InputHistory`: the input by time, which the vocoder's analysis, the splice and the
 ///   streaming dry path read;
 /// - streaming only: `PitchSwitch` (a second vocoder state for a large pitch change, crossfaded

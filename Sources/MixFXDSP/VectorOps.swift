@@ -182,3 +182,32 @@ func vdivideByNorm(_ a: UnsafeMutablePointer<Float>, _ b: UnsafeMutablePointer<F
         i += 1
     }
 }
+
+/// Σ a[i]·b[i] (eight lanes, then their sum: the same order every time).
+@inline(__always) @_noAllocation @_noLocks
+func vdot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
+    let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+    var sum = SIMD8<Float>()
+    var i = 0
+    while i + 8 <= count {
+        sum += ra.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self) * rb.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+        i &+= 8
+    }
+    var total = sum.sum()
+    while i < count { total += a[i] * b[i]; i += 1 }
+    return total
+}
+
+/// y[i] += x[i]·w[i]·s, eight lanes at a time.
+@inline(__always) @_noAllocation @_noLocks
+func vaddScaledProduct(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, _ s: Float, into y: UnsafeMutablePointer<Float>, _ count: Int) {
+    let px = UnsafeRawPointer(x), pw = UnsafeRawPointer(w), py = UnsafeMutableRawPointer(y)
+    let scale = SIMD8<Float>(repeating: s)
+    var i = 0
+    while i + 8 <= count {
+        let v = px.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self) * pw.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        py.storeBytes(of: py.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self) + v * scale, toByteOffset: 4 * i, as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < count { y[i] += x[i] * w[i] * s; i += 1 }
+}

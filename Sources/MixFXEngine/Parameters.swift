@@ -138,7 +138,7 @@ extension ParameterID {
                                  "above this (over √ratio) move the highs by a constant frequency, not the ratio: no smear, partials inharmonic (0: off; offline, fixed pitch, tempo 1; at least 1000·max(√ratio, 1/√ratio))",
                                  live: false)
         case .levelMatch: s("level-match", ["pitch", "levelMatch"], \Track.timePitch.levelMatchParameter, 0, 1, 1, "",
-                            "keep the input's level through a fixed pitch or a faster tempo (render only; off: as mixfx play sounds)",
+                            "keep the input's level through a fixed pitch or a faster tempo, its highs' at a slower tempo (render only; off: as mixfx play sounds)",
                             bool: true, live: false)
         case .tempo: s("tempo", ["pitch", "rate"], \Track.timePitch.rateParameter, PitchShifterSettings.tempoRange.lowerBound,
                        PitchShifterSettings.tempoRange.upperBound, 1, "×",

@@ -162,8 +162,9 @@ import TestSupport
         }
     }
 
-    /// A prepared shifter reports the plan's latency and look-ahead: with a `LevelMatch`, a tempo's
-    /// input look-ahead with what its output made ahead pulls (⌈D·R⌉ + 1 more); with a
+    /// A prepared shifter reports the plan's latency and look-ahead: with a `LevelMatch` (a faster
+    /// tempo) or a `BandLevelMatch` (a slower one), a tempo's input look-ahead with what its
+    /// output made ahead pulls (⌈D·R⌉ + 1 more); with a
     /// `PitchLevelMatch`, a fixed pitch's latency with the match's delay D.
     @Test func theShifterReportsThePlan() {
         for (spec, settings, mode) in Self.cases where spec.sampleRate != 96_000 {
@@ -172,8 +173,11 @@ import TestSupport
             ps.prepare(spec, settings: settings, mode: mode)
             #expect(ps.plan == plan)
             let tempoMatch = ps.matchesLevel && plan.kind == .tempo, pitchMatch = ps.matchesLevel && plan.kind == .pitch
-            let delay = LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
-                                   maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0).delayFrames
+            let delay = settings.tempo < 1
+                ? BandLevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                                 maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0).delayFrames
+                : LevelMatch(sampleRate: spec.sampleRate, channels: spec.channelCount, tempo: settings.tempo,
+                             maximumFrameCount: spec.maximumFrameCount, inputAheadFrames: 0).delayFrames
             let pitchDelay = PitchLevelMatch(sampleRate: spec.sampleRate, latencyFrames: plan.latencyFrames,
                                              maximumFrameCount: spec.maximumFrameCount, analysisHopFrames: 512).delayFrames
             #expect(pitchDelay == PitchLevelMatch.delayFrames(sampleRate: spec.sampleRate))
