@@ -36,8 +36,9 @@ import Glibc
 /// side (no allocation). One thread at a time. Only an offline shifter at a fixed tempo has
 /// one (a tempo lane and live playback run the streaming shifter).
 final class BandLevelMatch {
-    /// The short frames' length: the least power of two ≥ 256 covering it (512 at 44.1/48 kHz).
-    static let frameSeconds = 0.0107
+    /// The short frames' length: the least power of two ≥ 256 covering it (512 at 44.1 and
+    /// 48 kHz, 1024 at 88.2 and 96 kHz).
+    static let frameSeconds = 0.0106
     /// The bands' lower edges; below the first, no match.
     static let edgesHz: [Double] = [1000, 2000, 4000, 8000]
     /// Width of each crossing between two bands, octaves.
@@ -52,8 +53,8 @@ final class BandLevelMatch {
     static let deadZone = 0.005
     /// Added to both powers (mean square per sample): silence against silence is g = 1.
     static let powerFloor = 1e-10
-    /// The correction at a frame is kept within the output's peak from the start of the
-    /// `envelopeBlock` frames before its own block up to it (`pop`).
+    /// The correction at a frame is kept within the output's peak from the start of the block
+    /// of `envelopeBlock` frames before its own up to it (`pop`).
     static let envelopeBlock = 32
 
     /// How far `pop` lags `push`, frames.
@@ -318,7 +319,7 @@ final class BandLevelMatch {
             var outputPower = 0.0
             for i in lo..<hi { outputPower += outPowers[(i & fMask) * b + band] }
             outputPower /= Double(hi - lo)
-            // (the mean of input frames [i − F/2, i − F/2 + F) at the hops either side)
+            // (the mean of input frames [i − Fi/2, i − Fi/2 + Fi) at the hops either side)
             var before = 0.0, after = 0.0
             let a0 = max(0, i0 - fi / 2), e0 = i0 - fi / 2 + fi, a1 = max(0, i0 + 1 - fi / 2), e1 = e0 + 1
             for i in a0..<e0 { before += inPowers[(i & iMask) * b + band] }
@@ -383,13 +384,15 @@ final class BandLevelMatch {
         var envelopeBlock = Int.min, envelope: Float = 0
         for k in 0..<frameCount {
             let t = first + k, slot = t & mask
-            // the correction kept within the output's own peak from the block before this
-            // frame's up to this frame: a short frame's correction is spread over the frame, and
-            // where a hit follows silence it would otherwise reach into the silence before it
+            // the correction kept within the output's own peak from the start of the block before
+            // this frame's up to this frame (the same whatever the calls: a call that starts
+            // within a block reads that block up to its first frame): a short frame's correction
+            // is spread over the frame, and where a hit follows silence it would otherwise reach
+            // into the silence before it
             if t / block != envelopeBlock {
                 envelopeBlock = t / block
                 envelope = 0
-                for i in max(0, (envelopeBlock - 1) * block)..<max(0, envelopeBlock * block) {
+                for i in max(0, (envelopeBlock - 1) * block)..<max(0, t) {
                     envelope = max(envelope, abs(ring[i & mask]))
                     if right != nil { envelope = max(envelope, abs(ring[stride + (i & mask)])) }
                 }

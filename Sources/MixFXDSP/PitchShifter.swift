@@ -125,12 +125,13 @@ public final class PitchShifter: @unchecked Sendable {
     /// Streaming: the switch to a new pitch.
     private var pitchSwitch: Owned<PitchSwitch>?
     /// Whether the last `prepare` made a `LevelMatch` (offline, a tempo above 1 and σ = r/R below
-    /// 1) or a `PitchLevelMatch` (offline at a fixed pitch, tempo 1).
+    /// 1), a `BandLevelMatch` (offline, a tempo below 1 with the pitch kept) or a
+    /// `PitchLevelMatch` (offline at a fixed pitch, tempo 1).
     public var matchesLevel: Bool { parts?.levelMatch != nil || parts?.pitchMatch != nil }
     /// With a `PitchLevelMatch`: the vocoder's frames whose band share it has been given.
     private var bandFramesRecorded = 0
-    /// With a tempo's `LevelMatch`: the output frames handed out since `reset` (`outIndex` runs
-    /// `LevelMatch.delayFrames` ahead of it).
+    /// With a tempo's match (`TempoMatch`): the output frames handed out since `reset`
+    /// (`outIndex` runs its `delayFrames` ahead of it).
     private var emitIndex = 0
 
     /// The tables of one block, from the workspace: per output frame the segment's ratio and its

@@ -35,10 +35,10 @@ import TestSupport
         return Signals.db(Signals.rms(h[offset..<(offset + range.count)]))
     }
 
-    /// At tempo 0.5 the highs before a swell (the 30 ms up to 10 ms before where it lands) and
-    /// after it has faded (10 to 40 ms after) stay well under the vocoder's spread of them:
-    /// at least 6 dB (before) and 3 dB (after) lower than without the match, while the swell's own level (its hold) moves
-    /// by less than 1 dB.
+    /// At tempos 0.5 and 0.8 the highs before a swell (the 30 ms up to 10 ms before where it
+    /// lands) and after it has faded (10 to 40 ms after) stay well under the vocoder's spread of
+    /// them: at least 10 dB lower than without the match (16 to 18 dB measured), while the
+    /// swell's own level (its hold) moves by less than 1 dB.
     @Test(arguments: [0.5, 0.8])
     func theHighsKeepTheirEnvelope(tempo: Double) {
         let rate = 48_000
@@ -58,8 +58,8 @@ import TestSupport
         }
         let matched = levels(true), plain = levels(false)
         print("tempo \(tempo): before \(plain.before) → \(matched.before), after \(plain.after) → \(matched.after), hold \(plain.hold) → \(matched.hold) dB")
-        #expect(matched.before < plain.before - 6, "before: \(matched.before) dB, \(plain.before) without")
-        #expect(matched.after < plain.after - 3, "after: \(matched.after) dB, \(plain.after) without")
+        #expect(matched.before < plain.before - 10, "before: \(matched.before) dB, \(plain.before) without")
+        #expect(matched.after < plain.after - 10, "after: \(matched.after) dB, \(plain.after) without")
         #expect(abs(matched.hold - plain.hold) < 1, "hold: \(matched.hold) dB, \(plain.hold) without")
     }
 
@@ -70,14 +70,15 @@ import TestSupport
         let a = Signals.sine(frequencyHz: 440, sampleRate: 48_000, frames: 96_000, amplitude: 0.3)
         let b = Signals.sine(frequencyHz: 3_000, sampleRate: 48_000, frames: 96_000, amplitude: 0.2)
         let x = zip(a, b).map { $0 + $1 }
-        let matched = stretch([x, x], tempo: tempo, block: 1024).out[0]
-        let plain = stretch([x, x], tempo: tempo, block: 1024, levelMatch: false).out[0]
-        let body = 9_600..<(matched.count - 9_600)
-        let differing = body.filter { matched[$0] != plain[$0] }.count
+        let matched = stretch([x, x], tempo: tempo, block: 1024).out
+        let plain = stretch([x, x], tempo: tempo, block: 1024, levelMatch: false).out
+        let body = 9_600..<(matched[0].count - 9_600)
+        let differing = body.filter { matched[0][$0] != plain[0][$0] || matched[1][$0] != plain[1][$0] }.count
         #expect(differing == 0, "tempo \(tempo): \(differing) samples differ")
     }
 
-    /// White noise keeps its level (the middle two thirds within 0.2 dB).
+    /// White noise keeps its level (the middle two thirds within 0.2 dB): the match moves the
+    /// highs' envelope, not a steady sound's level.
     @Test(arguments: [0.5, 0.8])
     func whiteNoiseKeepsItsLevel(tempo: Double) {
         let x = [Signals.noise(frames: 96_000, amplitude: 0.3, seed: 61), Signals.noise(frames: 96_000, amplitude: 0.3, seed: 62)]
@@ -88,23 +89,34 @@ import TestSupport
         #expect(abs(level) < 0.2, "tempo \(tempo): \(level) dB")
     }
 
-    /// The same samples in any blocks, stereo and mono, and again after a reset.
+    /// The same samples in any blocks, stereo and mono (hits from silence too, where the
+    /// correction is held to the output's peak), and again after a reset.
     @Test func theSameForAnyBlocksAndAfterAReset() {
         let (s, _) = Self.swells(rate: 48_000, periods: 3)
         let n = Signals.noise(frames: s.count, amplitude: 0.05, seed: 71)
         let x = [s, zip(s, n).map { $0 + $1 }]
         let reference = stretch(x, tempo: 0.6, block: 4096).out
         for blocks in [[1], [333, 17, 1024], [4096, 5]] {
-            #expect(stretch(x, tempo: 0.6, block: 4096, blocks: blocks).out == reference, "blocks \(blocks)")
+            let same = stretch(x, tempo: 0.6, block: 4096, blocks: blocks).out == reference
+            #expect(same, "blocks \(blocks)")
         }
-        #expect(reference != stretch(x, tempo: 0.6, block: 4096, levelMatch: false).out, "the match moved something")
+        let moved = reference != stretch(x, tempo: 0.6, block: 4096, levelMatch: false).out
+        #expect(moved, "the match moved something")
         let mono = stretch([x[1]], tempo: 0.6, block: 1000).out
-        #expect(stretch([x[1]], tempo: 0.6, block: 1000, blocks: [7, 1000, 64]).out == mono, "mono")
+        let sameMono = stretch([x[1]], tempo: 0.6, block: 1000, blocks: [7, 1000, 64]).out == mono
+        #expect(sameMono, "mono")
+        let hits = [Array(Signals.hits(rate: 48_000).signal.prefix(72_000))]
+        let reference2 = stretch(hits, tempo: 0.7, block: 1024).out
+        for blocks in [[1], [45, 1024, 3]] {
+            let sameHits = stretch(hits, tempo: 0.7, block: 1024, blocks: blocks).out == reference2
+            #expect(sameHits, "hits, blocks \(blocks)")
+        }
         let ps = PitchShifter()
         ps.prepare(ProcessSpec(sampleRate: 48_000, maximumFrameCount: 512, channelCount: 2),
                    settings: PitchShifterSettings(tempo: 0.6))
         #expect(ps.matchesLevel)
         let first = stretch(x, tempo: 0.6, block: 512, shifter: ps).out
-        #expect(stretch(x, tempo: 0.6, block: 512, shifter: ps).out == first, "after a reset")
+        let again = stretch(x, tempo: 0.6, block: 512, shifter: ps).out == first
+        #expect(again, "after a reset")
     }
 }
